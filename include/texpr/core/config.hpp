@@ -1,0 +1,31 @@
+// Compiler glue shared by every texpr header: version, host/device markers, index type.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+/// Library version, major part.
+#define TEXPR_VERSION_MAJOR 0
+/// Library version, minor part.
+#define TEXPR_VERSION_MINOR 1
+/// Library version, patch part.
+#define TEXPR_VERSION_PATCH 0
+
+#if defined(__CUDACC__)
+/// Marks functions callable from host and device code under nvcc; empty elsewhere.
+#define TEXPR_HOST_DEVICE __host__ __device__
+#else
+#define TEXPR_HOST_DEVICE
+#endif
+
+#if defined(__CUDA_ARCH__)
+/// Defined while nvcc compiles device code.
+#define TEXPR_DEVICE_CODE 1
+#endif
+
+namespace texpr {
+
+/// Signed index and extent type used for shapes, strides and element counts.
+using index_t = std::int64_t;
+
+} // namespace texpr

@@ -1,0 +1,21 @@
+// Compile-time checks at public entry points: mixed dtypes and mixed backends.
+#pragma once
+
+#include <type_traits>
+
+#include "texpr/core/backend.hpp"
+#include "texpr/core/dtype.hpp"
+#include "texpr/placement/diagnostics.hpp"
+
+namespace texpr::detail {
+
+// Rejects mixed dtypes and mixed backends at the user's call, naming both sides.
+template <class A, class B> constexpr void check_same_dtype() {
+  if constexpr (!std::is_same_v<A, B>) (void)sizeof(diagnostic::mixed_dtypes<dtype_tag_t<A>, dtype_tag_t<B>>);
+}
+template <class A, class B> constexpr void check_same_backend() {
+  if constexpr (!std::is_same_v<A, B> && !std::is_same_v<A, any_backend> && !std::is_same_v<B, any_backend>)
+    (void)sizeof(diagnostic::mixed_backends<A, B>);
+}
+
+} // namespace texpr::detail

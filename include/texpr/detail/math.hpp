@@ -1,0 +1,98 @@
+// Scalar maths shared by host and device code: libm on the host, CUDA's intrinsics in device code.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "texpr/core/config.hpp"
+#include "texpr/core/dtype.hpp"
+
+namespace texpr::detail {
+
+#if defined(TEXPR_DEVICE_CODE)
+#define TEXPR_MATH1(NAME)                                                   \
+  TEXPR_HOST_DEVICE inline float NAME##_(float x) { return ::NAME##f(x); } \
+  TEXPR_HOST_DEVICE inline double NAME##_(double x) { return ::NAME(x); }
+#else
+#define TEXPR_MATH1(NAME)                                                     \
+  TEXPR_HOST_DEVICE inline float NAME##_(float x) { return std::NAME(x); }   \
+  TEXPR_HOST_DEVICE inline double NAME##_(double x) { return std::NAME(x); } \
+  inline long double NAME##_(long double x) { return std::NAME(x); }
+#endif
+TEXPR_MATH1(exp)
+TEXPR_MATH1(expm1)
+TEXPR_MATH1(log)
+TEXPR_MATH1(sqrt)
+TEXPR_MATH1(tanh)
+TEXPR_MATH1(fabs)
+#undef TEXPR_MATH1
+
+#if defined(TEXPR_DEVICE_CODE)
+TEXPR_HOST_DEVICE inline float pow_(float a, float b) { return ::powf(a, b); }
+TEXPR_HOST_DEVICE inline double pow_(double a, double b) { return ::pow(a, b); }
+#else
+TEXPR_HOST_DEVICE inline float pow_(float a, float b) { return std::pow(a, b); }
+TEXPR_HOST_DEVICE inline double pow_(double a, double b) { return std::pow(a, b); }
+inline long double pow_(long double a, long double b) { return std::pow(a, b); }
+#endif
+
+/// NaN test usable in device code and under -ffast-math-free builds.
+template <class T>
+TEXPR_HOST_DEVICE constexpr bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>) return x != x;
+  else return false;
+}
+
+/// Two's-complement wrap-around arithmetic for signed integers, computed in the unsigned type (no UB).
+template <class T>
+TEXPR_HOST_DEVICE constexpr T wrap_add(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <class T>
+TEXPR_HOST_DEVICE constexpr T wrap_sub(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <class T>
+TEXPR_HOST_DEVICE constexpr T wrap_mul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+
+/// Converts between compute types; float to integer saturates and maps NaN to 0 (no UB).
+template <class To, class From>
+TEXPR_HOST_DEVICE constexpr To convert(From x) {
+  if constexpr (std::is_same_v<To, From>) {
+    return x;
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return x != From(0);
+  } else if constexpr (is_integer_v<To> && std::is_floating_point_v<From>) {
+    if (x != x) return To(0);
+    // Bounds as From: the upper one is a power of two, so the comparison is exact.
+    const From lo = static_cast<From>(std::numeric_limits<To>::min());
+    const From hi = -lo;
+    if (x <= lo) return std::numeric_limits<To>::min();
+    if (x >= hi) return std::numeric_limits<To>::max();
+    return static_cast<To>(x);
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+/// Loads a stored element as its compute type (16-bit floats widen to float).
+template <class T>
+TEXPR_HOST_DEVICE constexpr compute_t<T> widen(T x) {
+  if constexpr (is_float16_v<T>) return static_cast<float>(x);
+  else return x;
+}
+
+/// Stores a compute value as element type T (16-bit floats round to nearest even).
+template <class T, class C>
+TEXPR_HOST_DEVICE constexpr T narrow(C x) {
+  if constexpr (is_float16_v<T>) return T(static_cast<float>(x));
+  else return convert<T>(x);
+}
+
+} // namespace texpr::detail

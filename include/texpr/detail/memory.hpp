@@ -1,0 +1,44 @@
+// Per-backend raw memory: allocation, release, zero-fill and copies. The cuda side lives in
+// backend/cuda/memory.hpp and exists only under nvcc; elsewhere using it is a compile error.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <new>
+
+#include "texpr/core/backend.hpp"
+#include "texpr/core/stream.hpp"
+#include "texpr/detail/type_list.hpp"
+
+namespace texpr::detail {
+
+/// Releases a buffer; a plain function pointer so tensors of any backend destroy correctly anywhere.
+using release_fn = void (*)(void*, stream_t) noexcept;
+
+template <class Backend> struct memory {
+  static_assert(always_false_v<Backend>,
+                "texpr: device memory can only be allocated, copied or evaluated in a CUDA translation unit; "
+                "compile this file with nvcc (the cuda types and registry are usable everywhere)");
+};
+
+template <> struct memory<host> {
+  static constexpr std::size_t alignment = 64;  // a cache line; lets full vectors load aligned
+  static void* allocate(std::size_t bytes, stream_t) {
+    if (bytes == 0) return nullptr;
+    return ::operator new(bytes, std::align_val_t{alignment});
+  }
+  static void release(void* p, stream_t) noexcept {
+    if (p) ::operator delete(p, std::align_val_t{alignment});
+  }
+  static void zero(void* p, std::size_t bytes, stream_t) {
+    if (bytes) std::memset(p, 0, bytes);
+  }
+  static void copy(void* dst, const void* src, std::size_t bytes, stream_t) {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  static void copy_to_host(void* dst, const void* src, std::size_t bytes, stream_t) {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+};
+
+} // namespace texpr::detail

@@ -1,0 +1,53 @@
+// Compile-time diagnostics. Each is a class template whose instantiation fails with a fixed message;
+// the compiler prints its template arguments (op, dtype, backends), so the error names the node.
+#pragma once
+
+#include "texpr/detail/type_list.hpp"
+
+namespace texpr::diagnostic {
+
+/// Instantiated for the first graph node whose (op, dtype) has no kernel on Backend.
+template <class Op, class Dtype, class Backend> struct no_kernel {
+  static_assert(detail::always_false_v<Op, Dtype, Backend>,
+                "texpr: no kernel for this node on this backend; the node is no_kernel<op, dtype, backend> in the "
+                "instantiation note. Cast to a dtype the backend supports (tx::cast<float>(e)) or evaluate on "
+                "another backend (tx::to_host). texpr never falls back silently.");
+};
+
+/// Instantiated for the first graph node whose kernel user code forbids through tx::forbidden.
+template <class Op, class Dtype, class Backend> struct kernel_forbidden {
+  static_assert(detail::always_false_v<Op, Dtype, Backend>,
+                "texpr: this node's kernel is forbidden by a tx::forbidden specialisation in your code; the node is "
+                "kernel_forbidden<op, dtype, backend> in the instantiation note. Cast to another dtype.");
+};
+
+/// Instantiated for the first leaf whose memory lives on another backend than the one evaluating.
+template <class LeafBackend, class Backend> struct operand_on_other_backend {
+  static_assert(detail::always_false_v<LeafBackend, Backend>,
+                "texpr: an operand lives in another backend's memory than the backend evaluating the graph "
+                "(operand_on_other_backend<operand's backend, evaluating backend>); copy it explicitly with "
+                "tx::to_device(t) or tx::to_host(t). texpr never copies implicitly.");
+};
+
+/// Instantiated when one expression mixes operands from two backends.
+template <class BackendA, class BackendB> struct mixed_backends {
+  static_assert(detail::always_false_v<BackendA, BackendB>,
+                "texpr: operands live on different backends (mixed_backends<a, b>); copy one side explicitly with "
+                "tx::to_device(t) or tx::to_host(t). texpr never copies implicitly.");
+};
+
+/// Instantiated when one expression mixes dtypes.
+template <class DtypeA, class DtypeB> struct mixed_dtypes {
+  static_assert(detail::always_false_v<DtypeA, DtypeB>,
+                "texpr: operands have different dtypes (mixed_dtypes<a, b>) and texpr never promotes implicitly; "
+                "convert one side with tx::cast<T>(e).");
+};
+
+/// Instantiated when a floating scalar meets an integer tensor.
+template <class TensorDtype, class Scalar> struct floating_scalar_with_integer_tensor {
+  static_assert(detail::always_false_v<TensorDtype, Scalar>,
+                "texpr: a floating scalar with an integer tensor would truncate silently; use an integer scalar or "
+                "convert the tensor with tx::cast<float>(e).");
+};
+
+} // namespace texpr::diagnostic

@@ -1,0 +1,198 @@
+// tx::tensor: owning, row-major storage whose memory space is part of its type.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "texpr/core/backend.hpp"
+#include "texpr/core/shape.hpp"
+#include "texpr/core/stream.hpp"
+#include "texpr/detail/memory.hpp"
+#include "texpr/expr/node.hpp"
+#include "texpr/tensor/view.hpp"
+
+namespace texpr {
+
+/// Owning, row-major tensor. Rank is fixed at compile time, extents at run time, memory on Backend.
+/// Copies are explicit (clone()); a moved-from tensor is valid and empty.
+template <class T, std::size_t Rank, class Backend>
+class tensor : public expr_base<tensor<T, Rank, Backend>> {
+  static_assert(is_backend_v<Backend>, "texpr: a tensor's backend must be tx::host or tx::cuda");
+  static_assert(!std::is_const_v<T> && !std::is_reference_v<T>, "texpr: tensor element type must be a plain value type");
+
+ public:
+  using value_type = T;                             ///< Element type (dtype).
+  using backend = Backend;                          ///< Where the memory lives.
+  static constexpr std::size_t rank = Rank;         ///< Number of dimensions.
+
+  /// An empty tensor (no storage, size 0).
+  tensor() = default;
+
+  /// Allocates a zero-filled tensor of the given shape (on `stream` for cuda; ignored on host).
+  explicit tensor(const shape_t<Rank>& shape, stream_t stream = nullptr) { allocate(shape, stream, true); }
+
+  /// Allocates a host tensor and fills it, row-major, from `values`; the count must match the shape.
+  tensor(const shape_t<Rank>& shape, std::initializer_list<T> values) {
+    static_assert(std::is_same_v<Backend, host>, "texpr: only host tensors take initial values; build on host, then tx::to_device");
+    if (static_cast<index_t>(values.size()) != checked_size(shape))
+      throw shape_error("texpr: " + std::to_string(values.size()) + " initial values for a tensor of shape " +
+                        texpr::to_string(shape) + " (" + std::to_string(checked_size(shape)) + " elements)");
+    allocate(shape, nullptr, false);
+    std::copy(values.begin(), values.end(), data_);
+  }
+
+  /// Evaluates an expression (or copies a view) into a new tensor.
+  template <operand E>
+    requires(!std::is_same_v<std::remove_cvref_t<E>, tensor>)
+  tensor(E&& e, stream_t stream = nullptr) {  // NOLINT: implicit on purpose, `tensor c = a + b;`
+    detail::assign_new(*this, std::forward<E>(e), stream);
+  }
+
+  tensor(tensor&& o) noexcept { swap(o); }
+  tensor& operator=(tensor&& o) noexcept {
+    tensor(std::move(o)).swap(*this);
+    return *this;
+  }
+  /// Copies are deep and explicit: use clone() or tx::eval.
+  tensor(const tensor&) = delete;
+  /// Copies o's elements into this tensor's storage (shapes must match unless this tensor is empty).
+  tensor& operator=(const tensor& o) {
+    if (this != &o) detail::assign_to(*this, o, stream_);
+    return *this;
+  }
+  /// Evaluates e into this tensor's storage; shape mismatch throws shape_error (an empty tensor is allocated).
+  template <operand E>
+    requires(!std::is_same_v<std::remove_cvref_t<E>, tensor>)
+  tensor& operator=(E&& e) {
+    detail::assign_to(*this, std::forward<E>(e), stream_);
+    return *this;
+  }
+  ~tensor() { reset(); }
+
+  /// Extents, outermost first.
+  const shape_t<Rank>& shape() const noexcept { return shape_; }
+  /// Extent of dimension d.
+  index_t extent(std::size_t d) const { return shape_.at(d); }
+  /// Row-major strides in elements.
+  shape_t<Rank> strides() const noexcept { return contiguous_strides(shape_); }
+  /// Number of elements (0 for an empty tensor).
+  index_t size() const noexcept { return size_; }
+  /// True when the tensor holds no elements.
+  bool empty() const noexcept { return size_ == 0; }
+  /// Pointer to the first element (device memory for cuda).
+  T* data() noexcept { return data_; }
+  /// Pointer to the first element (device memory for cuda).
+  const T* data() const noexcept { return data_; }
+  /// The stream the memory was allocated on (cuda) and on which assignments run.
+  stream_t stream() const noexcept { return stream_; }
+  /// A mutable view of the whole tensor.
+  texpr::view<T, Rank, Backend> view() noexcept { return {data_, shape_}; }
+  /// A read-only view of the whole tensor.
+  texpr::view<const T, Rank, Backend> view() const noexcept { return {data_, shape_}; }
+  /// A deep copy on the same backend and stream.
+  tensor clone() const {
+    tensor t;
+    t.allocate(shape_, stream_, false);
+    detail::memory<Backend>::copy(t.data_, data_, sizeof(T) * static_cast<std::size_t>(size_), stream_);
+    return t;
+  }
+
+  /// Host element access with bounds checks that stay on in release builds.
+  template <class... I>
+    requires(sizeof...(I) == Rank && (std::is_integral_v<I> && ...))
+  T& operator()(I... i) {
+    return data_[offset(i...)];
+  }
+  /// Host element access with bounds checks that stay on in release builds.
+  template <class... I>
+    requires(sizeof...(I) == Rank && (std::is_integral_v<I> && ...))
+  const T& operator()(I... i) const {
+    return data_[offset(i...)];
+  }
+
+  /// Swaps storage with o.
+  void swap(tensor& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(shape_, o.shape_);
+    std::swap(size_, o.size_);
+    std::swap(release_, o.release_);
+    std::swap(stream_, o.stream_);
+  }
+
+  /// Frees the storage; the tensor becomes empty.
+  void reset() noexcept {
+    if (release_) release_(data_, stream_);
+    data_ = nullptr;
+    release_ = nullptr;
+    shape_ = {};
+    size_ = 0;
+  }
+
+  /// Replaces the storage with a fresh, uninitialised buffer of the given shape (used by evaluation).
+  void allocate_uninitialized(const shape_t<Rank>& shape, stream_t stream) { allocate(shape, stream, false); }
+
+ private:
+  static index_t checked_size(const shape_t<Rank>& shape) {
+    index_t n = 1;
+    for (auto e : shape) {
+      if (e < 0) throw shape_error("texpr: negative extent in shape " + texpr::to_string(shape));
+      if (e != 0 && n > static_cast<index_t>(PTRDIFF_MAX / sizeof(T)) / e)
+        throw shape_error("texpr: shape " + texpr::to_string(shape) + " is too large to allocate");
+      n *= e;
+    }
+    return n;
+  }
+
+  void allocate(const shape_t<Rank>& shape, stream_t stream, bool zero) {
+    const index_t n = checked_size(shape);
+    const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(n);
+    // Allocate before releasing, so a failed allocation leaves this tensor as it was.
+    void* p = detail::memory<Backend>::allocate(bytes, stream);
+    if (zero) {
+      try {
+        detail::memory<Backend>::zero(p, bytes, stream);
+      } catch (...) {
+        detail::memory<Backend>::release(p, stream);
+        throw;
+      }
+    }
+    reset();
+    data_ = static_cast<T*>(p);
+    shape_ = shape;
+    size_ = n;
+    stream_ = stream;
+    release_ = &detail::memory<Backend>::release;
+  }
+
+  template <class... I> index_t offset(I... i) const {
+    static_assert(std::is_same_v<Backend, host>,
+                  "texpr: element access reads host memory; copy a cuda tensor with tx::to_host first");
+    const index_t idx[] = {static_cast<index_t>(i)..., 0};
+    index_t off = 0;
+    for (std::size_t d = 0; d < Rank; ++d) {
+      if (idx[d] < 0 || idx[d] >= shape_[d])
+        throw std::out_of_range("texpr: index " + std::to_string(idx[d]) + " out of range for dimension " +
+                                std::to_string(d) + " of tensor with shape " + texpr::to_string(shape_));
+      off = off * shape_[d] + idx[d];
+    }
+    if constexpr (Rank == 0)
+      if (!data_) throw std::out_of_range("texpr: element access on an empty rank-0 tensor");
+    return off;
+  }
+
+  T* data_ = nullptr;
+  shape_t<Rank> shape_{};
+  index_t size_ = 0;
+  detail::release_fn release_ = nullptr;
+  stream_t stream_ = nullptr;
+};
+
+} // namespace texpr
+
+#include "texpr/eval/assign.hpp"

@@ -1,0 +1,111 @@
+// tx::view: non-owning, possibly strided window onto memory texpr does not manage.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "texpr/core/backend.hpp"
+#include "texpr/core/shape.hpp"
+#include "texpr/expr/node.hpp"
+
+namespace texpr {
+
+/// Non-owning view over existing memory on Backend (never freed by texpr). T may be const.
+/// Assigning an expression to a view writes through it; assigning a view copies elements.
+template <class T, std::size_t Rank, class Backend>
+class view : public expr_base<view<T, Rank, Backend>> {
+  static_assert(is_backend_v<Backend>, "texpr: a view's backend must be tx::host or tx::cuda");
+
+ public:
+  using texpr_node = void;
+  using element_type = T;                          ///< Element type, possibly const.
+  using value_type = std::remove_const_t<T>;       ///< dtype.
+  using kernel_dtype = value_type;
+  using op_type = op::leaf;
+  using backend = Backend;                         ///< Where the memory lives.
+  using children = detail::type_list<>;
+  static constexpr std::size_t rank = Rank;        ///< Number of dimensions.
+  static constexpr bool is_elementwise = true;
+
+  /// Wraps contiguous row-major memory of the given shape.
+  view(T* data, const shape_t<Rank>& shape) : view(data, shape, contiguous_strides(shape)) {}
+  /// Wraps strided memory; strides are in elements and may be zero or negative.
+  view(T* data, const shape_t<Rank>& shape, const shape_t<Rank>& strides) : p_(data), shape_(shape), strides_(strides) {
+    for (auto e : shape)
+      if (e < 0) throw shape_error("texpr: negative extent in view shape " + texpr::to_string(shape));
+    if (!data && shape_size(shape) != 0)
+      throw std::invalid_argument("texpr: view of shape " + texpr::to_string(shape) + " over a null pointer");
+  }
+  /// A mutable view converts to a read-only one.
+  template <class U>
+    requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>)
+  view(const view<U, Rank, Backend>& o) : p_(o.data()), shape_(o.shape()), strides_(o.strides()) {}
+
+  view(const view&) = default;
+  /// Copies o's elements into the viewed memory (shapes must match).
+  view& operator=(const view& o) {
+    static_assert(!std::is_const_v<T>, "texpr: cannot assign through a view of const elements");
+    if (this != &o) detail::assign_to_view(*this, o, nullptr);
+    return *this;
+  }
+  /// Evaluates e into the viewed memory; shapes must match (shape_error otherwise).
+  template <operand E>
+    requires(!std::is_same_v<std::remove_cvref_t<E>, view>)
+  view& operator=(E&& e) {
+    static_assert(!std::is_const_v<T>, "texpr: cannot assign through a view of const elements");
+    detail::assign_to_view(*this, std::forward<E>(e), nullptr);
+    return *this;
+  }
+
+  /// Extents, outermost first.
+  const shape_t<Rank>& shape() const noexcept { return shape_; }
+  /// Strides in elements.
+  const shape_t<Rank>& strides() const noexcept { return strides_; }
+  /// Number of elements.
+  index_t size() const noexcept { return shape_size(shape_); }
+  /// Pointer to element (0, ..., 0).
+  T* data() const noexcept { return p_; }
+  /// True when the strides are row-major contiguous.
+  bool is_contiguous() const noexcept {
+    const auto cs = contiguous_strides(shape_);
+    for (std::size_t d = 0; d < Rank; ++d)
+      if (shape_[d] > 1 && strides_[d] != cs[d]) return false;
+    return true;
+  }
+
+  /// Host element access with bounds checks.
+  template <class... I>
+    requires(sizeof...(I) == Rank && (std::is_integral_v<I> && ...))
+  T& operator()(I... i) const {
+    static_assert(std::is_same_v<Backend, host>,
+                  "texpr: element access reads host memory; copy cuda data with tx::to_host first");
+    const index_t idx[] = {static_cast<index_t>(i)..., 0};
+    index_t off = 0;
+    for (std::size_t d = 0; d < Rank; ++d) {
+      if (idx[d] < 0 || idx[d] >= shape_[d])
+        throw std::out_of_range("texpr: index " + std::to_string(idx[d]) + " out of range for dimension " +
+                                std::to_string(d) + " of view with shape " + texpr::to_string(shape_));
+      off += idx[d] * strides_[d];
+    }
+    return p_[off];
+  }
+
+  template <std::size_t RO, class B> auto accessor(const shape_t<RO>& out, detail::context<B>&) const {
+    return detail::make_leaf_accessor<value_type>(p_, shape_, strides_, out);
+  }
+  template <class F> void for_each_child(F&&) const {}
+  template <class F> void for_each_leaf(F&& f, bool direct) const {
+    f(detail::describe_leaf<value_type>(p_, shape_, strides_), direct);
+  }
+
+ private:
+  T* p_;
+  shape_t<Rank> shape_;
+  shape_t<Rank> strides_;
+};
+
+} // namespace texpr
+
+#include "texpr/eval/assign.hpp"
