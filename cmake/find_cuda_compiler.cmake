@@ -1,0 +1,18 @@
+# Looks for a working nvcc with check_language(CUDA); leaves CMAKE_CUDA_COMPILER empty when there is none.
+include(CheckLanguage)
+if(CMAKE_CUDA_COMPILER)
+  # check_language() trusts a CMAKE_CUDA_COMPILER given with -D (or left in a cache copied from another
+  # machine) without running it. Verify that it exists, so a machine without nvcc still configures host-only.
+  if(IS_ABSOLUTE "${CMAKE_CUDA_COMPILER}")
+    set(_texpr_nvcc "${CMAKE_CUDA_COMPILER}")
+  else()
+    find_program(_texpr_nvcc NAMES "${CMAKE_CUDA_COMPILER}" NO_CACHE)
+  endif()
+  if(NOT _texpr_nvcc OR NOT EXISTS "${_texpr_nvcc}" OR IS_DIRECTORY "${_texpr_nvcc}")
+    message(WARNING "texpr: CMAKE_CUDA_COMPILER=${CMAKE_CUDA_COMPILER} does not exist; ignoring it")
+    set(CMAKE_CUDA_COMPILER "")  # shadows the cache entry in texpr's scope only
+  endif()
+  unset(_texpr_nvcc)
+else()
+  check_language(CUDA)
+endif()
