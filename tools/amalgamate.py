@@ -9,10 +9,12 @@ the preprocessor would first open it (headers use `#pragma once`, so a depth-fir
 the real include order, cycles included). System includes stay where they are.
 
 Includes under a preprocessor conditional (e.g. the umbrella's `#if defined(__CUDACC__)` block that
-pulls in the CUDA backend) are inlined inside that conditional. A header first met inside a
-conditional and later met outside it is inlined again; every inlined header is wrapped in its own
-`TEXPR_SI_<name>` guard macro, so whichever copy the preprocessor reaches first wins, like
-`#pragma once` would.
+pulls in the CUDA backend) are inlined inside that conditional. The set of enclosing conditions (by
+their text) is tracked: a header already inlined under a subset of the current conditions is in
+effect and skipped; one first met under a condition and later met outside it is inlined again. Every
+inlined header is wrapped in its own `TEXPR_SI_<name>` guard macro, so whichever copy the
+preprocessor reaches first wins, as `#pragma once` would. (Two conditionals with the same text are
+assumed to agree, i.e. nothing in between redefines the macros they test.)
 """
 
 import argparse
@@ -34,19 +36,18 @@ class Amalgamator:
     def __init__(self, include_dir):
         self.include_dir = include_dir
         self.out = []
-        self.stack = []      # open conditionals: [frame id, branch number]
-        self.next_frame = 0
+        self.stack = []      # open conditionals: [condition texts of the #if/#elif chain so far, branch number]
         self.seen = {}       # texpr header or system include -> list of contexts it was emitted in
         self.reached = set()
 
     def context(self):
-        return tuple((f, b) for f, b in self.stack)
+        return frozenset((tuple(chain), b) for chain, b in self.stack)
 
     def already(self, key):
-        """True if key was emitted in a context that encloses the current one (so it is in effect here)."""
+        """True if key was emitted under conditions that all hold here too (so it is in effect here)."""
         ctx = self.context()
         for c in self.seen.get(key, []):
-            if ctx[: len(c)] == c:
+            if c <= ctx:
                 return True
         self.seen.setdefault(key, []).append(ctx)
         return False
@@ -77,7 +78,7 @@ class Amalgamator:
             lines = f.readlines()
         in_block_comment = False
         continued = False
-        for line in lines:
+        for i, line in enumerate(lines):
             if not line.endswith("\n"):
                 line += "\n"
             is_directive = not in_block_comment and not continued and line.lstrip().startswith("#")
@@ -99,12 +100,18 @@ class Amalgamator:
                     self.inline(target)
                 continue
             d = DIRECTIVE_RE.match(line).group(1)
+            full = line
+            j = i
+            while full.rstrip("\n").endswith("\\") and j + 1 < len(lines):  # a condition continued with '\'
+                j += 1
+                full = full.rstrip("\n")[:-1] + " " + lines[j]
             if d in ("if", "ifdef", "ifndef"):
-                self.stack.append([self.next_frame, 0])
-                self.next_frame += 1
+                self.stack.append([[condition_text(full)], 0])
             elif d in ("elif", "else", "elifdef", "elifndef"):
                 if len(self.stack) <= depth:
                     sys.exit(f"amalgamate.py: unbalanced #{d} in {rel}")
+                if d != "else":
+                    self.stack[-1][0].append(condition_text(full))
                 self.stack[-1][1] += 1
             elif d == "endif":
                 if len(self.stack) <= depth:
@@ -138,6 +145,12 @@ class Amalgamator:
         return inside
 
 
+def condition_text(line):
+    """A conditional directive without comments or spacing, e.g. '#ifdefined(__CUDACC__)'."""
+    line = re.sub(r"/\*.*?\*/|//.*", "", line)
+    return re.sub(r"\s+", "", line)
+
+
 def version(include_dir):
     parts = {}
     with open(os.path.join(include_dir, "texpr", "core", "config.hpp"), encoding="utf-8") as f:
@@ -151,7 +164,7 @@ def version(include_dir):
 def generate(include_dir):
     a = Amalgamator(include_dir)
     umbrella = os.path.join(include_dir, UMBRELLA)
-    a.seen[os.path.normpath(umbrella)] = [()]
+    a.seen[os.path.normpath(umbrella)] = [frozenset()]
     a.inline(umbrella)
     body = "".join(a.out)
     body = re.sub(r"\n{3,}", "\n\n", body)

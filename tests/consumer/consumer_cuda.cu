@@ -1,11 +1,11 @@
-// A user's CUDA translation unit: cuda tensor types and compile-time placement checks under nvcc.
-// Compiled, never run (CI has no GPU).
-#if !defined(TEXPR_CONSUMER_NO_CUDA_BACKEND)
+// A user's CUDA translation unit: cuda tensor types, compile-time placement checks and a device
+// evaluation, compiled by nvcc through texpr::texpr (never run: CI has no GPU).
 #if __has_include(<texpr/backend/cuda/cuda.hpp>) || defined(TEXPR_CONSUMER_SINGLE_HEADER)
 #include <texpr/texpr.hpp>
+#define TEXPR_CONSUMER_HAS_CUDA_BACKEND 1
 #else
-// The CUDA backend has not landed yet, and the umbrella reaches it under nvcc: use the parts that
-// compile everywhere (tensor types, the cuda registry, placement).
+// Without the CUDA backend the umbrella cannot compile under nvcc: use the parts that compile
+// everywhere (tensor types, the cuda registry, placement).
 #include <texpr/backend/cuda/registry.hpp>
 #include <texpr/backend/host/registry.hpp>
 #include <texpr/expr/elementwise.hpp>
@@ -27,5 +27,14 @@ static_assert(!tx::runs_on<decltype(std::declval<const dmat&>() + 1.0f), tx::hos
 static_assert(tx::runs_on<decltype(std::declval<const hmat&>() + 1.0f), tx::host>);
 static_assert(!tx::runs_on<decltype(std::declval<const hmat&>() + 1.0f), tx::cuda>);
 
-__global__ void consumer_kernel(float* out) { out[threadIdx.x] = TEXPR_VERSION_MINOR; }
+#if defined(TEXPR_CONSUMER_HAS_CUDA_BACKEND)
+// Instantiates the device path (fused kernel, copies) without running it.
+hmat consumer_axpy(const hmat& a, const hmat& b) {
+  dmat da = tx::to_device(a);
+  dmat db = tx::to_device(b);
+  auto e = da * 2.0f + db;
+  static_assert(tx::runs_on<decltype(e), tx::cuda>);
+  dmat dc = tx::eval(e);
+  return tx::to_host(dc);
+}
 #endif

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Packaging CI (issue 4): proves every route users take texpr, host-only and with nvcc.
+#   1. single_include/texpr/texpr.hpp is what tools/amalgamate.py generates from include/ (git diff)
+#   2. a configure without nvcc works: TEXPR_ENABLE_CUDA=OFF, a CMAKE_CUDA_COMPILER that does not exist,
+#      and no nvcc on PATH
+#   3. the core test suite and the quickstart example build and pass against the single header alone
+#   4. tests/consumer/ via install + find_package, add_subdirectory, FetchContent and the single header,
+#      with g++ and clang++ (built and run), and a .cu consumer with nvcc (compiled only) when nvcc exists
+# Usage: .ci/packaging.sh   (from anywhere; build trees go to build/pkg-*; JOBS=2 by default)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-2}
+GEN=()
+command -v ninja >/dev/null && GEN=(-G Ninja)
+start=$SECONDS
+step() { printf '\n=== [%3ds] %s\n' "$((SECONDS - start))" "$*"; }
+fail() { echo "packaging.sh: FAIL: $*" >&2; exit 1; }
+
+step "1. single header is up to date"
+python3 tools/amalgamate.py
+git ls-files --error-unmatch single_include/texpr/texpr.hpp >/dev/null 2>&1 ||
+  fail "single_include/texpr/texpr.hpp is not committed"
+git diff --exit-code --stat -- single_include/ ||
+  fail "single_include/ differs from what tools/amalgamate.py generates; run it and commit the result"
+
+step "2. configure without nvcc"
+nocuda_configure() {  # name, expected output regex, cmake args...
+  local name=$1 expect=$2; shift 2
+  rm -rf "build/pkg-$name"
+  local log
+  log=$(cmake -S . -B "build/pkg-$name" "${GEN[@]}" "$@" 2>&1) || { echo "$log"; fail "configure $name"; }
+  grep -Eq "$expect" <<<"$log" || { echo "$log"; fail "configure $name: no '$expect'"; }
+  if compgen -G "build/pkg-$name/CMakeFiles/[0-9]*/CMakeCUDACompiler.cmake" >/dev/null; then
+    fail "configure $name enabled CUDA"  # enable_language(CUDA) ran
+  fi
+  echo "ok: $name"
+}
+nocuda_configure enable-cuda-off 'Build files have been written' -DTEXPR_ENABLE_CUDA=OFF
+nocuda_configure bad-nvcc 'does not exist; ignoring it' -DCMAKE_CUDA_COMPILER=/nonexistent/nvcc
+nvcc_free_path=$(tr ':' '\n' <<<"$PATH" | while read -r d; do [ -x "$d/nvcc" ] || printf '%s:' "$d"; done)
+PATH=${nvcc_free_path%:} CUDACXX= nocuda_configure no-nvcc-on-path 'no CUDA compiler found'
+
+step "3. core tests and quickstart against single_include/ alone (host, g++)"
+rm -rf build/pkg-single-header
+cmake -S . -B build/pkg-single-header "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DTEXPR_TEST_SINGLE_HEADER=ON \
+  -DTEXPR_ENABLE_CUDA=OFF >/dev/null
+cmake --build build/pkg-single-header -j "$JOBS" --target texpr_core_tests quickstart
+ctest --test-dir build/pkg-single-header --output-on-failure -j "$JOBS" \
+  -R '^(core|example\.quickstart|single_header\.up_to_date)$' --no-tests=error
+
+step "4. consumers: install + find_package, add_subdirectory, FetchContent, single header; g++, clang++, nvcc"
+rm -rf build/pkg-consumers
+cmake -S . -B build/pkg-consumers "${GEN[@]}" -DTEXPR_BUILD_TESTS=OFF -DTEXPR_BUILD_EXAMPLES=OFF \
+  -DTEXPR_BUILD_CONSUMER_TESTS=ON >/dev/null
+ctest --test-dir build/pkg-consumers --output-on-failure -j "$JOBS" --no-tests=error
+if command -v nvcc >/dev/null && ! ctest --test-dir build/pkg-consumers -N | grep -q 'consumer\..*\.nvcc'; then
+  fail "nvcc is on PATH but no .cu consumer case was registered"
+fi
+
+step "packaging.sh: all routes passed in $((SECONDS - start)) s"
