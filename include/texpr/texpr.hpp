@@ -17,6 +17,9 @@
 #include "texpr/placement/runs_on.hpp"
 #include "texpr/placement/report.hpp"
 #include "texpr/eval/assign.hpp"
+#include "texpr/autograd/param.hpp"
+#include "texpr/autograd/rules.hpp"
+#include "texpr/autograd/grad.hpp"
 #if defined(__CUDACC__)
 #include "texpr/backend/cuda/cuda.hpp"
 #endif

@@ -1,0 +1,60 @@
+// tx::param: a tensor marked, by a tag type, as a parameter that tx::grad differentiates with respect to.
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+
+#include "texpr/core/dtype.hpp"
+#include "texpr/core/shape.hpp"
+#include "texpr/expr/node.hpp"
+#include "texpr/fwd.hpp"
+
+namespace texpr {
+
+/// Leaf referring to a named tensor that is a parameter with compile-time identity Tag.
+/// It reads like a tensor_ref (placement shows it as a leaf in the tensor's memory); its type carries Tag,
+/// so the gradient graph for each parameter is built at compile time from the forward graph's type.
+template <class Tag, class Tensor> class param_ref : public expr_base<param_ref<Tag, Tensor>> {
+  const Tensor* t_;
+
+ public:
+  using texpr_node = void;
+  using param_tag = Tag;  ///< The parameter's identity.
+  using tensor_type = Tensor;
+  using value_type = typename Tensor::value_type;
+  using kernel_dtype = value_type;
+  using op_type = op::leaf;
+  using backend = typename Tensor::backend;
+  using children = detail::type_list<>;
+  static constexpr std::size_t rank = Tensor::rank;
+  static constexpr bool is_elementwise = true;
+
+  /// References t; t must outlive the expressions built from this parameter.
+  explicit param_ref(const Tensor& t) : t_(&t) {}
+  /// The referenced tensor's current shape.
+  shape_t<rank> shape() const { return t_->shape(); }
+  /// The referenced tensor.
+  const Tensor& get() const { return *t_; }
+
+  template <std::size_t RO, class B> auto accessor(const shape_t<RO>& out, detail::context<B>&) const {
+    return detail::make_leaf_accessor(t_->data(), t_->shape(), contiguous_strides(t_->shape()), out);
+  }
+  template <class F> void for_each_child(F&&) const {}
+  template <class F> void for_each_leaf(F&& f, bool direct) const {
+    f(detail::describe_leaf(t_->data(), t_->shape(), contiguous_strides(t_->shape())), direct);
+  }
+};
+
+/// Holds for parameter leaves made by tx::param.
+template <class N>
+concept parameter = node<N> && requires { typename std::remove_cvref_t<N>::param_tag; };
+
+/// Marks a named floating-point tensor as the parameter Tag: `auto w = tx::param<struct W>(w_tensor);`.
+template <class Tag, class T, std::size_t R, class B> auto param(const tensor<T, R, B>& t) {
+  static_assert(is_floating_v<T>, "texpr: a parameter must have a floating dtype (gradients of integers are not defined)");
+  return param_ref<Tag, tensor<T, R, B>>(t);
+}
+/// A temporary tensor cannot be a parameter: the gradient would refer to a destroyed tensor.
+template <class Tag, class T, std::size_t R, class B> auto param(tensor<T, R, B>&& t) = delete;
+
+} // namespace texpr
