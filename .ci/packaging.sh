@@ -6,10 +6,10 @@
 #   3. the core test suite and the quickstart example build and pass against the single header alone
 #   4. tests/consumer/ via install + find_package, add_subdirectory, FetchContent and the single header,
 #      with g++ and clang++ (built and run), and a .cu consumer with nvcc (compiled only) when nvcc exists
-# Usage: .ci/packaging.sh   (from anywhere; build trees go to build/pkg-*; JOBS=2 by default)
+# Usage: .ci/packaging.sh   (from anywhere; build trees go to build/pkg-*; steps 3-4 are the presets
+# single-header and packaging, which use 2 jobs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-JOBS=${JOBS:-2}
 GEN=()
 command -v ninja >/dev/null && GEN=(-G Ninja)
 start=$SECONDS
@@ -40,19 +40,13 @@ nocuda_configure bad-nvcc 'does not exist; ignoring it' -DCMAKE_CUDA_COMPILER=/n
 nvcc_free_path=$(tr ':' '\n' <<<"$PATH" | while read -r d; do [ -x "$d/nvcc" ] || printf '%s:' "$d"; done)
 PATH=${nvcc_free_path%:} CUDACXX= nocuda_configure no-nvcc-on-path 'no CUDA compiler found'
 
-step "3. core tests and quickstart against single_include/ alone (host, g++)"
+step "3. core tests and quickstart against single_include/ alone (host; preset single-header)"
 rm -rf build/pkg-single-header
-cmake -S . -B build/pkg-single-header "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DTEXPR_TEST_SINGLE_HEADER=ON \
-  -DTEXPR_ENABLE_CUDA=OFF >/dev/null
-cmake --build build/pkg-single-header -j "$JOBS" --target texpr_core_tests quickstart
-ctest --test-dir build/pkg-single-header --output-on-failure -j "$JOBS" \
-  -R '^(core|example\.quickstart|single_header\.up_to_date)$' --no-tests=error
+cmake --workflow --preset single-header
 
 step "4. consumers: install + find_package, add_subdirectory, FetchContent, single header; g++, clang++, nvcc"
 rm -rf build/pkg-consumers
-cmake -S . -B build/pkg-consumers "${GEN[@]}" -DTEXPR_BUILD_TESTS=OFF -DTEXPR_BUILD_EXAMPLES=OFF \
-  -DTEXPR_BUILD_CONSUMER_TESTS=ON >/dev/null
-ctest --test-dir build/pkg-consumers --output-on-failure -j "$JOBS" --no-tests=error
+cmake --workflow --preset packaging
 if command -v nvcc >/dev/null && ! ctest --test-dir build/pkg-consumers -N | grep -q 'consumer\..*\.nvcc'; then
   fail "nvcc is on PATH but no .cu consumer case was registered"
 fi
