@@ -8,7 +8,7 @@ set(TEXPR_INSTALL_CMAKEDIR "${CMAKE_INSTALL_DATADIR}/cmake/texpr" CACHE STRING
 mark_as_advanced(TEXPR_INSTALL_CMAKEDIR)
 
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/texpr" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
-        FILES_MATCHING PATTERN "*.hpp")
+        FILES_MATCHING PATTERN "*.hpp" PATTERN "*.cuh" PATTERN "*.h")
 install(TARGETS texpr EXPORT texprTargets)
 install(EXPORT texprTargets NAMESPACE texpr:: DESTINATION "${TEXPR_INSTALL_CMAKEDIR}")
 # The same targets for a build tree (find_package with texpr_DIR=<build dir>, no install step).

@@ -9,7 +9,8 @@ set(_texpr_consumer_bin "${PROJECT_BINARY_DIR}/consumer")
 set(_texpr_consumer_prefix "${_texpr_consumer_bin}/prefix")
 
 add_test(NAME consumer.install
-  COMMAND "${CMAKE_COMMAND}" -DBUILD_DIR=${PROJECT_BINARY_DIR} -DPREFIX=${_texpr_consumer_prefix}
+  COMMAND "${CMAKE_COMMAND}" -DBUILD_DIR=${PROJECT_BINARY_DIR} -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
+          -DPREFIX=${_texpr_consumer_prefix}
           -P "${_texpr_consumer_src}/install.cmake")
 set_tests_properties(consumer.install PROPERTIES FIXTURES_SETUP texpr_installed)
 
