@@ -10,6 +10,10 @@
 # single-header and packaging, which use 2 jobs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if ! command -v python3 >/dev/null && command -v apt-get >/dev/null; then  # tools/amalgamate.py
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-minimal >/dev/null ||
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-minimal >/dev/null; }
+fi
 GEN=()
 command -v ninja >/dev/null && GEN=(-G Ninja)
 start=$SECONDS
