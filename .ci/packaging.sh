@@ -11,8 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v python3 >/dev/null && command -v apt-get >/dev/null; then  # tools/amalgamate.py
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-minimal >/dev/null ||
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-minimal >/dev/null; }
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 >/dev/null ||
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 >/dev/null; }
 fi
 GEN=()
 command -v ninja >/dev/null && GEN=(-G Ninja)
