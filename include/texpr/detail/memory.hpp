@@ -2,6 +2,7 @@
 // backend/cuda/memory.hpp and exists only under nvcc; elsewhere using it is a compile error.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <new>
@@ -23,8 +24,11 @@ template <class Backend> struct memory {
 
 template <> struct memory<host> {
   static constexpr std::size_t alignment = 64;  // a cache line; lets full vectors load aligned
+  /// Number of host buffers allocated so far (tests use it to prove fusion allocates no temporaries).
+  static inline std::atomic<std::size_t> allocations{0};
   static void* allocate(std::size_t bytes, stream_t) {
     if (bytes == 0) return nullptr;
+    allocations.fetch_add(1, std::memory_order_relaxed);
     return ::operator new(bytes, std::align_val_t{alignment});
   }
   static void release(void* p, stream_t) noexcept {

@@ -118,12 +118,12 @@ template <class T, std::size_t R, class B, class E> void assign_new(tensor<T, R,
   t = std::move(out);
 }
 
-/// Evaluates e into t's storage (t without storage takes e's shape).
+/// Evaluates e into t's storage; a tensor without storage (empty) takes e's shape.
 template <class T, std::size_t R, class B, class E> void assign_to(tensor<T, R, B>& t, E&& e, stream_t stream) {
   auto n = capture(std::forward<E>(e));
   static_assert(decltype(n)::rank == R, "texpr: the expression's rank differs from the tensor's rank");
   context<B> ctx{stream, {}};
-  if (t.data() == nullptr && t.shape() != n.shape()) {
+  if (t.data() == nullptr) {  // no storage yet (default, moved-from or size 0): take e's shape
     tensor<T, R, B> out;
     out.allocate_uninitialized(n.shape(), stream);
     evaluate_into(out.view(), n, ctx);

@@ -18,10 +18,6 @@ namespace texpr {
 
 namespace detail {
 
-template <class Op> concept predicate_op = requires { requires Op::predicate; };
-template <class Op> concept selecting_op = requires { requires Op::selects; };
-template <class Op> concept cast_op = requires { typename Op::target; };
-
 // Applies Op to stored operand values: 16-bit floats widen to float and round back once.
 template <class Op, class R, class... V>
 TEXPR_HOST_DEVICE R apply_op(V... v) {

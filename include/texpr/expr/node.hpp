@@ -46,6 +46,9 @@ template <class T, std::size_t R, class B, class E> void assign_new(tensor<T, R,
 template <class T, std::size_t R, class B, class E> void assign_to(tensor<T, R, B>& t, E&& e, stream_t stream);
 template <class T, std::size_t R, class B, class E> void assign_to_view(const view<T, R, B>& v, E&& e, stream_t stream);
 
+/// Tag for constructors that skip checks on memory texpr manages itself.
+struct unchecked_t {};
+
 /// Evaluation state: the stream and the temporaries that materialised sub-results need to outlive.
 template <class Backend> struct context {
   stream_t stream = nullptr;

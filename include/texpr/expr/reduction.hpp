@@ -97,7 +97,9 @@ template <class Op, class C> class reduce_axis_expr : public expr_base<reduce_ax
         throw shape_error(std::string("texpr: ") + std::string(Op::name) + " along axis " + std::to_string(axis_) +
                           " of length 0 (input shape " + texpr::to_string(in_shape) + ") has no identity");
     auto acc = detail::read_accessor(c_, ctx);
-    detail::executor<B>::template reduce_axis<Op>(acc, in_shape, axis_, dest, ctx);
+    // Reducing the only axis of a rank-1 input is a full reduction; executors see reduce_axis with rank >= 2.
+    if constexpr (C::rank == 1) detail::executor<B>::template reduce_all<Op>(acc, in_shape, dest.data(), ctx);
+    else detail::executor<B>::template reduce_axis<Op>(acc, in_shape, axis_, dest, ctx);
   }
   template <std::size_t RO, class B> auto accessor(const shape_t<RO>& out, detail::context<B>& ctx) const {
     auto v = detail::materialize(*this, ctx);
@@ -111,6 +113,15 @@ template <class Op, class C> class reduce_axis_expr : public expr_base<reduce_ax
   std::size_t axis_ = 0;
   shape_t<rank> shape_{};
 };
+
+/// Lazy reduction by op tag Op (one of op::sum, mean, max, min, prod) over every element.
+template <class Op, operand E> auto reduce(E&& e) {
+  return reduce_expr<Op, detail::captured_t<E>>(detail::capture(std::forward<E>(e)));
+}
+/// Lazy reduction by op tag Op along one axis (negative counts from the end).
+template <class Op, operand E> auto reduce(E&& e, index_t axis) {
+  return reduce_axis_expr<Op, detail::captured_t<E>>(detail::capture(std::forward<E>(e)), axis);
+}
 
 #define TEXPR_REDUCTION(NAME)                                                                          \
   /** Lazy NAME over every element (rank-0 result). */                                                 \

@@ -181,3 +181,12 @@ struct cast {
 };
 
 } // namespace texpr::op
+
+namespace texpr::detail {
+/// Ops whose result is bool (comparisons, logical ops).
+template <class Op> concept predicate_op = requires { requires Op::predicate; };
+/// Ops that select between operands (where): no arithmetic, dtype of the branches.
+template <class Op> concept selecting_op = requires { requires Op::selects; };
+/// cast<To>.
+template <class Op> concept cast_op = requires { typename Op::target; };
+} // namespace texpr::detail

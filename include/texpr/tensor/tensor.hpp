@@ -92,9 +92,9 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
   /// The stream the memory was allocated on (cuda) and on which assignments run.
   stream_t stream() const noexcept { return stream_; }
   /// A mutable view of the whole tensor.
-  texpr::view<T, Rank, Backend> view() noexcept { return {data_, shape_}; }
+  texpr::view<T, Rank, Backend> view() noexcept { return {detail::unchecked_t{}, data_, shape_}; }
   /// A read-only view of the whole tensor.
-  texpr::view<const T, Rank, Backend> view() const noexcept { return {data_, shape_}; }
+  texpr::view<const T, Rank, Backend> view() const noexcept { return {detail::unchecked_t{}, data_, shape_}; }
   /// A deep copy on the same backend and stream.
   tensor clone() const {
     tensor t;

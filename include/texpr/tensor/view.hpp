@@ -38,6 +38,9 @@ class view : public expr_base<view<T, Rank, Backend>> {
     if (!data && shape_size(shape) != 0)
       throw std::invalid_argument("texpr: view of shape " + texpr::to_string(shape) + " over a null pointer");
   }
+  /// Wraps memory texpr itself manages (tensor storage), skipping the user-input checks.
+  view(detail::unchecked_t, T* data, const shape_t<Rank>& shape) noexcept
+      : p_(data), shape_(shape), strides_(contiguous_strides(shape)) {}
   /// A mutable view converts to a read-only one.
   template <class U>
     requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>)

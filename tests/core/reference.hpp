@@ -1,0 +1,184 @@
+// Independent reference semantics for every built-in op, in long double (floats) or 128-bit integers
+// wrapped back to the dtype (integers). Written from the documented semantics, not from texpr's functors.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "support.hpp"
+
+namespace test {
+
+template <class Op> struct ref;  // no definition: an op without a reference does not compile in the tests
+
+struct domain {
+  double lo, hi;
+};
+
+template <class T> constexpr bool is_int = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// Default input range per dtype: integers use their full range where wrap-around is the point.
+template <class T> domain full_int_range() {
+  return {static_cast<double>(std::numeric_limits<T>::min()), static_cast<double>(std::numeric_limits<T>::max())};
+}
+
+#define TEST_WRAPPING_BINARY(OP, EXPR_INT, EXPR_FLOAT)                                      \
+  template <> struct ref<tx::op::OP> {                                                     \
+    static constexpr int arity = 2;                                                        \
+    template <class T> static domain dom() { return is_int<T> ? full_int_range<T>() : domain{-3, 3}; } \
+    template <class T> static ld f(T a, T b) {                                             \
+      if constexpr (is_int<T>) {                                                           \
+        const i128 x = a, y = b;                                                       \
+        return static_cast<ld>(wrap<T>(EXPR_INT));                                         \
+      } else {                                                                             \
+        const ld x = wide(a), y = wide(b);                                                 \
+        return EXPR_FLOAT;                                                                 \
+      }                                                                                    \
+    }                                                                                      \
+  };
+TEST_WRAPPING_BINARY(add, x + y, x + y)
+TEST_WRAPPING_BINARY(subtract, x - y, x - y)
+TEST_WRAPPING_BINARY(multiply, x * y, x * y)
+#undef TEST_WRAPPING_BINARY
+
+template <> struct ref<tx::op::divide> {
+  static constexpr int arity = 2;
+  template <class T> static domain dom() { return is_int<T> ? domain{-20, 20} : domain{-3, 3}; }
+  template <class T> static ld f(T a, T b) {
+    if constexpr (is_int<T>) {
+      if (b == 0) return 0;  // documented: x / 0 == 0
+      const i128 q = static_cast<i128>(a) / static_cast<i128>(b);
+      return static_cast<ld>(wrap<T>(q));  // min / -1 wraps to min
+    } else {
+      return wide(a) / wide(b);
+    }
+  }
+};
+template <> struct ref<tx::op::maximum> {
+  static constexpr int arity = 2;
+  template <class T> static domain dom() { return {-3, 3}; }
+  template <class T> static ld f(T a, T b) {
+    const ld x = wide(a), y = wide(b);
+    if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<ld>::quiet_NaN();
+    return std::fmax(x, y);
+  }
+};
+template <> struct ref<tx::op::minimum> {
+  static constexpr int arity = 2;
+  template <class T> static domain dom() { return {-3, 3}; }
+  template <class T> static ld f(T a, T b) {
+    const ld x = wide(a), y = wide(b);
+    if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<ld>::quiet_NaN();
+    return std::fmin(x, y);
+  }
+};
+template <> struct ref<tx::op::pow> {
+  static constexpr int arity = 2;
+  template <class T> static domain dom() { return {0.25, 3}; }
+  template <class T> static ld f(T a, T b) { return std::pow(wide(a), wide(b)); }
+};
+template <> struct ref<tx::op::elu> {
+  static constexpr int arity = 2;  // (x, alpha)
+  template <class T> static domain dom() { return {-4, 2}; }
+  template <class T> static ld f(T x, T alpha) { return wide(x) > 0 ? wide(x) : wide(alpha) * std::expm1(wide(x)); }
+};
+
+#define TEST_UNARY(OP, LO, HI, EXPR)                                                        \
+  template <> struct ref<tx::op::OP> {                                                     \
+    static constexpr int arity = 1;                                                        \
+    template <class T> static domain dom() { return {LO, HI}; }                            \
+    template <class T> static ld f(T a) {                                                  \
+      const ld x = wide(a);                                                                \
+      return EXPR;                                                                         \
+    }                                                                                      \
+  };
+TEST_UNARY(exp, -5, 5, std::exp(x))
+TEST_UNARY(log, 0.01, 50, std::log(x))
+TEST_UNARY(sqrt, 0, 50, std::sqrt(x))
+TEST_UNARY(tanh, -5, 5, std::tanh(x))
+TEST_UNARY(sigmoid, -20, 20, 1 / (1 + std::exp(-x)))
+#undef TEST_UNARY
+
+template <> struct ref<tx::op::negate> {
+  static constexpr int arity = 1;
+  template <class T> static domain dom() { return is_int<T> ? full_int_range<T>() : domain{-3, 3}; }
+  template <class T> static ld f(T a) {
+    if constexpr (is_int<T>) return static_cast<ld>(wrap<T>(-static_cast<i128>(a)));
+    else return -wide(a);
+  }
+};
+template <> struct ref<tx::op::abs> {
+  static constexpr int arity = 1;
+  template <class T> static domain dom() { return is_int<T> ? full_int_range<T>() : domain{-3, 3}; }
+  template <class T> static ld f(T a) {
+    if constexpr (is_int<T>) return static_cast<ld>(wrap<T>(a < 0 ? -static_cast<i128>(a) : static_cast<i128>(a)));
+    else return std::fabs(wide(a));
+  }
+};
+template <> struct ref<tx::op::relu> {
+  static constexpr int arity = 1;
+  template <class T> static domain dom() { return {-3, 3}; }
+  template <class T> static ld f(T a) {
+    const ld x = wide(a);
+    if (std::isnan(x)) return x;
+    return x > 0 ? x : 0;
+  }
+};
+
+#define TEST_PREDICATE(OP, EXPR)                                                            \
+  template <> struct ref<tx::op::OP> {                                                     \
+    static constexpr int arity = 2;                                                        \
+    static constexpr bool predicate = true;                                                \
+    template <class T> static domain dom() { return {-2, 2}; }                             \
+    template <class T> static ld f(T a, T b) {                                             \
+      const ld x = wide(a), y = wide(b);                                                   \
+      return (EXPR) ? 1 : 0;                                                               \
+    }                                                                                      \
+  };
+TEST_PREDICATE(equal, x == y)
+TEST_PREDICATE(not_equal, x != y)
+TEST_PREDICATE(less, x < y)
+TEST_PREDICATE(less_equal, x <= y)
+TEST_PREDICATE(greater, x > y)
+TEST_PREDICATE(greater_equal, x >= y)
+TEST_PREDICATE(logical_and, x != 0 && y != 0)
+TEST_PREDICATE(logical_or, x != 0 || y != 0)
+#undef TEST_PREDICATE
+
+template <> struct ref<tx::op::logical_not> {
+  static constexpr int arity = 1;
+  static constexpr bool predicate = true;
+  template <class T> static domain dom() { return {0, 1}; }
+  template <class T> static ld f(T a) { return wide(a) == 0 ? 1 : 0; }
+};
+
+/// Documented conversion semantics: float to integer truncates, saturates, NaN -> 0; x -> bool is x != 0;
+/// 16-bit floats round to nearest even.
+template <class To> ld convert_ref(ld x) {
+  if constexpr (std::is_same_v<To, bool>) return x != 0 ? 1 : 0;
+  else if constexpr (is_int<To>) {
+    if (std::isnan(x)) return 0;
+    const ld lo = static_cast<ld>(std::numeric_limits<To>::min()), hi = static_cast<ld>(std::numeric_limits<To>::max());
+    if (x <= lo) return lo;
+    if (x >= hi) return hi;
+    return std::trunc(x);
+  } else if constexpr (std::is_same_v<To, tx::half> || std::is_same_v<To, tx::bfloat16>) {
+    constexpr int mant = std::is_same_v<To, tx::half> ? 10 : 7;
+    constexpr int emin = std::is_same_v<To, tx::half> ? -14 : -126;
+    const ld maxv = std::is_same_v<To, tx::half> ? 65504.0L : static_cast<ld>(std::numeric_limits<float>::max());
+    if (std::isnan(x) || std::isinf(x) || x == 0) return x;
+    const ld ax = std::fabs(x);
+    int e = std::ilogb(ax);
+    if (e < emin) e = emin;
+    const ld ulp = std::ldexp(1.0L, e - mant);
+    const ld r = std::nearbyint(ax / ulp) * ulp;  // default rounding mode: ties to even
+    const ld limit = maxv + std::ldexp(1.0L, std::ilogb(maxv) - mant - 1);  // halfway to the next power
+    if (ax >= limit) return std::copysign(std::numeric_limits<ld>::infinity(), x);
+    return std::copysign(r > maxv ? maxv : r, x);
+  } else {
+    return static_cast<ld>(static_cast<To>(x));
+  }
+}
+
+} // namespace test

@@ -1,0 +1,99 @@
+// Test helpers: deterministic random tensors, long double references and tolerance checks.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <texpr/texpr.hpp>
+
+namespace tx = texpr;
+
+namespace test {
+
+using ld = long double;
+__extension__ typedef __int128 i128;           // exact references for 64-bit wrap-around
+__extension__ typedef unsigned __int128 u128;
+
+/// Deterministic generator shared by the tests (fixed seed per call site).
+inline std::mt19937_64& rng(std::uint64_t seed = 0) {
+  static std::mt19937_64 g(12345);
+  if (seed) g.seed(seed);
+  return g;
+}
+
+/// Uniform value of dtype T in [lo, hi] (integers inclusive).
+template <class T> T uniform(double lo, double hi) {
+  if constexpr (std::is_same_v<T, bool>) return std::uniform_int_distribution<int>(0, 1)(rng()) == 1;
+  else if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(std::uniform_int_distribution<long long>(static_cast<long long>(lo), static_cast<long long>(hi))(rng()));
+  else if constexpr (tx::is_float16_v<T>) return T(static_cast<float>(std::uniform_real_distribution<double>(lo, hi)(rng())));
+  else return static_cast<T>(std::uniform_real_distribution<double>(lo, hi)(rng()));
+}
+
+/// A host tensor of the given shape filled with uniform values.
+template <class T, std::size_t R> tx::tensor<T, R> random(const tx::shape_t<R>& shape, double lo = -2, double hi = 2) {
+  tx::tensor<T, R> t(shape);
+  for (tx::index_t i = 0; i < t.size(); ++i) t.data()[i] = uniform<T>(lo, hi);
+  return t;
+}
+
+/// Widens any dtype to long double for references.
+template <class T> ld wide(T x) {
+  if constexpr (tx::is_float16_v<T>) return static_cast<ld>(static_cast<float>(x));
+  else return static_cast<ld>(x);
+}
+
+/// Relative tolerance used when comparing dtype T against a long double reference.
+template <class T> ld tolerance() {
+  if constexpr (std::is_same_v<T, float>) return 4e-6L;
+  else if constexpr (std::is_same_v<T, double>) return 1e-13L;
+  else if constexpr (std::is_same_v<T, tx::half>) return 2e-3L;
+  else if constexpr (std::is_same_v<T, tx::bfloat16>) return 1.6e-2L;
+  else return 0;  // integers and bool are exact
+}
+
+/// True when got matches the reference within tolerance (NaN matches NaN, infinities must match).
+template <class T> bool close(T got, ld want, ld scale = 1, ld tol = tolerance<T>()) {
+  const ld g = wide(got);
+  if (std::isnan(want)) return std::isnan(g);
+  if (std::isinf(want)) return g == want;
+  if (tol == 0) return g == want;
+  return std::fabs(g - want) <= tol * std::max<ld>({std::fabs(want), scale, ld(1e-30)});
+}
+
+/// Two's-complement wrap of a wide integer into T (the reference for texpr's integer semantics).
+template <class T> T wrap(i128 v) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<u128>(v)));
+}
+
+/// Row-major multi-index of linear index i in shape s.
+template <std::size_t R> std::array<tx::index_t, R> unravel(tx::index_t i, const tx::shape_t<R>& s) {
+  std::array<tx::index_t, R> idx{};
+  for (std::size_t d = R; d-- > 0;) {
+    idx[d] = s[d] ? i % s[d] : 0;
+    i = s[d] ? i / s[d] : 0;
+  }
+  return idx;
+}
+
+/// Element of t at the broadcast position of output index idx (NumPy rules).
+template <class T, std::size_t R, std::size_t RO>
+T at_broadcast(const tx::tensor<T, R>& t, const std::array<tx::index_t, RO>& idx) {
+  tx::index_t off = 0;
+  for (std::size_t d = 0; d < R; ++d) {
+    const tx::index_t e = t.shape()[d];
+    const tx::index_t i = idx[d + RO - R];
+    off = off * e + (e == 1 ? 0 : i);
+  }
+  return t.data()[off];
+}
+
+} // namespace test

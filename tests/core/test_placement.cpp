@@ -1,0 +1,83 @@
+// Placement: compile-time promises (static_assert) and the runtime report.
+#include "support.hpp"
+
+namespace {
+
+using hf = tx::tensor<float, 2, tx::host>;
+using cf = tx::tensor<float, 2, tx::cuda>;
+using ci64 = tx::tensor<std::int64_t, 2, tx::cuda>;
+using hi32 = tx::tensor<std::int32_t, 2, tx::host>;
+using ch = tx::tensor<tx::half, 2, tx::cuda>;
+using cd = tx::tensor<double, 2, tx::cuda>;
+
+// Graph types built from declval: the cuda types and registry are visible to any compiler.
+template <class T> T& make();
+
+using float_graph_host = decltype(tx::mean(tx::elu(tx::matmul(make<hf>(), make<hf>()) + make<hf>()), 0));
+using float_graph_cuda = decltype(tx::mean(tx::elu(tx::matmul(make<cf>(), make<cf>()) + make<cf>()), 0));
+using int_matmul_cuda = decltype(tx::matmul(make<ci64>(), make<ci64>()));
+using int_mean_host = decltype(tx::mean(make<hi32>()));
+using half_graph_cuda = decltype(tx::sum(tx::matmul(make<ch>(), make<ch>()) * 2.0f, 1));
+using double_graph_cuda = decltype(tx::matmul(make<cd>(), make<cd>()));
+
+static_assert(tx::runs_on<float_graph_host, tx::host>);
+static_assert(!tx::runs_on<float_graph_host, tx::cuda>);  // host leaves are not readable by cuda
+static_assert(tx::runs_on<float_graph_cuda, tx::cuda>);
+static_assert(!tx::runs_on<float_graph_cuda, tx::host>);
+static_assert(!tx::runs_on<int_matmul_cuda, tx::cuda>);
+static_assert(std::is_same_v<tx::first_offender_t<int_matmul_cuda, tx::cuda>,
+                             tx::diagnostic::no_kernel<tx::op::matmul, tx::dtype::int64, tx::cuda>>);
+static_assert(!tx::runs_on<int_mean_host, tx::host>);  // integer mean is not registered: cast first
+static_assert(tx::runs_on<decltype(tx::mean(tx::cast<double>(make<hi32>()))), tx::host>);
+static_assert(tx::runs_on<half_graph_cuda, tx::cuda>);
+static_assert(!tx::runs_on<decltype(tx::matmul(make<ch>(), make<ch>())), tx::host>);
+static_assert(tx::runs_on<double_graph_cuda, tx::cuda>);  // unless a user forbids it (see test_user_kernel)
+
+static_assert(tx::has_kernel<tx::op::matmul, float, tx::cuda>);
+static_assert(!tx::has_kernel<tx::op::matmul, std::int32_t, tx::cuda>);
+static_assert(tx::has_kernel<tx::op::matmul, std::int32_t, tx::host>);
+static_assert(!tx::has_kernel<tx::op::exp, std::int32_t, tx::host>);
+static_assert(tx::has_kernel<tx::op::mean, tx::bfloat16, tx::cuda>);
+
+// The first offender is the first node evaluation reaches (post-order), so a deeper node is named first.
+using two_bad = decltype(tx::mean(tx::matmul(make<ci64>(), make<ci64>())));
+static_assert(std::is_same_v<tx::first_offender_t<two_bad, tx::cuda>,
+                             tx::diagnostic::no_kernel<tx::op::matmul, tx::dtype::int64, tx::cuda>>);
+using leaf_bad = decltype(make<cf>() + make<cf>());
+static_assert(std::is_same_v<tx::first_offender_t<leaf_bad, tx::host>,
+                             tx::diagnostic::operand_on_other_backend<tx::cuda, tx::host>>);
+
+} // namespace
+
+TEST_CASE("require_on returns its argument unchanged") {
+  hf a({2, 2}, {1, 2, 3, 4});
+  auto e = tx::require_on<tx::host>(a * 2.0f);
+  tx::tensor<float, 2> r = e;
+  CHECK(r(1, 1) == 8.0f);
+  const hf& same = tx::require_on<tx::host>(a);
+  CHECK(&same == &a);
+}
+
+TEST_CASE("placement prints one line per node with op, dtype, shape, backend and kernel") {
+  hf x({64, 784}), w({784, 256}), b({1, 256});
+  auto g = tx::mean(tx::elu(tx::matmul(x, w) + b), 0);
+  const std::string report = tx::placement(g);
+  INFO(report);
+  CHECK(report.find("texpr placement on host") == 0);
+  CHECK(report.find("mean") != std::string::npos);
+  CHECK(report.find("pairwise_reduce") != std::string::npos);
+  CHECK(report.find("elu") != std::string::npos);
+  CHECK(report.find("matmul                   float32  (64, 256)") != std::string::npos);
+  CHECK(report.find("blocked_gemm") != std::string::npos);
+  CHECK(report.find("(784, 256)") != std::string::npos);
+  CHECK(report.find("ERROR") == std::string::npos);
+  // 1 header line + 1 column line + 8 nodes: mean, elu, add, matmul, x, w, b, scalar alpha.
+  CHECK(std::count(report.begin(), report.end(), '\n') == 10);
+  // Asked about cuda, the same graph reports the host leaves it cannot read.
+  const std::string on_cuda = tx::placement<tx::cuda>(g);
+  CHECK(on_cuda.find("DOES NOT RUN") != std::string::npos);
+  CHECK(on_cuda.find("ERROR: lives on host") != std::string::npos);
+  const std::string int_mm = tx::placement<tx::cuda>(tx::matmul(tx::cast<std::int64_t>(x), tx::cast<std::int64_t>(w)));
+  CHECK(int_mm.find("ERROR: no kernel") != std::string::npos);
+  CHECK(int_mm.find("cast<int64>") != std::string::npos);
+}
