@@ -146,7 +146,9 @@ auto backprop_operand(const map_expr<Op, C...>& n, const G& g, grad_builder& b) 
     return no_gradient{};
   } else {
     auto local = std::apply(
-        [&](const auto&... x) { return gradient_rule<Op>::template partial<I>(g, memoize(n, b.memo), memoize(x, b.memo)...); },
+        // The result goes in as a memo: rules that use it (exp, tanh, sigmoid, sqrt, elu) read it from memory,
+        // shared with the forward pass, instead of evaluating the transcendental function again.
+        [&](const auto&... x) { return gradient_rule<Op>::template partial<I>(g, memo_operand(n, b.memo), memoize(x, b.memo)...); },
         n.operands());
     return flow<Tag>(std::get<I>(n.operands()), std::move(local), b);
   }
@@ -211,6 +213,13 @@ auto backprop_reduce_axis(const reduce_axis_expr<Op, C>& n, const G& g, grad_bui
   }
 }
 
+// The gradient flowing into operand X of a matmul: a memo (every parameter below X reads it), except when
+// X is a leaf, whose gradient has one reader and is best evaluated straight into the result.
+template <class X, class N, class E> auto shared_unless_leaf(const N& n, memo_table::kind k, E e, grad_builder& b) {
+  if constexpr (is_plain_leaf_v<X>) return e;
+  else return b.memo.wrap(n, k, std::move(e));
+}
+
 // C = A B: dA = dC B^T, dB = A^T dC (summed over the batch for a rank-2 operand of a batched product).
 // dC and both products are memos, shared by every parameter's walk.
 template <class Tag, class A, class B, class G> auto backprop_matmul(const matmul_expr<A, B>& n, const G& g, grad_builder& b) {
@@ -224,8 +233,8 @@ template <class Tag, class A, class B, class G> auto backprop_matmul(const matmu
       return no_gradient{};
     } else {
       using MB = decltype(memo_operand(*pb, b.memo));
-      auto ga = b.memo.wrap(n, memo_table::kind::operand_gradient_0,
-                            gemm_expr<decltype(gm), MB, false, true>(gm, memo_operand(*pb, b.memo)));
+      auto ga = shared_unless_leaf<A>(n, memo_table::kind::operand_gradient_0,
+                                      gemm_expr<decltype(gm), MB, false, true>(gm, memo_operand(*pb, b.memo)), b);
       if constexpr (A::rank < N::rank) return flow<Tag>(*pa, sum(std::move(ga), 0), b);
       else return flow<Tag>(*pa, std::move(ga), b);
     }
@@ -235,8 +244,8 @@ template <class Tag, class A, class B, class G> auto backprop_matmul(const matmu
       return no_gradient{};
     } else {
       using MA = decltype(memo_operand(*pa, b.memo));
-      auto gb = b.memo.wrap(n, memo_table::kind::operand_gradient_1,
-                            gemm_expr<MA, decltype(gm), true, false>(memo_operand(*pa, b.memo), gm));
+      auto gb = shared_unless_leaf<B>(n, memo_table::kind::operand_gradient_1,
+                                      gemm_expr<MA, decltype(gm), true, false>(memo_operand(*pa, b.memo), gm), b);
       if constexpr (B::rank < N::rank) return flow<Tag>(*pb, sum(std::move(gb), 0), b);
       else return flow<Tag>(*pb, std::move(gb), b);
     }

@@ -99,12 +99,13 @@ template <> struct gradient_rule<op::pow> {
     else return g * out * log(a);
   }
 };
-/// d elu(x, alpha) = g for x > 0, g alpha e^x otherwise; with respect to alpha: g (e^x - 1) for x <= 0.
+/// d elu(x, alpha) = g for x > 0, g alpha e^x = g (out + alpha) otherwise (no exp: out is read from memory);
+/// with respect to alpha: g (e^x - 1) = g out / alpha for x <= 0.
 template <> struct gradient_rule<op::elu> {
   template <std::size_t I, class G, class Out, class X, class Alpha>
-  static auto partial(const G& g, const Out&, const X& x, const Alpha& alpha) {
-    if constexpr (I == 0) return where(x > 0, g, detail::mul(detail::mul(g, alpha), exp(x)));
-    else return where(x > 0, 0, g * (exp(x) - 1));
+  static auto partial(const G& g, const Out& out, const X& x, const Alpha& alpha) {
+    if constexpr (I == 0) return where(x > 0, g, g * (out + alpha));
+    else return where(x > 0, 0, g * exp(x) - g);
   }
 };
 /// d(-x) = -g.

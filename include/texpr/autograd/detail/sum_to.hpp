@@ -45,7 +45,9 @@ template <class C, std::size_t R, class Backend> class sum_to_expr : public expr
   using backend = Backend;
   using children = type_list<C>;
   static constexpr std::size_t rank = R;
-  static constexpr bool is_elementwise = true;
+  /// Fuses like its child: over an elementwise child it is read through accessors; over a matmul (say) it
+  /// evaluates the child straight into the destination when nothing needs summing.
+  static constexpr bool is_elementwise = C::is_elementwise;
 
   /// Validates that c's shape broadcasts from, or sums to, target; throws shape_error naming both.
   sum_to_expr(C c, const shape_t<R>& target) : c_(std::move(c)), shape_(target) {
@@ -77,6 +79,15 @@ template <class C, std::size_t R, class Backend> class sum_to_expr : public expr
     } else {
       return summed(out, ctx);
     }
+  }
+  template <class T, class B> void evaluate_into(const view<T, R, B>& dest, context<B>& ctx) const {
+    if constexpr (rc == R) {
+      if (!needs_sum() && c_.shape() == dest.shape()) {
+        detail::evaluate_into(dest, c_, ctx);  // qualified: the member would hide it
+        return;
+      }
+    }
+    executor<B>::assign(dest, accessor(dest.shape(), ctx), ctx);
   }
   template <class F> void for_each_child(F&& f) const { f(c_); }
   template <class F> void for_each_leaf(F&& f, bool) const { c_.for_each_leaf(f, false); }

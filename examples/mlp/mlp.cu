@@ -1,0 +1,2 @@
+// The CUDA build of the MLP example: the same source, compiled by nvcc, trains on the GPU.
+#include "mlp.cpp"
