@@ -1,0 +1,71 @@
+// tx::to_device and tx::to_host: the only copies between host and device memory, always explicit.
+#pragma once
+
+#if defined(__CUDACC__)
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "texpr/backend/cuda/memory.hpp"
+#include "texpr/core/backend.hpp"
+#include "texpr/core/stream.hpp"
+#include "texpr/eval/assign.hpp"
+#include "texpr/tensor/tensor.hpp"
+#include "texpr/tensor/view.hpp"
+
+namespace texpr {
+
+/// Copies a host tensor into a new device tensor allocated on `stream` (enqueued; returns once the source
+/// may be reused, since host tensors are pageable memory).
+template <class T, std::size_t R>
+tensor<T, R, cuda> to_device(const tensor<T, R, host>& t, stream_t stream = nullptr) {
+  tensor<T, R, cuda> d;
+  d.allocate_uninitialized(t.shape(), stream);
+  detail::memory<cuda>::copy_from_host(d.data(), t.data(), sizeof(T) * static_cast<std::size_t>(t.size()), stream);
+  return d;
+}
+
+/// Copies a (possibly strided) host view into a new contiguous device tensor.
+template <class T, std::size_t R>
+tensor<std::remove_const_t<T>, R, cuda> to_device(const view<T, R, host>& v, stream_t stream = nullptr) {
+  using V = std::remove_const_t<T>;
+  if (v.is_contiguous()) {
+    tensor<V, R, cuda> d;
+    d.allocate_uninitialized(v.shape(), stream);
+    detail::memory<cuda>::copy_from_host(d.data(), v.data(), sizeof(V) * static_cast<std::size_t>(v.size()), stream);
+    return d;
+  }
+  const tensor<V, R, host> packed(v);  // gather on the host first: one contiguous transfer
+  return to_device(packed, stream);
+}
+
+/// Copies a device tensor to a new host tensor; waits for the tensor's stream (an explicit host read).
+template <class T, std::size_t R> tensor<T, R, host> to_host(const tensor<T, R, cuda>& t) {
+  tensor<T, R, host> h;
+  h.allocate_uninitialized(t.shape(), nullptr);
+  detail::memory<cuda>::copy_to_host(h.data(), t.data(), sizeof(T) * static_cast<std::size_t>(t.size()), t.stream());
+  return h;
+}
+
+/// Evaluates a device expression (or strided device view) on `stream` and copies the result to the host.
+template <operand E>
+  requires(!is_tensor_v<E> && std::is_same_v<typename detail::captured_t<E>::backend, cuda>)
+auto to_host(E&& e, stream_t stream = nullptr) {
+  using N = detail::captured_t<E>;
+  using T = typename N::value_type;
+  if constexpr (is_view_v<E>) {
+    if (e.is_contiguous()) {
+      tensor<T, N::rank, host> h;
+      h.allocate_uninitialized(e.shape(), nullptr);
+      detail::memory<cuda>::copy_to_host(h.data(), e.data(), sizeof(T) * static_cast<std::size_t>(e.size()), stream);
+      return h;
+    }
+  }
+  const tensor<T, N::rank, cuda> d(std::forward<E>(e), stream);
+  return to_host(d);
+}
+
+} // namespace texpr
+
+#endif // __CUDACC__
