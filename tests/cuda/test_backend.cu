@@ -1,0 +1,279 @@
+// The cuda backend beyond the registry table: device info, streams (and that evaluation never waits for
+// the device), errors (out of memory, shapes), views over foreign device memory, strided and aliased
+// destinations, empty inputs, TF32 and half/bfloat16 matmul at larger sizes.
+#include "cuda/support.cuh"
+
+#include <thrust/device_vector.h>
+
+#include <chrono>
+#include <string>
+
+namespace {
+
+using cutest::dev;
+using test::ld;
+
+__global__ void spin_until(volatile int* flag, long long max_cycles) {
+  const long long start = clock64();
+  while (*flag == 0 && clock64() - start < max_cycles) {
+  }
+}
+
+struct stream_guard {
+  cudaStream_t s = nullptr;
+  stream_guard() { TEXPR_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~stream_guard() { (void)cudaStreamDestroy(s); }
+};
+
+} // namespace
+
+TEST_CASE("cuda_device_info describes the current device") {
+  REQUIRE(tx::cuda_device_available());
+  CHECK(tx::cuda_unavailable_reason().empty());
+  const auto info = tx::cuda_device_info();
+  MESSAGE("device: ", info.name, " sm_", info.major, info.minor, ", ", info.multiprocessors, " SMs, ",
+          info.total_memory >> 20, " MiB, fp32/fp64 ratio ", info.fp32_to_fp64_ratio);
+  CHECK(!info.name.empty());
+  CHECK(info.major >= 5);
+  CHECK(info.total_memory > 0);
+  CHECK(info.multiprocessors > 0);
+  CHECK(info.fp64_full_rate == (info.fp32_to_fp64_ratio > 0 && info.fp32_to_fp64_ratio <= 2));
+  CHECK_THROWS_AS(tx::cuda_device_info(tx::cuda_device_count()), tx::cuda_error);
+}
+
+TEST_CASE("a fused graph with a reduction inside runs on the device") {
+  auto h = test::random<float, 2>({37, 129});
+  auto x = dev(h);
+  auto graph = tx::sigmoid(x - tx::mean(x)) * 2.0f + tx::sum(x, 0);
+  static_assert(tx::runs_on<decltype(graph), tx::cuda>);
+  const std::string report = tx::placement(graph);
+  CHECK(report.find("fused_elementwise") != std::string::npos);
+  CHECK(report.find("cub_reduce") != std::string::npos);
+  const auto got = tx::to_host(graph);
+  ld mean = 0;
+  for (tx::index_t i = 0; i < h.size(); ++i) mean += h.data()[i];
+  mean /= static_cast<ld>(h.size());
+  for (tx::index_t i = 0; i < 37; ++i)
+    for (tx::index_t j = 0; j < 129; ++j) {
+      ld col = 0;
+      for (tx::index_t r = 0; r < 37; ++r) col += h(r, j);
+      const ld want = 2 / (1 + std::exp(-(h(i, j) - mean))) + col;
+      REQUIRE(test::close(got(i, j), want, 37));
+    }
+}
+
+TEST_CASE("destinations: strided views, unaligned views, in-place updates and aliasing") {
+  auto ha = test::random<float, 2>({64, 48});
+  auto a = dev(ha);
+  SUBCASE("in place: a = a * 2 + 1 reads each element where it writes it") {
+    a = a * 2.0f + 1.0f;
+    const auto got = tx::to_host(a);
+    for (tx::index_t i = 0; i < ha.size(); ++i) REQUIRE(got.data()[i] == ha.data()[i] * 2.0f + 1.0f);
+  }
+  SUBCASE("a square transpose into itself goes through a temporary") {
+    auto hs = test::random<float, 2>({33, 33});
+    auto s = dev(hs);
+    const tx::view<float, 2, tx::cuda> st(s.data(), {33, 33}, {1, 33});
+    s = st + 0.0f;
+    const auto got = tx::to_host(s);
+    for (tx::index_t i = 0; i < 33; ++i)
+      for (tx::index_t j = 0; j < 33; ++j) REQUIRE(got(i, j) == hs(j, i));
+  }
+  SUBCASE("writing through a strided view (every other column)") {
+    tx::view<float, 2, tx::cuda> every_other(a.data(), {64, 24}, {48, 2});
+    every_other = every_other * 0.0f + tx::max(every_other, 0) * 0.0f + 5.0f;  // reads it through a reduction: buffered
+    const auto got = tx::to_host(a);
+    for (tx::index_t i = 0; i < 64; ++i)
+      for (tx::index_t j = 0; j < 48; ++j) REQUIRE(got(i, j) == (j % 2 == 0 ? 5.0f : ha(i, j)));
+  }
+  SUBCASE("an axis reduction into a strided view is buffered") {
+    tx::tensor<float, 2, tx::cuda> out(tx::shape_t<2>{48, 2});
+    tx::view<float, 1, tx::cuda> col0(out.data(), {48}, {2});
+    col0 = tx::max(a, 0);
+    const auto got = tx::to_host(out);
+    for (tx::index_t j = 0; j < 48; ++j) {
+      float m = ha(0, j);
+      for (tx::index_t i = 1; i < 64; ++i) m = std::max(m, ha(i, j));
+      REQUIRE(got(j, 0) == m);
+      REQUIRE(got(j, 1) == 0.0f);
+    }
+  }
+  SUBCASE("unaligned leaves and destination take the scalar path") {
+    const tx::view<const float, 1, tx::cuda> src(a.data() + 1, {1001});
+    tx::tensor<float, 1, tx::cuda> buf(tx::shape_t<1>{1003});
+    tx::view<float, 1, tx::cuda> dst(buf.data() + 1, {1001});
+    dst = tx::exp(src);
+    const auto got = tx::to_host(buf);
+    for (tx::index_t i = 0; i < 1001; ++i) REQUIRE(test::close(got(i + 1), std::exp(test::wide(ha.data()[i + 1]))));
+    CHECK(got(0) == 0.0f);
+    CHECK(got(1002) == 0.0f);
+  }
+}
+
+TEST_CASE("empty inputs and rank-0 results") {
+  tx::tensor<float, 2, tx::cuda> e(tx::shape_t<2>{0, 5});
+  CHECK(tx::sum(e).item() == 0.0f);
+  CHECK(std::isnan(tx::mean(e).item()));
+  CHECK(tx::prod(e).item() == 1.0f);
+  CHECK_THROWS_AS(tx::max(e).item(), tx::shape_error);
+  const auto s0 = tx::to_host(tx::sum(e, 0));
+  REQUIRE(s0.shape() == tx::shape_t<1>{5});
+  for (tx::index_t j = 0; j < 5; ++j) CHECK(s0(j) == 0.0f);
+  CHECK(tx::to_host(tx::sum(e, 1)).size() == 0);
+  tx::tensor<float, 2, tx::cuda> f = tx::exp(e);
+  CHECK(f.size() == 0);
+  auto h = test::random<double, 1>({5});
+  auto d = dev(h);
+  tx::tensor<double, 0, tx::cuda> r = tx::sum(d) * 2.0;
+  CHECK(test::close(tx::to_host(r)(), 2 * (test::wide(h(0)) + h(1) + h(2) + h(3) + h(4))));
+}
+
+TEST_CASE("user streams: every step is enqueued on the stream and nothing waits for the device") {
+  stream_guard sg;
+  const tx::stream_t s = sg.s;
+  auto ha = test::random<float, 2>({256, 256});
+  auto a = tx::to_device(ha, s);
+  // warm up: kernels, cuBLAS handle and pool on this stream (first uses may synchronise once)
+  {
+    tx::tensor<float, 2, tx::cuda> w(tx::matmul(a, a) + tx::sum(a, 0), s);
+    tx::tensor<float, 0, tx::cuda> m(tx::mean(tx::exp(a)), s);
+    (void)tx::to_host(m);
+  }
+  int* flag = nullptr;
+  TEXPR_CUDA_CHECK(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped));
+  *flag = 0;
+  int* dflag = nullptr;
+  TEXPR_CUDA_CHECK(cudaHostGetDevicePointer(&dflag, flag, 0));
+  spin_until<<<1, 1, 0, s>>>(dflag, 20'000'000'000LL);  // blocks the stream ~10 s unless released
+  TEXPR_CUDA_CHECK_LAUNCH();
+  const auto t0 = std::chrono::steady_clock::now();
+  tx::tensor<float, 2, tx::cuda> c(tx::matmul(a, a) + tx::sum(a, 0), s);
+  tx::tensor<float, 0, tx::cuda> m(tx::mean(tx::exp(a)), s);
+  tx::tensor<float, 1, tx::cuda> mx(tx::max(c, 1), s);
+  const double enqueue_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  *flag = 1;  // release the stream
+  MESSAGE("enqueueing matmul + axis sum + mean + max took ", enqueue_s * 1e3, " ms behind a blocked stream");
+  CHECK(enqueue_s < 2.0);
+  CHECK(c.stream() == s);
+  const auto hc = tx::to_host(c);  // waits for s
+  const float hm = tx::to_host(m)();
+  TEXPR_CUDA_CHECK(cudaFreeHost(flag));
+  ld me = 0;
+  for (tx::index_t i = 0; i < ha.size(); ++i) me += std::exp(test::wide(ha.data()[i]));
+  CHECK(test::close(hm, me / static_cast<ld>(ha.size()), 1));
+  for (tx::index_t i : {0, 17, 255})
+    for (tx::index_t j : {0, 100, 255}) {
+      ld v = 0, mag = 0;
+      for (tx::index_t p = 0; p < 256; ++p) {
+        v += test::wide(ha(i, p)) * ha(p, j);
+        mag += std::fabs(test::wide(ha(i, p)) * ha(p, j));
+      }
+      for (tx::index_t r = 0; r < 256; ++r) v += ha(r, j);
+      REQUIRE(test::close(hc(i, j), v, mag + 256));
+    }
+}
+
+TEST_CASE("errors: out of memory throws cuda_error and leaves tensors intact; shapes are checked") {
+  auto h = test::random<float, 1>({1000});
+  auto keep = dev(h);
+  SUBCASE("a huge new tensor") {
+    try {
+      tx::tensor<float, 1, tx::cuda> huge(tx::shape_t<1>{tx::index_t(1) << 42});  // 16 TiB
+      FAIL("allocating 16 TiB succeeded");
+    } catch (const tx::cuda_error& e) {
+      const std::string what = e.what();
+      MESSAGE(what);
+      CHECK(what.find("cudaMallocAsync") != std::string::npos);
+      CHECK(what.find("cudaErrorMemoryAllocation") != std::string::npos);
+      CHECK(e.line() > 0);
+    }
+  }
+  SUBCASE("re-allocating an existing tensor") {
+    CHECK_THROWS_AS(keep.allocate_uninitialized(tx::shape_t<1>{tx::index_t(1) << 42}, nullptr), tx::cuda_error);
+    REQUIRE(keep.size() == 1000);
+  }
+  // the tensor is untouched and the device still works (the error did not stick)
+  const auto back = tx::to_host(keep * 1.0f);
+  for (tx::index_t i = 0; i < 1000; ++i) REQUIRE(back(i) == h(i));
+  tx::tensor<float, 2, tx::cuda> a(tx::shape_t<2>{3, 4}), b(tx::shape_t<2>{4, 3});
+  CHECK_THROWS_WITH_AS(a + b, doctest::Contains("LHS shape = (3, 4) RHS shape = (4, 3)"), tx::shape_error);
+  CHECK_THROWS_AS(tx::matmul(a, a), tx::shape_error);
+  CHECK_THROWS_AS(tx::sum(a, 2), tx::shape_error);
+  tx::tensor<float, 2, tx::cuda> c(tx::shape_t<2>{3, 3});
+  CHECK_THROWS_AS(c = a * 2.0f, tx::shape_error);
+}
+
+TEST_CASE("views over cudaMalloc memory and thrust::device_vector") {
+  SUBCASE("cudaMalloc") {
+    float* p = nullptr;
+    TEXPR_CUDA_CHECK(cudaMalloc(&p, 4 * 8 * sizeof(float)));
+    TEXPR_CUDA_CHECK(cudaMemset(p, 0, 4 * 8 * sizeof(float)));
+    tx::view<float, 2, tx::cuda> v(p, {4, 8});
+    auto h = test::random<float, 1>({8});
+    v = v + tx::exp(dev(h)) + 0.0f * tx::sum(v, 0);  // reads v through a reduction too: buffered
+    const auto got = tx::to_host(v);
+    for (tx::index_t i = 0; i < 4; ++i)
+      for (tx::index_t j = 0; j < 8; ++j) REQUIRE(test::close(got(i, j), std::exp(test::wide(h(j)))));
+    TEXPR_CUDA_CHECK(cudaFree(p));
+  }
+  SUBCASE("thrust::device_vector") {
+    thrust::device_vector<double> storage(300, 1.5);
+    tx::view<double, 2, tx::cuda> v(thrust::raw_pointer_cast(storage.data()), {10, 30});
+    v = v * 2.0 + 1.0;
+    const tx::view<const double, 2, tx::cuda> cv = v;
+    CHECK(tx::sum(cv).item() == 300 * 4.0);
+    CHECK(storage[299] == 4.0);
+    const auto col = tx::to_host(tx::mean(cv, 0));
+    for (tx::index_t j = 0; j < 30; ++j) CHECK(col(j) == 4.0);
+  }
+}
+
+TEST_CASE("matmul: half and bfloat16 at larger sizes, float with and without TF32, k = 0") {
+  auto a = test::random<float, 3>({4, 96, 512}, -1, 1);
+  auto b = test::random<float, 2>({512, 80}, -1, 1);
+  auto da = dev(a);
+  auto db = dev(b);
+  auto check = [&](const auto& got, ld tol) {
+    for (tx::index_t q = 0; q < 4; q += 3)
+      for (tx::index_t i = 0; i < 96; i += 19)
+        for (tx::index_t j = 0; j < 80; j += 13) {
+          ld s = 0, mag = 0;
+          for (tx::index_t p = 0; p < 512; ++p) {
+            const ld x = test::wide(got.a(q, i, p)), y = test::wide(got.b(p, j));
+            s += x * y;
+            mag += std::fabs(x * y);
+          }
+          REQUIRE_MESSAGE(test::close(got.c(q, i, j), s, mag, tol), "C(", q, ", ", i, ", ", j, ")");
+        }
+  };
+  auto run = [&](auto tag, ld tol) {
+    using T = decltype(tag);
+    struct result {
+      tx::tensor<T, 3> a;
+      tx::tensor<T, 2> b;
+      tx::tensor<T, 3> c;
+    };
+    auto ta = tx::to_host(tx::cast<T>(da));
+    auto tb = tx::to_host(tx::cast<T>(db));
+    auto tc = tx::to_host(tx::matmul(tx::cast<T>(da), tx::cast<T>(db)));
+    check(result{std::move(ta), std::move(tb), std::move(tc)}, tol);
+  };
+  SUBCASE("float, exact fp32") {
+    REQUIRE_FALSE(tx::cuda_tf32());
+    run(float{}, 1e-5L);
+  }
+  SUBCASE("float with TF32 opted in") {
+    tx::set_cuda_tf32(true);
+    run(float{}, 2e-3L);  // 10-bit mantissa products, fp32 accumulation
+    tx::set_cuda_tf32(false);
+  }
+  SUBCASE("double") { run(double{}, 1e-13L); }
+  SUBCASE("half, fp32 accumulation") { run(tx::half{}, test::tolerance<tx::half>()); }
+  SUBCASE("bfloat16, fp32 accumulation") { run(tx::bfloat16{}, test::tolerance<tx::bfloat16>()); }
+  SUBCASE("k = 0 gives zeros") {
+    tx::tensor<float, 2, tx::cuda> x(tx::shape_t<2>{3, 0}), y(tx::shape_t<2>{0, 4});
+    const auto z = tx::to_host(tx::matmul(x, y));
+    REQUIRE(z.shape() == tx::shape_t<2>{3, 4});
+    for (tx::index_t i = 0; i < z.size(); ++i) CHECK(z.data()[i] == 0.0f);
+  }
+}
