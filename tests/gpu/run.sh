@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Builds (sm_90) and runs every CUDA test, the CUDA example, compute-sanitizer memcheck on part of the test
+# program, the GPU benchmarks and the PyTorch comparison, in under 8 minutes on one H200 with no network.
+#
+# Prepare here:    bash tests/gpu/prepare.sh          (copies doctest.h into the git-ignored .gpu-carry/)
+# Device-tool call: run with carry [".gpu-carry"] and command `bash tests/gpu/run.sh` (timeout_s 540)
+#
+# The log goes to $OUT/gpu.log when $OUT is set (the device tool returns it), else build/gpu/gpu.log.
+# Exit status: 0 when every step passed, else the number of failed steps.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build="$root/build/gpu"
+logdir="${OUT:-$build}"
+mkdir -p "$build" "$logdir"
+log="$logdir/gpu.log"
+exec > >(tee "$log") 2>&1
+jobs=$(nproc 2>/dev/null || echo 8)
+failed=0
+start=$(date +%s)
+
+step() {  # step NAME TIMEOUT_S COMMAND...: runs one step, logs its status and time, counts failures
+  local name=$1 limit=$2
+  shift 2
+  local t0=$(date +%s)
+  echo "=== $name"
+  timeout "$limit" "$@"
+  local rc=$?
+  echo "=== $name: rc=$rc ($(( $(date +%s) - t0 )) s)"
+  if [ "$rc" -ne 0 ]; then failed=$((failed + 1)); fi
+  return 0
+}
+
+echo "texpr GPU run: $(date -u) on $(hostname)"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+nvcc --version | tail -1
+if [ ! -f "$root/.gpu-carry/doctest/doctest.h" ]; then
+  echo "missing .gpu-carry/doctest/doctest.h: run tests/gpu/prepare.sh and pass carry [\".gpu-carry\"]"
+  exit 1
+fi
+
+# The benchmark is built directly by nvcc, in parallel with the CMake build (the tests are only 3 translation
+# units), so this script does not depend on how bench/ is wired into CMake.
+( timeout 300 nvcc -std=c++20 -O3 -arch=sm_90 --expt-relaxed-constexpr -diag-suppress=186,1675 \
+    -I"$root/include" "$root/bench/gpu/bench.cu" -o "$build/texpr_gpu_bench" -lcublas >"$build/bench-build.log" 2>&1 ) &
+bench_build_pid=$!
+
+step configure 120 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DTEXPR_DOCTEST_INCLUDE_DIR="$root/.gpu-carry" -DTEXPR_BUILD_EXAMPLES=ON
+step build 330 cmake --build "$build" -j"$jobs" --target texpr_cuda_tests cuda_placement
+step tests 240 "$build/tests/cuda/texpr_cuda_tests" --duration=true
+step example 60 "$build/examples/cuda/cuda_placement"
+if command -v compute-sanitizer >/dev/null 2>&1; then
+  step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/cuda/texpr_cuda_tests" \
+    --test-case="destinations*,empty inputs*,views over*,a fused graph*"
+else
+  echo "=== memcheck: compute-sanitizer not found, skipped"
+fi
+if wait "$bench_build_pid"; then
+  step bench 120 "$build/texpr_gpu_bench"
+else
+  echo "=== build-bench failed:"; cat "$build/bench-build.log"; failed=$((failed + 1))
+fi
+step torch-compare 120 python3 "$root/bench/gpu/torch_compare.py"
+
+echo "=== done in $(( $(date +%s) - start )) s, $failed failed step(s)"
+exit "$failed"
