@@ -711,6 +711,15 @@ struct cast {
 };
 
 } // namespace texpr::op
+
+namespace texpr::detail {
+/// Ops whose result is bool (comparisons, logical ops).
+template <class Op> concept predicate_op = requires { requires Op::predicate; };
+/// Ops that select between operands (where): no arithmetic, dtype of the branches.
+template <class Op> concept selecting_op = requires { requires Op::selects; };
+/// cast<To>.
+template <class Op> concept cast_op = requires { typename Op::target; };
+} // namespace texpr::detail
 #endif // TEXPR_SI_TEXPR_OP_ELEMENTWISE_HPP
 // ---- end texpr/op/elementwise.hpp ----
 // ---- begin texpr/op/matmul.hpp ----
@@ -1313,6 +1322,9 @@ template <class T, std::size_t R, class B, class E> void assign_new(tensor<T, R,
 template <class T, std::size_t R, class B, class E> void assign_to(tensor<T, R, B>& t, E&& e, stream_t stream);
 template <class T, std::size_t R, class B, class E> void assign_to_view(const view<T, R, B>& v, E&& e, stream_t stream);
 
+/// Tag for constructors that skip checks on memory texpr manages itself.
+struct unchecked_t {};
+
 /// Evaluation state: the stream and the temporaries that materialised sub-results need to outlive.
 template <class Backend> struct context {
   stream_t stream = nullptr;
@@ -1568,6 +1580,9 @@ class view : public expr_base<view<T, Rank, Backend>> {
     if (!data && shape_size(shape) != 0)
       throw std::invalid_argument("texpr: view of shape " + texpr::to_string(shape) + " over a null pointer");
   }
+  /// Wraps memory texpr itself manages (tensor storage), skipping the user-input checks.
+  view(detail::unchecked_t, T* data, const shape_t<Rank>& shape) noexcept
+      : p_(data), shape_(shape), strides_(contiguous_strides(shape)) {}
   /// A mutable view converts to a read-only one.
   template <class U>
     requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>)
@@ -1653,194 +1668,12 @@ class view : public expr_base<view<T, Rank, Backend>> {
 // ---- begin texpr/backend/host/gemm.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_HOST_GEMM_HPP
 #define TEXPR_SI_TEXPR_BACKEND_HOST_GEMM_HPP
-// Host GEMM: BLIS-style packing plus register-blocked micro-kernels for float and double, chosen at run time
-// (AVX-512, AVX2+FMA, or portable 128-bit vectors), threaded over blocks of C; integers use an exact loop.
-//
-// Loop order (Goto/BLIS): column panels of B (NC) > depth panels (KC; B packed once, shared by the threads) >
-// row panels of A (MC; each task packs its own) > NR-wide slivers of B > MR-tall slivers of A > micro-kernel.
-// The micro-kernel keeps an MR x NR tile of C in registers across the whole depth panel. The x86 kernels use
-// per-function `target` attributes, so a default -march=x86-64 build still gets AVX-512/AVX2 code and any
-// other CPU or compiler gets the portable kernel. No BLAS is needed.
-
-// ---- begin texpr/backend/host/parallel.hpp ----
-#ifndef TEXPR_SI_TEXPR_BACKEND_HOST_PARALLEL_HPP
-#define TEXPR_SI_TEXPR_BACKEND_HOST_PARALLEL_HPP
-// Host threading: a small persistent std::thread pool and the public thread-count API.
-//
-// The host backend splits large loops (elementwise, reductions, GEMM) into tasks run by a pool of
-// std::threads that lives for the whole program; the calling thread works too. No OpenMP: header-only
-// users need no extra flag. The thread count is, in order of precedence: tx::set_num_threads(n), the
-// TEXPR_NUM_THREADS environment variable, std::thread::hardware_concurrency(). A loop started from a pool
-// thread, or while another thread is using the pool, runs serially on its caller (no nesting, no deadlock).
-// Reductions split their input at boundaries that depend only on the input size, and combine the parts in a
-// fixed order, so their results do not depend on the thread count or on scheduling.
-
-#include <condition_variable>
-#include <cstdlib>
-#include <exception>
-#include <mutex>
-#include <thread>
-
-namespace texpr {
-
-namespace detail::host_impl {
-
-inline int default_num_threads() {
-  if (const char* env = std::getenv("TEXPR_NUM_THREADS")) {
-    const int n = std::atoi(env);
-    if (n > 0) return n;
-  }
-  const unsigned hc = std::thread::hardware_concurrency();
-  return hc > 0 ? static_cast<int>(hc) : 1;
-}
-
-inline std::atomic<int>& requested_threads() {
-  static std::atomic<int> n{default_num_threads()};
-  return n;
-}
-
-inline thread_local bool in_pool_task = false;
-
-// The pool: workers sleep on a condition variable between jobs; a job is a task count and a callback, and
-// tasks are handed out through an atomic counter (dynamic scheduling).
-class thread_pool {
- public:
-  static thread_pool& instance() {
-    static thread_pool pool;
-    return pool;
-  }
-  thread_pool(const thread_pool&) = delete;
-  thread_pool& operator=(const thread_pool&) = delete;
-  ~thread_pool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (auto& w : workers_) w.join();
-  }
-
-  // Runs f(t) for every t in [0, tasks) on at most `threads` threads (the caller included).
-  template <class F> void run(index_t tasks, int threads, F& f) {
-    if (tasks <= 0) return;
-    threads = static_cast<int>(std::min<index_t>(threads, tasks));
-    std::unique_lock<std::mutex> busy(run_mutex_, std::try_to_lock);
-    if (threads <= 1 || in_pool_task || !busy.owns_lock()) {
-      for (index_t t = 0; t < tasks; ++t) f(t);
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      while (static_cast<int>(workers_.size()) < threads - 1) {
-        const int id = static_cast<int>(workers_.size());
-        workers_.emplace_back([this, id] { worker_loop(id); });
-      }
-      call_ = [](void* fn, index_t t) { (*static_cast<F*>(fn))(t); };
-      arg_ = &f;
-      tasks_ = tasks;
-      next_.store(0, std::memory_order_relaxed);
-      participants_ = threads - 1;
-      pending_ = threads - 1;
-      error_ = nullptr;
-      ++generation_;
-    }
-    wake_.notify_all();
-    work();
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return pending_ == 0; });
-    call_ = nullptr;
-    if (error_) std::rethrow_exception(error_);
-  }
-
- private:
-  thread_pool() = default;
-
-  void work() {
-    const bool was = in_pool_task;
-    in_pool_task = true;
-    try {
-      for (index_t t; (t = next_.fetch_add(1, std::memory_order_relaxed)) < tasks_;) call_(arg_, t);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!error_) error_ = std::current_exception();
-      next_.store(tasks_, std::memory_order_relaxed);  // the other threads stop taking tasks
-    }
-    in_pool_task = was;
-  }
-
-  void worker_loop(int id) {
-    std::uint64_t seen = 0;
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-        if (id >= participants_) continue;
-      }
-      work();
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) done_.notify_one();
-    }
-  }
-
-  std::mutex run_mutex_;  // one job at a time; a second caller runs serially
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  std::vector<std::thread> workers_;
-  bool stop_ = false;
-  std::uint64_t generation_ = 0;
-  void (*call_)(void*, index_t) = nullptr;
-  void* arg_ = nullptr;
-  index_t tasks_ = 0;
-  std::atomic<index_t> next_{0};
-  int participants_ = 0;
-  int pending_ = 0;
-  std::exception_ptr error_;
-};
-
-// Runs f(t) for t in [0, tasks) using the current thread count; serial when only one thread is allowed.
-template <class F> void parallel_for(index_t tasks, F&& f) {
-  const int threads = requested_threads().load(std::memory_order_relaxed);
-  if (threads <= 1 || tasks <= 1 || in_pool_task) {
-    for (index_t t = 0; t < tasks; ++t) f(t);
-    return;
-  }
-  thread_pool::instance().run(tasks, threads, f);
-}
-
-// How many tasks to cut `work` units into so each has at least `grain` units (1 when not worth threading).
-inline index_t task_count(index_t work, index_t grain) {
-  const int threads = requested_threads().load(std::memory_order_relaxed);
-  if (threads <= 1 || work < 2 * grain) return 1;
-  return std::min<index_t>(work / grain, static_cast<index_t>(threads));
-}
-
-} // namespace detail::host_impl
-
-/// Sets the number of threads the host backend uses (1 = serial); n <= 0 restores the default
-/// (TEXPR_NUM_THREADS, else the hardware concurrency).
-inline void set_num_threads(int n) {
-  detail::host_impl::requested_threads().store(n > 0 ? n : detail::host_impl::default_num_threads());
-}
-
-/// The number of threads the host backend uses.
-inline int num_threads() { return detail::host_impl::requested_threads().load(); }
-
-} // namespace texpr
-#endif // TEXPR_SI_TEXPR_BACKEND_HOST_PARALLEL_HPP
-// ---- end texpr/backend/host/parallel.hpp ----
-
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(TEXPR_GEMM_PORTABLE_ONLY)
-#define TEXPR_GEMM_X86 1
-#include <immintrin.h>
-#endif
+// Host GEMM: cache-blocked, with an inner loop over contiguous columns of B and C that vectorises.
 
 namespace texpr::detail::host_impl {
 
-/// C (m x n) = A (m x k) * B (k x n), row-major and contiguous, with a plain blocked loop. Integers wrap around.
-template <class T> void gemm_exact(index_t m, index_t n, index_t k, const T* a, const T* b, T* c) {
+/// C (m x n) = A (m x k) * B (k x n), all row-major and contiguous. Integers wrap around.
+template <class T> void gemm(index_t m, index_t n, index_t k, const T* a, const T* b, T* c) {
   std::fill(c, c + m * n, T(0));
   if (k == 0) return;
   constexpr index_t kb = 256, nb = 512, mb = 64;
@@ -1864,292 +1697,6 @@ template <class T> void gemm_exact(index_t m, index_t n, index_t k, const T* a, 
         }
       }
     }
-  }
-}
-
-namespace gemm_detail {
-
-#if defined(__GNUC__) || defined(__clang__)
-#define TEXPR_GEMM_INLINE __attribute__((always_inline)) inline
-#define TEXPR_GEMM_UNROLL _Pragma("GCC unroll 32")
-#else
-#define TEXPR_GEMM_INLINE inline
-#define TEXPR_GEMM_UNROLL
-#endif
-
-// Vector operations per instruction set: vec<T>, lanes<T>, zero, load (aligned), loadu, storeu, bcast, fma.
-#if defined(__GNUC__) || defined(__clang__)
-typedef float portable_f32x4 __attribute__((vector_size(16)));
-typedef double portable_f64x2 __attribute__((vector_size(16)));
-struct portable_isa {
-  static constexpr int registers = 16;
-  template <class T> using vec = std::conditional_t<std::is_same_v<T, float>, portable_f32x4, portable_f64x2>;
-  template <class T> static constexpr int lanes = 16 / sizeof(T);
-  template <class T> static TEXPR_GEMM_INLINE vec<T> zero() { return vec<T>{}; }
-  template <class T> static TEXPR_GEMM_INLINE vec<T> load(const T* p) {
-    vec<T> v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  }
-  template <class T> static TEXPR_GEMM_INLINE vec<T> loadu(const T* p) { return load(p); }
-  template <class T> static TEXPR_GEMM_INLINE vec<T> bcast(const T* p) { return vec<T>{} + *p; }
-  static TEXPR_GEMM_INLINE void storeu(float* p, portable_f32x4 v) { std::memcpy(p, &v, sizeof v); }
-  static TEXPR_GEMM_INLINE void storeu(double* p, portable_f64x2 v) { std::memcpy(p, &v, sizeof v); }
-  static TEXPR_GEMM_INLINE portable_f32x4 fma(portable_f32x4 a, portable_f32x4 b, portable_f32x4 c) { return a * b + c; }
-  static TEXPR_GEMM_INLINE portable_f64x2 fma(portable_f64x2 a, portable_f64x2 b, portable_f64x2 c) { return a * b + c; }
-  static TEXPR_GEMM_INLINE portable_f32x4 add(portable_f32x4 a, portable_f32x4 b) { return a + b; }
-  static TEXPR_GEMM_INLINE portable_f64x2 add(portable_f64x2 a, portable_f64x2 b) { return a + b; }
-};
-#else
-struct portable_isa {
-  static constexpr int registers = 16;
-  template <class T> using vec = T;
-  template <class T> static constexpr int lanes = 1;
-  template <class T> static vec<T> zero() { return T(0); }
-  template <class T> static vec<T> load(const T* p) { return *p; }
-  template <class T> static vec<T> loadu(const T* p) { return *p; }
-  template <class T> static void storeu(T* p, vec<T> v) { *p = v; }
-  template <class T> static vec<T> bcast(const T* p) { return *p; }
-  template <class T> static vec<T> fma(vec<T> a, vec<T> b, vec<T> c) { return a * b + c; }
-  template <class T> static vec<T> add(vec<T> a, vec<T> b) { return a + b; }
-};
-#endif
-
-#if defined(TEXPR_GEMM_X86)
-#define TEXPR_AVX2_FN __attribute__((target("avx2,fma"), always_inline)) inline
-#define TEXPR_AVX512_FN __attribute__((target("avx512f,avx2,fma"), always_inline)) inline
-
-template <class T> struct avx2_vec;
-template <> struct avx2_vec<float> { using type = __m256; };
-template <> struct avx2_vec<double> { using type = __m256d; };
-struct avx2_isa {
-  static constexpr int registers = 16;
-  template <class T> using vec = typename avx2_vec<T>::type;
-  template <class T> static constexpr int lanes = 32 / sizeof(T);
-  template <class T> static TEXPR_AVX2_FN vec<T> zero() {
-    if constexpr (std::is_same_v<T, float>) return _mm256_setzero_ps();
-    else return _mm256_setzero_pd();
-  }
-  static TEXPR_AVX2_FN __m256 load(const float* p) { return _mm256_load_ps(p); }
-  static TEXPR_AVX2_FN __m256d load(const double* p) { return _mm256_load_pd(p); }
-  static TEXPR_AVX2_FN __m256 loadu(const float* p) { return _mm256_loadu_ps(p); }
-  static TEXPR_AVX2_FN __m256d loadu(const double* p) { return _mm256_loadu_pd(p); }
-  static TEXPR_AVX2_FN void storeu(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
-  static TEXPR_AVX2_FN void storeu(double* p, __m256d v) { _mm256_storeu_pd(p, v); }
-  static TEXPR_AVX2_FN __m256 bcast(const float* p) { return _mm256_broadcast_ss(p); }
-  static TEXPR_AVX2_FN __m256d bcast(const double* p) { return _mm256_broadcast_sd(p); }
-  static TEXPR_AVX2_FN __m256 fma(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
-  static TEXPR_AVX2_FN __m256d fma(__m256d a, __m256d b, __m256d c) { return _mm256_fmadd_pd(a, b, c); }
-  static TEXPR_AVX2_FN __m256 add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
-  static TEXPR_AVX2_FN __m256d add(__m256d a, __m256d b) { return _mm256_add_pd(a, b); }
-};
-
-template <class T> struct avx512_vec;
-template <> struct avx512_vec<float> { using type = __m512; };
-template <> struct avx512_vec<double> { using type = __m512d; };
-struct avx512_isa {
-  static constexpr int registers = 32;
-  template <class T> using vec = typename avx512_vec<T>::type;
-  template <class T> static constexpr int lanes = 64 / sizeof(T);
-  template <class T> static TEXPR_AVX512_FN vec<T> zero() {
-    if constexpr (std::is_same_v<T, float>) return _mm512_setzero_ps();
-    else return _mm512_setzero_pd();
-  }
-  static TEXPR_AVX512_FN __m512 load(const float* p) { return _mm512_load_ps(p); }
-  static TEXPR_AVX512_FN __m512d load(const double* p) { return _mm512_load_pd(p); }
-  static TEXPR_AVX512_FN __m512 loadu(const float* p) { return _mm512_loadu_ps(p); }
-  static TEXPR_AVX512_FN __m512d loadu(const double* p) { return _mm512_loadu_pd(p); }
-  static TEXPR_AVX512_FN void storeu(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
-  static TEXPR_AVX512_FN void storeu(double* p, __m512d v) { _mm512_storeu_pd(p, v); }
-  static TEXPR_AVX512_FN __m512 bcast(const float* p) { return _mm512_set1_ps(*p); }
-  static TEXPR_AVX512_FN __m512d bcast(const double* p) { return _mm512_set1_pd(*p); }
-  static TEXPR_AVX512_FN __m512 fma(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
-  static TEXPR_AVX512_FN __m512d fma(__m512d a, __m512d b, __m512d c) { return _mm512_fmadd_pd(a, b, c); }
-  static TEXPR_AVX512_FN __m512 add(__m512 a, __m512 b) { return _mm512_add_ps(a, b); }
-  static TEXPR_AVX512_FN __m512d add(__m512d a, __m512d b) { return _mm512_add_pd(a, b); }
-};
-#endif
-
-// C tile (MR x NV*lanes, leading dimension ldc) = or += packed A sliver (kc x MR) times packed B sliver (kc x NR).
-// Defined once per instruction set (a macro, because the target attribute cannot depend on a template argument).
-#define TEXPR_GEMM_MICRO_KERNEL(NAME, ATTR, ISA)                                                                 \
-  template <class T, int MR, int NV>                                                                            \
-  ATTR void NAME(index_t kc, const T* a, const T* b, T* c, index_t ldc, bool accumulate) {                     \
-    using Isa = ISA;                                                                                            \
-    using V = typename Isa::template vec<T>;                                                                    \
-    constexpr int W = Isa::template lanes<T>;                                                                   \
-    V r[MR][NV];                                                                                                \
-    TEXPR_GEMM_UNROLL for (int i = 0; i < MR; ++i) TEXPR_GEMM_UNROLL for (int j = 0; j < NV; ++j) r[i][j] =     \
-        Isa::template zero<T>();                                                                                \
-    for (index_t p = 0; p < kc; ++p) {                                                                          \
-      V bv[NV];                                                                                                 \
-      TEXPR_GEMM_UNROLL for (int j = 0; j < NV; ++j) bv[j] = Isa::load(b + j * W);                              \
-      TEXPR_GEMM_UNROLL for (int i = 0; i < MR; ++i) {                                                          \
-        const V av = Isa::bcast(a + i);                                                                         \
-        TEXPR_GEMM_UNROLL for (int j = 0; j < NV; ++j) r[i][j] = Isa::fma(av, bv[j], r[i][j]);                  \
-      }                                                                                                         \
-      a += MR;                                                                                                  \
-      b += NV * W;                                                                                              \
-    }                                                                                                           \
-    TEXPR_GEMM_UNROLL for (int i = 0; i < MR; ++i) TEXPR_GEMM_UNROLL for (int j = 0; j < NV; ++j) {             \
-      T* cp = c + i * ldc + j * W;                                                                              \
-      if (accumulate) r[i][j] = Isa::add(r[i][j], Isa::loadu(cp));                                              \
-      Isa::storeu(cp, r[i][j]);                                                                                 \
-    }                                                                                                           \
-  }
-
-TEXPR_GEMM_MICRO_KERNEL(portable_micro_kernel, inline, portable_isa)
-#if defined(TEXPR_GEMM_X86)
-TEXPR_GEMM_MICRO_KERNEL(avx2_micro_kernel, __attribute__((target("avx2,fma"))) inline, avx2_isa)
-TEXPR_GEMM_MICRO_KERNEL(avx512_micro_kernel, __attribute__((target("avx512f,avx2,fma"))) inline, avx512_isa)
-#endif
-#undef TEXPR_GEMM_MICRO_KERNEL
-
-// Blocking for one (instruction set, dtype): register tile MR x NR, cache blocks MC x KC (A) and KC x NC (B).
-template <class Isa, class T> struct blocking {
-  static constexpr int nv = 2;
-  static constexpr int mr = Isa::registers == 32 ? 12 : 6;  // 2*mr accumulators + 2 B vectors + 1 A broadcast
-  static constexpr index_t nr = nv * Isa::template lanes<T>;
-#ifdef TEXPR_GEMM_KC_TUNE
-  static constexpr index_t kc = TEXPR_GEMM_KC_TUNE / sizeof(T);
-  static constexpr index_t mc = mr * TEXPR_GEMM_MC_TUNE;
-#else
-  static constexpr index_t kc = 256;
-  static constexpr index_t mc = mr * (sizeof(T) == 4 ? 16 : 8);
-#endif
-  static constexpr index_t nc = 4096;
-};
-
-// A 64-byte aligned scratch buffer reused by its thread (no allocation per call once warm).
-template <class T, int Slot> T* scratch(std::size_t count) {
-  struct buffer {
-    std::unique_ptr<unsigned char[]> mem;
-    std::size_t cap = 0;
-  };
-  static thread_local buffer buf;
-  const std::size_t bytes = count * sizeof(T) + 64;
-  if (buf.cap < bytes) {
-    buf.mem.reset(new unsigned char[bytes]);
-    buf.cap = bytes;
-  }
-  auto addr = reinterpret_cast<std::uintptr_t>(buf.mem.get());
-  return reinterpret_cast<T*>((addr + 63) & ~std::uintptr_t(63));
-}
-
-// Packs A[0..mc, 0..kc] (row stride lda) as MR-row slivers, each stored depth-major; pads rows with zeros.
-template <class T, int MR> void pack_a(index_t mc, index_t kc, const T* a, index_t lda, T* out) {
-  for (index_t i0 = 0; i0 < mc; i0 += MR) {
-    const index_t rows = std::min<index_t>(MR, mc - i0);
-    if (rows == MR) {
-      for (index_t p = 0; p < kc; ++p)
-        for (int i = 0; i < MR; ++i) out[p * MR + i] = a[(i0 + i) * lda + p];
-    } else {
-      for (index_t p = 0; p < kc; ++p)
-        for (int i = 0; i < MR; ++i) out[p * MR + i] = i < rows ? a[(i0 + i) * lda + p] : T(0);
-    }
-    out += kc * MR;
-  }
-}
-
-// Packs slivers [s0, s1) of B[0..kc, 0..nc] (row stride ldb) as NR-column slivers; pads columns with zeros.
-template <class T, index_t NR> void pack_b(index_t s0, index_t s1, index_t nc, index_t kc, const T* b, index_t ldb,
-                                           T* out) {
-  for (index_t s = s0; s < s1; ++s) {
-    const index_t j0 = s * NR, cols = std::min<index_t>(NR, nc - j0);
-    T* o = out + s * kc * NR;
-    if (cols == NR) {
-      for (index_t p = 0; p < kc; ++p) std::memcpy(o + p * NR, b + p * ldb + j0, sizeof(T) * NR);
-    } else {
-      for (index_t p = 0; p < kc; ++p)
-        for (index_t j = 0; j < NR; ++j) o[p * NR + j] = j < cols ? b[p * ldb + j0 + j] : T(0);
-    }
-  }
-}
-
-// The blocked driver for one instruction set; Kernel is the (target-compiled) micro-kernel entry point.
-template <class Isa, class T, class Kernel>
-void gemm_blocked(index_t m, index_t n, index_t k, const T* a, const T* b, T* c, Kernel kernel) {
-  using P = blocking<Isa, T>;
-  constexpr int MR = P::mr;
-  constexpr index_t NR = P::nr;
-  const bool threaded = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= 1 << 21;
-  for (index_t jc = 0; jc < n; jc += P::nc) {
-    const index_t nc = std::min(P::nc, n - jc);
-    const index_t slivers = (nc + NR - 1) / NR;
-    for (index_t pc = 0; pc < k; pc += P::kc) {
-      const index_t kc = std::min(P::kc, k - pc);
-      const bool accumulate = pc > 0;
-      T* bp = scratch<T, 0>(static_cast<std::size_t>(slivers * NR * kc));
-      const T* bsrc = b + pc * n + jc;
-      const index_t pack_tasks = threaded ? std::min<index_t>(slivers, 16) : 1;
-      parallel_for(pack_tasks, [&](index_t t) {
-        pack_b<T, NR>(slivers * t / pack_tasks, slivers * (t + 1) / pack_tasks, nc, kc, bsrc, n, bp);
-      });
-      // Tasks: row panels of A times column chunks of B, enough of them to keep every thread busy.
-      const index_t mblocks = (m + P::mc - 1) / P::mc;
-      const index_t want = threaded ? 4 * static_cast<index_t>(num_threads()) : 1;
-      const index_t jsplit = std::clamp<index_t>((want + mblocks - 1) / mblocks, 1, std::max<index_t>(1, slivers / 2));
-      parallel_for(mblocks * jsplit, [&](index_t t) {
-        const index_t ib = t / jsplit, js = t % jsplit;
-        const index_t ic = ib * P::mc, mc = std::min(P::mc, m - ic);
-        const index_t s0 = slivers * js / jsplit, s1 = slivers * (js + 1) / jsplit;
-        if (s0 == s1) return;
-        T* ap = scratch<T, 1>(static_cast<std::size_t>(P::mc * kc));
-        pack_a<T, MR>(mc, kc, a + ic * k + pc, k, ap);
-        alignas(64) T tile[MR * NR];
-        for (index_t s = s0; s < s1; ++s) {
-          const index_t j0 = s * NR, cols = std::min<index_t>(NR, nc - j0);
-          const T* bs = bp + s * kc * NR;
-          for (index_t i0 = 0; i0 < mc; i0 += MR) {
-            const index_t rows = std::min<index_t>(MR, mc - i0);
-            const T* as = ap + i0 * kc;
-            T* cp = c + (ic + i0) * n + jc + j0;
-            if (rows == MR && cols == NR) {
-              kernel(kc, as, bs, cp, n, accumulate);
-            } else {
-              kernel(kc, as, bs, tile, NR, false);
-              for (index_t i = 0; i < rows; ++i)
-                for (index_t j = 0; j < cols; ++j) cp[i * n + j] = accumulate ? cp[i * n + j] + tile[i * NR + j] : tile[i * NR + j];
-            }
-          }
-        }
-      });
-    }
-  }
-}
-
-#if defined(TEXPR_GEMM_X86)
-/// The widest instruction set this CPU runs: 2 = AVX-512F, 1 = AVX2 with FMA, 0 = portable.
-inline int cpu_level() {
-  static const int level = [] {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return 2;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
-    return 0;
-  }();
-  return level;
-}
-#endif
-
-} // namespace gemm_detail
-
-/// C (m x n) = A (m x k) * B (k x n), all row-major and contiguous. Integers wrap around.
-template <class T> void gemm(index_t m, index_t n, index_t k, const T* a, const T* b, T* c) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    if (m == 0 || n == 0) return;
-    if (k == 0) {
-      std::fill(c, c + m * n, T(0));
-      return;
-    }
-    using namespace gemm_detail;
-#if defined(TEXPR_GEMM_X86)
-    const int level = cpu_level();
-    if (level == 2) return gemm_blocked<avx512_isa, T>(m, n, k, a, b, c, &avx512_micro_kernel<T, blocking<avx512_isa, T>::mr, blocking<avx512_isa, T>::nv>);
-    if (level == 1) return gemm_blocked<avx2_isa, T>(m, n, k, a, b, c, &avx2_micro_kernel<T, blocking<avx2_isa, T>::mr, blocking<avx2_isa, T>::nv>);
-#endif
-    gemm_blocked<portable_isa, T>(m, n, k, a, b, c, &portable_micro_kernel<T, blocking<portable_isa, T>::mr, blocking<portable_isa, T>::nv>);
-  } else {
-    gemm_exact(m, n, k, a, b, c);
   }
 }
 
@@ -2533,12 +2080,12 @@ template <class T, std::size_t R, class B, class E> void assign_new(tensor<T, R,
   t = std::move(out);
 }
 
-/// Evaluates e into t's storage (t without storage takes e's shape).
+/// Evaluates e into t's storage; a tensor without storage (empty) takes e's shape.
 template <class T, std::size_t R, class B, class E> void assign_to(tensor<T, R, B>& t, E&& e, stream_t stream) {
   auto n = capture(std::forward<E>(e));
   static_assert(decltype(n)::rank == R, "texpr: the expression's rank differs from the tensor's rank");
   context<B> ctx{stream, {}};
-  if (t.data() == nullptr && t.shape() != n.shape()) {
+  if (t.data() == nullptr) {  // no storage yet (default, moved-from or size 0): take e's shape
     tensor<T, R, B> out;
     out.allocate_uninitialized(n.shape(), stream);
     evaluate_into(out.view(), n, ctx);
@@ -2668,9 +2215,9 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
   /// The stream the memory was allocated on (cuda) and on which assignments run.
   stream_t stream() const noexcept { return stream_; }
   /// A mutable view of the whole tensor.
-  texpr::view<T, Rank, Backend> view() noexcept { return {data_, shape_}; }
+  texpr::view<T, Rank, Backend> view() noexcept { return {detail::unchecked_t{}, data_, shape_}; }
   /// A read-only view of the whole tensor.
-  texpr::view<const T, Rank, Backend> view() const noexcept { return {data_, shape_}; }
+  texpr::view<const T, Rank, Backend> view() const noexcept { return {detail::unchecked_t{}, data_, shape_}; }
   /// A deep copy on the same backend and stream.
   tensor clone() const {
     tensor t;
@@ -2784,10 +2331,6 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
 namespace texpr {
 
 namespace detail {
-
-template <class Op> concept predicate_op = requires { requires Op::predicate; };
-template <class Op> concept selecting_op = requires { requires Op::selects; };
-template <class Op> concept cast_op = requires { typename Op::target; };
 
 // Applies Op to stored operand values: 16-bit floats widen to float and round back once.
 template <class Op, class R, class... V>
@@ -3128,7 +2671,9 @@ template <class Op, class C> class reduce_axis_expr : public expr_base<reduce_ax
         throw shape_error(std::string("texpr: ") + std::string(Op::name) + " along axis " + std::to_string(axis_) +
                           " of length 0 (input shape " + texpr::to_string(in_shape) + ") has no identity");
     auto acc = detail::read_accessor(c_, ctx);
-    detail::executor<B>::template reduce_axis<Op>(acc, in_shape, axis_, dest, ctx);
+    // Reducing the only axis of a rank-1 input is a full reduction; executors see reduce_axis with rank >= 2.
+    if constexpr (C::rank == 1) detail::executor<B>::template reduce_all<Op>(acc, in_shape, dest.data(), ctx);
+    else detail::executor<B>::template reduce_axis<Op>(acc, in_shape, axis_, dest, ctx);
   }
   template <std::size_t RO, class B> auto accessor(const shape_t<RO>& out, detail::context<B>& ctx) const {
     auto v = detail::materialize(*this, ctx);
@@ -3346,6 +2891,1059 @@ template <class Backend = void, operand E> std::string placement(const E& e) {
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_PLACEMENT_REPORT_HPP
 // ---- end texpr/placement/report.hpp ----
+// ---- begin texpr/autograd/param.hpp ----
+#ifndef TEXPR_SI_TEXPR_AUTOGRAD_PARAM_HPP
+#define TEXPR_SI_TEXPR_AUTOGRAD_PARAM_HPP
+// tx::param: a tensor marked, by a tag type, as a parameter that tx::grad differentiates with respect to.
+
+namespace texpr {
+
+/// Leaf referring to a named tensor that is a parameter with compile-time identity Tag.
+/// It reads like a tensor_ref (placement shows it as a leaf in the tensor's memory); its type carries Tag,
+/// so the gradient graph for each parameter is built at compile time from the forward graph's type.
+template <class Tag, class Tensor> class param_ref : public expr_base<param_ref<Tag, Tensor>> {
+  const Tensor* t_;
+
+ public:
+  using texpr_node = void;
+  using param_tag = Tag;  ///< The parameter's identity.
+  using tensor_type = Tensor;
+  using value_type = typename Tensor::value_type;
+  using kernel_dtype = value_type;
+  using op_type = op::leaf;
+  using backend = typename Tensor::backend;
+  using children = detail::type_list<>;
+  static constexpr std::size_t rank = Tensor::rank;
+  static constexpr bool is_elementwise = true;
+
+  /// References t; t must outlive the expressions built from this parameter.
+  explicit param_ref(const Tensor& t) : t_(&t) {}
+  /// The referenced tensor's current shape.
+  shape_t<rank> shape() const { return t_->shape(); }
+  /// The referenced tensor.
+  const Tensor& get() const { return *t_; }
+
+  template <std::size_t RO, class B> auto accessor(const shape_t<RO>& out, detail::context<B>&) const {
+    return detail::make_leaf_accessor(t_->data(), t_->shape(), contiguous_strides(t_->shape()), out);
+  }
+  template <class F> void for_each_child(F&&) const {}
+  template <class F> void for_each_leaf(F&& f, bool direct) const {
+    f(detail::describe_leaf(t_->data(), t_->shape(), contiguous_strides(t_->shape())), direct);
+  }
+};
+
+/// Holds for parameter leaves made by tx::param.
+template <class N>
+concept parameter = node<N> && requires { typename std::remove_cvref_t<N>::param_tag; };
+
+/// Marks a named floating-point tensor as the parameter Tag: `auto w = tx::param<struct W>(w_tensor);`.
+template <class Tag, class T, std::size_t R, class B> auto param(const tensor<T, R, B>& t) {
+  static_assert(is_floating_v<T>, "texpr: a parameter must have a floating dtype (gradients of integers are not defined)");
+  return param_ref<Tag, tensor<T, R, B>>(t);
+}
+/// A temporary tensor cannot be a parameter: the gradient would refer to a destroyed tensor.
+template <class Tag, class T, std::size_t R, class B> auto param(tensor<T, R, B>&& t) = delete;
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_AUTOGRAD_PARAM_HPP
+// ---- end texpr/autograd/param.hpp ----
+// ---- begin texpr/autograd/rules.hpp ----
+#ifndef TEXPR_SI_TEXPR_AUTOGRAD_RULES_HPP
+#define TEXPR_SI_TEXPR_AUTOGRAD_RULES_HPP
+// Gradient rules of the elementwise ops: one tx::gradient_rule specialisation per op tag, built from
+// registered ops only, so gradient graphs run wherever the forward ops do.
+
+namespace texpr {
+
+/// Returned by a rule for an operand the result does not depend on differentiably (a where condition,
+/// comparison operands, integer casts).
+struct no_gradient {};
+
+/// Gradient rule of an elementwise op: `partial<I>(g, out, x...)` returns the contribution to operand I
+/// given the incoming gradient g, the op's result `out` and its operands `x...` (all lazy expressions that
+/// broadcast to one shape; texpr sums the contribution back to operand I's shape). Specialise it for
+/// your own ops; an op without one makes tx::grad fail to compile, naming the op.
+template <class Op> struct gradient_rule;
+
+namespace detail {
+template <class Op> concept has_gradient_rule = requires { sizeof(gradient_rule<Op>); };
+
+template <class N> struct is_scalar_node : std::false_type {};
+template <class T> struct is_scalar_node<scalar_expr<T>> : std::bool_constant<std::is_floating_point_v<T>> {};
+
+/// a * b, folded to one constant when both are constants (the seed 1 times 1/n, alpha, an exponent).
+template <class A, class B> auto mul(const A& a, const B& b) {
+  if constexpr (is_scalar_node<A>::value && is_scalar_node<B>::value) return scalar_expr(a.value() * b.value());
+  else return a * b;
+}
+/// a * s for a number s, folded when a is a constant.
+template <class A> auto scale(const A& a, double s) {
+  using T = typename A::value_type;
+  if constexpr (is_scalar_node<A>::value) return scalar_expr<T>(static_cast<T>(a.value() * s));
+  else return a * s;
+}
+/// a + s for a number s, folded when a is a constant.
+template <class A> auto shift(const A& a, double s) {
+  using T = typename A::value_type;
+  if constexpr (is_scalar_node<A>::value) return scalar_expr<T>(static_cast<T>(a.value() + s));
+  else return a + s;
+}
+} // namespace detail
+
+/// d(a + b) = g, g.
+template <> struct gradient_rule<op::add> {
+  template <std::size_t I, class G, class Out, class A, class B>
+  static auto partial(const G& g, const Out&, const A&, const B&) { return g; }
+};
+/// d(a - b) = g, -g.
+template <> struct gradient_rule<op::subtract> {
+  template <std::size_t I, class G, class Out, class A, class B>
+  static auto partial(const G& g, const Out&, const A&, const B&) {
+    if constexpr (I == 0) return g;
+    else return -g;
+  }
+};
+/// d(a * b) = g b, g a.
+template <> struct gradient_rule<op::multiply> {
+  template <std::size_t I, class G, class Out, class A, class B>
+  static auto partial(const G& g, const Out&, const A& a, const B& b) {
+    if constexpr (I == 0) return detail::mul(g, b);
+    else return detail::mul(g, a);
+  }
+};
+/// d(a / b) = g / b, -g a / b^2.
+template <> struct gradient_rule<op::divide> {
+  template <std::size_t I, class G, class Out, class A, class B>
+  static auto partial(const G& g, const Out&, const A& a, const B& b) {
+    if constexpr (I == 0) return g / b;
+    else return -(g * a) / (b * b);
+  }
+};
+/// maximum selects a unless b > a (ties and NaN in a go to a), and the gradient follows the selection.
+template <> struct gradient_rule<op::maximum> {
+  template <std::size_t I, class G, class Out, class A, class B>
+  static auto partial(const G& g, const Out&, const A& a, const B& b) {
+    if constexpr (I == 0) return where(b > a, 0, g);
+    else return where(b > a, g, 0);
+  }
+};
+/// minimum selects a unless b < a, and the gradient follows the selection.
+template <> struct gradient_rule<op::minimum> {
+  template <std::size_t I, class G, class Out, class A, class B>
+  static auto partial(const G& g, const Out&, const A& a, const B& b) {
+    if constexpr (I == 0) return where(b < a, 0, g);
+    else return where(b < a, g, 0);
+  }
+};
+/// d(a^b) = g b a^(b-1), g a^b log(a).
+template <> struct gradient_rule<op::pow> {
+  template <std::size_t I, class G, class Out, class A, class B>
+  static auto partial(const G& g, const Out& out, const A& a, const B& b) {
+    if constexpr (I == 0) return detail::mul(detail::mul(g, b), pow(a, detail::shift(b, -1)));
+    else return g * out * log(a);
+  }
+};
+/// d elu(x, alpha) = g for x > 0, g alpha e^x = g (out + alpha) otherwise (no exp: out is read from memory);
+/// with respect to alpha: g (e^x - 1) = g out / alpha for x <= 0.
+template <> struct gradient_rule<op::elu> {
+  template <std::size_t I, class G, class Out, class X, class Alpha>
+  static auto partial(const G& g, const Out& out, const X& x, const Alpha& alpha) {
+    if constexpr (I == 0) return where(x > 0, g, g * (out + alpha));
+    else return where(x > 0, 0, g * exp(x) - g);
+  }
+};
+/// d(-x) = -g.
+template <> struct gradient_rule<op::negate> {
+  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out&, const X&) { return -g; }
+};
+/// d e^x = g e^x.
+template <> struct gradient_rule<op::exp> {
+  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out& out, const X&) {
+    return g * out;
+  }
+};
+/// d log x = g / x.
+template <> struct gradient_rule<op::log> {
+  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out&, const X& x) {
+    return g / x;
+  }
+};
+/// d sqrt x = g / (2 sqrt x).
+template <> struct gradient_rule<op::sqrt> {
+  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out& out, const X&) {
+    return g / (2 * out);
+  }
+};
+/// d |x| = g sign(x), with the subgradient 0 at x = 0.
+template <> struct gradient_rule<op::abs> {
+  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out&, const X& x) {
+    return where(x > 0, g, where(x < 0, -g, 0));
+  }
+};
+/// d tanh x = g (1 - tanh^2 x).
+template <> struct gradient_rule<op::tanh> {
+  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out& out, const X&) {
+    return g * (1 - out * out);
+  }
+};
+/// d sigmoid x = g s (1 - s).
+template <> struct gradient_rule<op::sigmoid> {
+  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out& out, const X&) {
+    return g * out * (1 - out);
+  }
+};
+/// d relu x = g for x > 0, 0 otherwise (subgradient 0 at 0).
+template <> struct gradient_rule<op::relu> {
+  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out&, const X& x) {
+    return where(x > 0, g, 0);
+  }
+};
+/// where(c, a, b): the gradient goes to the selected branch; none to the condition.
+template <> struct gradient_rule<op::where> {
+  template <std::size_t I, class G, class Out, class C, class A, class B>
+  static auto partial(const G& g, const Out&, const C& c, const A&, const B&) {
+    if constexpr (I == 0) return no_gradient{};
+    else if constexpr (I == 1) return where(c, g, 0);
+    else return where(c, 0, g);
+  }
+};
+/// cast<To>(x) from a floating dtype: the gradient cast back to x's dtype; none from integers or bool.
+template <class To> struct gradient_rule<op::cast<To>> {
+  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out&, const X&) {
+    using from = typename X::value_type;
+    if constexpr (is_floating_v<from> && is_floating_v<To>) return cast<from>(g);
+    else return no_gradient{};
+  }
+};
+
+/// Comparisons and logical ops are piecewise constant: no gradient.
+#define TEXPR_NO_GRADIENT_RULE(OP)                                                                   \
+  template <> struct gradient_rule<op::OP> {                                                         \
+    template <std::size_t I, class G, class Out, class... X> static auto partial(const G&, const Out&, const X&...) { \
+      return no_gradient{};                                                                          \
+    }                                                                                                \
+  };
+TEXPR_NO_GRADIENT_RULE(equal)
+TEXPR_NO_GRADIENT_RULE(not_equal)
+TEXPR_NO_GRADIENT_RULE(less)
+TEXPR_NO_GRADIENT_RULE(less_equal)
+TEXPR_NO_GRADIENT_RULE(greater)
+TEXPR_NO_GRADIENT_RULE(greater_equal)
+TEXPR_NO_GRADIENT_RULE(logical_and)
+TEXPR_NO_GRADIENT_RULE(logical_or)
+TEXPR_NO_GRADIENT_RULE(logical_not)
+#undef TEXPR_NO_GRADIENT_RULE
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_AUTOGRAD_RULES_HPP
+// ---- end texpr/autograd/rules.hpp ----
+// ---- begin texpr/autograd/grad.hpp ----
+#ifndef TEXPR_SI_TEXPR_AUTOGRAD_GRAD_HPP
+#define TEXPR_SI_TEXPR_AUTOGRAD_GRAD_HPP
+// Reverse-mode gradients: tx::grad, tx::value_and_grad and tx::eval_all. Gradient graphs are ordinary
+// texpr graphs whose types are computed from the forward graph's type, so runs_on and placement apply.
+
+// ---- begin texpr/autograd/detail/broadcast_axis.hpp ----
+#ifndef TEXPR_SI_TEXPR_AUTOGRAD_DETAIL_BROADCAST_AXIS_HPP
+#define TEXPR_SI_TEXPR_AUTOGRAD_DETAIL_BROADCAST_AXIS_HPP
+// The broadcast_axis node: a gradient spread back along the axis an axis reduction removed.
+
+// ---- begin texpr/autograd/detail/memo.hpp ----
+#ifndef TEXPR_SI_TEXPR_AUTOGRAD_DETAIL_MEMO_HPP
+#define TEXPR_SI_TEXPR_AUTOGRAD_DETAIL_MEMO_HPP
+// The memo node: a sub-result that several gradient graphs share, evaluated once per evaluation context.
+
+#include <map>
+#include <typeindex>
+#include <typeinfo>
+
+namespace texpr::detail {
+
+/// What one memoised sub-result remembers: the tensor it was last evaluated into. The tensor itself is
+/// owned by the evaluation context (ctx.keep), so the cache dies with the context and is never stale.
+struct memo_state {
+  std::weak_ptr<void> cache;
+};
+
+/// Placement-transparent wrapper: to runs_on and tx::placement it is the node C (same op, dtype, children).
+/// Evaluating it computes C once per evaluation context; every copy of the node (every gradient graph
+/// built by one tx::grad call) then reads the same tensor. Evaluate the graphs of one step together
+/// (tx::eval_all) to share it; separate evaluations each recompute it, so results never go stale.
+/// Not thread-safe: do not evaluate graphs that share a memo from several threads at once.
+template <class C> class memo_expr : public expr_base<memo_expr<C>> {
+ public:
+  using texpr_node = void;
+  using op_type = typename C::op_type;
+  using kernel_dtype = typename C::kernel_dtype;
+  using value_type = typename C::value_type;
+  using backend = typename C::backend;
+  using children = typename C::children;
+  static constexpr std::size_t rank = C::rank;
+  static constexpr bool is_elementwise = false;
+  static constexpr bool is_memo = true;
+
+  /// Wraps c; copies of this node share `state`.
+  memo_expr(C c, std::shared_ptr<memo_state> state) : c_(std::move(c)), state_(std::move(state)) {}
+  /// The wrapped node's shape.
+  decltype(auto) shape() const { return c_.shape(); }
+  /// The wrapped node.
+  const C& wrapped() const { return c_; }
+
+  /// The value, evaluated into a tensor kept by ctx the first time this context asks for it.
+  template <class B> view<const value_type, rank, B> get(context<B>& ctx) const {
+    using tensor_t = tensor<value_type, rank, B>;
+    if (auto cached = state_->cache.lock())
+      for (const auto& k : ctx.keep)
+        if (k.get() == cached.get()) return std::as_const(*static_cast<tensor_t*>(cached.get())).view();
+    auto t = std::make_shared<tensor_t>();
+    t->allocate_uninitialized(c_.shape(), ctx.stream);
+    detail::evaluate_into(t->view(), c_, ctx);  // qualified: the member evaluate_into would hide it
+    ctx.keep.push_back(t);
+    state_->cache = t;
+    return std::as_const(*t).view();
+  }
+
+  template <class T, class B> void evaluate_into(const view<T, rank, B>& dest, context<B>& ctx) const {
+    auto v = get(ctx);
+    executor<B>::assign(dest, make_leaf_accessor<value_type>(v.data(), v.shape(), v.strides(), dest.shape()), ctx);
+  }
+  template <std::size_t RO, class B> auto accessor(const shape_t<RO>& out, context<B>& ctx) const {
+    auto v = get(ctx);
+    return make_leaf_accessor<value_type>(v.data(), v.shape(), v.strides(), out);
+  }
+  template <class F> void for_each_child(F&& f) const { c_.for_each_child(f); }
+  template <class F> void for_each_leaf(F&& f, bool) const { c_.for_each_leaf(f, false); }
+
+ private:
+  C c_;
+  std::shared_ptr<memo_state> state_;
+};
+
+template <class N> concept memo_node = requires { requires std::remove_cvref_t<N>::is_memo; };
+
+/// A node's value as a read-only view on B: memo nodes give their shared tensor, leaves their memory, and
+/// anything else is evaluated into a temporary kept by ctx.
+template <class N, class B> auto value_view(const N& n, context<B>& ctx) {
+  if constexpr (memo_node<N>) return n.get(ctx);
+  else return materialize(n, ctx);
+}
+
+/// Like value_view, but row-major contiguous (strided views are copied), as GEMM needs.
+template <class T, std::size_t R, class B> view<const T, R, B> make_contiguous(view<const T, R, B> v, context<B>& ctx) {
+  if (v.is_contiguous()) return v;
+  auto t = std::make_shared<tensor<T, R, B>>();
+  t->allocate_uninitialized(v.shape(), ctx.stream);
+  evaluate_into(t->view(), v, ctx);
+  ctx.keep.push_back(t);
+  return std::as_const(*t).view();
+}
+
+/// Memo states of one tx::grad call, keyed by the forward node they stand for (its address in the loss
+/// graph and its type, since a node and its first child can share an address) and by what is stored.
+class memo_table {
+ public:
+  /// What a memo caches for a forward node: its value, the gradient flowing into it, or into an operand.
+  enum class kind { value, gradient, operand_gradient_0, operand_gradient_1 };
+
+  template <class N> std::shared_ptr<memo_state> state(const N& forward_node, kind k) {
+    auto& s = states_[key{static_cast<const void*>(&forward_node), std::type_index(typeid(N)), k}];
+    if (!s) s = std::make_shared<memo_state>();
+    return s;
+  }
+  /// Wraps c in a memo node shared by everything memoised for (forward_node, k).
+  template <class N, class C> memo_expr<C> wrap(const N& forward_node, kind k, C c) {
+    return memo_expr<C>(std::move(c), state(forward_node, k));
+  }
+
+ private:
+  struct key {
+    const void* address;
+    std::type_index type;
+    kind what;
+    bool operator<(const key& o) const {
+      if (address != o.address) return std::less<const void*>{}(address, o.address);
+      if (type != o.type) return type < o.type;
+      return what < o.what;
+    }
+  };
+  std::map<key, std::shared_ptr<memo_state>> states_;
+};
+
+} // namespace texpr::detail
+#endif // TEXPR_SI_TEXPR_AUTOGRAD_DETAIL_MEMO_HPP
+// ---- end texpr/autograd/detail/memo.hpp ----
+
+namespace texpr::detail {
+
+/// G (rank R - 1) read as rank R with `extent` copies along `axis`. The registry has no broadcast_to or
+/// expand_dims op, so this node is an identity op::cast<T> (a fused elementwise copy): it evaluates G once
+/// and its readers see G's memory with a zero stride on the inserted axis. Placement shows it as cast<T>.
+template <class G> class broadcast_axis_expr : public expr_base<broadcast_axis_expr<G>> {
+ public:
+  using texpr_node = void;
+  using value_type = typename G::value_type;
+  using kernel_dtype = value_type;
+  using op_type = op::cast<value_type>;
+  using backend = typename G::backend;
+  using children = type_list<G>;
+  static constexpr std::size_t rank = G::rank + 1;
+  static constexpr bool is_elementwise = true;
+
+  /// Inserts `axis` (0 <= axis < rank) of the given extent into g's shape.
+  broadcast_axis_expr(G g, std::size_t axis, index_t extent) : g_(std::move(g)), axis_(axis) {
+    const auto gs = g_.shape();
+    if (axis > G::rank)
+      throw shape_error("texpr: cannot insert axis " + std::to_string(axis) + " into shape " + texpr::to_string(gs));
+    for (std::size_t d = 0, i = 0; d < rank; ++d) shape_[d] = d == axis ? extent : gs[i++];
+  }
+  /// g's shape with the axis inserted.
+  const shape_t<rank>& shape() const { return shape_; }
+
+  template <std::size_t RO, class B> auto accessor(const shape_t<RO>& out, context<B>& ctx) const {
+    const auto v = value_view(g_, ctx);
+    shape_t<rank> s{}, st{};
+    for (std::size_t d = 0, i = 0; d < rank; ++d) {
+      if (d == axis_) {
+        s[d] = 1;  // extent 1, stride 0: make_leaf_accessor broadcasts it to the output
+      } else {
+        s[d] = v.shape()[i];
+        st[d] = v.strides()[i];
+        ++i;
+      }
+    }
+    return make_leaf_accessor<value_type>(v.data(), s, st, out);
+  }
+  template <class F> void for_each_child(F&& f) const { f(g_); }
+  template <class F> void for_each_leaf(F&& f, bool) const { g_.for_each_leaf(f, false); }
+
+ private:
+  G g_;
+  std::size_t axis_;
+  shape_t<rank> shape_{};
+};
+
+} // namespace texpr::detail
+#endif // TEXPR_SI_TEXPR_AUTOGRAD_DETAIL_BROADCAST_AXIS_HPP
+// ---- end texpr/autograd/detail/broadcast_axis.hpp ----
+// ---- begin texpr/autograd/detail/gemm.hpp ----
+#ifndef TEXPR_SI_TEXPR_AUTOGRAD_DETAIL_GEMM_HPP
+#define TEXPR_SI_TEXPR_AUTOGRAD_DETAIL_GEMM_HPP
+// The gemm node: a matmul whose operands may be read transposed, as the matmul gradients need.
+
+namespace texpr::detail {
+
+/// Swaps the last two dimensions of a view (no copy: strides only).
+template <class T, std::size_t R, class B> view<T, R, B> transposed_view(const view<T, R, B>& v) {
+  auto s = v.shape();
+  auto st = v.strides();
+  std::swap(s[R - 2], s[R - 1]);
+  std::swap(st[R - 2], st[R - 1]);
+  return view<T, R, B>(v.data(), s, st);
+}
+
+/// op(A) x op(B) where op transposes the last two dimensions when TA / TB. It is an op::matmul node (the
+/// registry's GEMM kernel); a transposed operand is copied row-major first (the registry has no transpose
+/// op and the GEMM takes row-major operands). Memo operands are read from their shared tensor, not copied.
+/// Shapes follow tx::matmul: rank 2 x rank 2, or batched with a rank-3 side.
+template <class A, class B, bool TA, bool TB> class gemm_expr : public expr_base<gemm_expr<A, B, TA, TB>> {
+  static_assert((A::rank == 2 || A::rank == 3) && (B::rank == 2 || B::rank == 3),
+                "texpr: matmul takes operands of rank 2 (matrices) or 3 (batches of matrices)");
+
+ public:
+  using texpr_node = void;
+  using op_type = op::matmul;
+  using children = type_list<A, B>;
+  using value_type = typename A::value_type;
+  using kernel_dtype = value_type;
+  using backend = typename common_backend<typename A::backend, typename B::backend>::type;
+  static constexpr std::size_t rank = A::rank > B::rank ? A::rank : B::rank;
+  static constexpr bool is_elementwise = false;
+
+  /// Builds the node; mismatched inner or batch dimensions throw shape_error naming both (transposed) shapes.
+  gemm_expr(A a, B b) : a_(std::move(a)), b_(std::move(b)) {
+    const auto as = op_shape<TA>(a_.shape());
+    const auto bs = op_shape<TB>(b_.shape());
+    if (as[A::rank - 1] != bs[B::rank - 2])
+      throw shape_error("texpr: matmul inner dimensions differ: LHS shape = " + texpr::to_string(as) +
+                        " RHS shape = " + texpr::to_string(bs));
+    if constexpr (rank == 3) {
+      const index_t ba = A::rank == 3 ? as[0] : -1, bb = B::rank == 3 ? bs[0] : -1;
+      if (ba >= 0 && bb >= 0 && ba != bb)
+        throw shape_error("texpr: matmul batch sizes differ: LHS shape = " + texpr::to_string(as) +
+                          " RHS shape = " + texpr::to_string(bs));
+      shape_[0] = ba >= 0 ? ba : bb;
+    }
+    shape_[rank - 2] = as[A::rank - 2];
+    shape_[rank - 1] = bs[B::rank - 1];
+  }
+
+  /// (m, n) or (batch, m, n).
+  const shape_t<rank>& shape() const { return shape_; }
+
+  template <class T, class Bk> void evaluate_into(const view<T, rank, Bk>& dest, context<Bk>& ctx) const {
+    auto av = operand(a_, std::bool_constant<TA>{}, ctx);
+    auto bv = operand(b_, std::bool_constant<TB>{}, ctx);
+    const index_t m = av.shape()[A::rank - 2], k = av.shape()[A::rank - 1], n = bv.shape()[B::rank - 1];
+    const index_t batch = rank == 3 ? shape_[0] : 1;
+    const index_t a_step = A::rank == 3 ? m * k : 0;
+    const index_t b_step = B::rank == 3 ? k * n : 0;
+    executor<Bk>::gemm(batch, m, n, k, av.data(), a_step, bv.data(), b_step, dest.data(), m * n, ctx);
+  }
+  template <std::size_t RO, class Bk> auto accessor(const shape_t<RO>& out, context<Bk>& ctx) const {
+    auto v = materialize(*this, ctx);
+    return make_leaf_accessor(v.data(), v.shape(), v.strides(), out);
+  }
+  template <class F> void for_each_child(F&& f) const {
+    f(a_);
+    f(b_);
+  }
+  template <class F> void for_each_leaf(F&& f, bool) const {
+    a_.for_each_leaf(f, false);
+    b_.for_each_leaf(f, false);
+  }
+
+ private:
+  template <bool T, std::size_t R> static shape_t<R> op_shape(shape_t<R> s) {
+    if constexpr (T) std::swap(s[R - 2], s[R - 1]);
+    return s;
+  }
+  template <class N, bool T, class Bk> static auto operand(const N& x, std::bool_constant<T>, context<Bk>& ctx) {
+    auto v = value_view(x, ctx);
+    if constexpr (T) return make_contiguous(transposed_view(v), ctx);
+    else return make_contiguous(v, ctx);
+  }
+
+  A a_;
+  B b_;
+  shape_t<rank> shape_{};
+};
+
+} // namespace texpr::detail
+#endif // TEXPR_SI_TEXPR_AUTOGRAD_DETAIL_GEMM_HPP
+// ---- end texpr/autograd/detail/gemm.hpp ----
+// ---- begin texpr/autograd/detail/sum_to.hpp ----
+#ifndef TEXPR_SI_TEXPR_AUTOGRAD_DETAIL_SUM_TO_HPP
+#define TEXPR_SI_TEXPR_AUTOGRAD_DETAIL_SUM_TO_HPP
+// The sum_to node: a gradient summed back over the dimensions its operand was broadcast along.
+
+namespace texpr::detail {
+
+/// Reads through accessor A, or through L when the node had to reduce (the choice is made once, at
+/// evaluation; -O3 hoists the test out of the loops).
+template <class T, class A, class L> struct either_accessor {
+  A a{};
+  L l{};
+  bool use_a = true;
+  bool dense() const { return use_a ? a.dense() : l.dense(); }
+  TEXPR_HOST_DEVICE T linear(index_t i) const { return use_a ? a.linear(i) : l.linear(i); }
+  TEXPR_HOST_DEVICE T at(const index_t* idx) const { return use_a ? a.at(idx) : l.at(idx); }
+  TEXPR_HOST_DEVICE void seek_row(const index_t* idx) {
+    if (use_a) a.seek_row(idx);
+    else l.seek_row(idx);
+  }
+  TEXPR_HOST_DEVICE T in_row(index_t j) const { return use_a ? a.in_row(j) : l.in_row(j); }
+};
+
+/// C summed to a target shape of rank R (NumPy's "unbroadcast"): child dimensions missing from the target
+/// or of extent 1 there are summed; child dimensions of extent 1 broadcast up to the target. It is an
+/// op::sum node (the sum kernel runs on every reduced axis); when nothing needs summing at run time it
+/// reads C through C's own fused accessor. Backend is given because C may be made of scalars only.
+template <class C, std::size_t R, class Backend> class sum_to_expr : public expr_base<sum_to_expr<C, R, Backend>> {
+  static constexpr std::size_t rc = C::rank;
+
+ public:
+  using texpr_node = void;
+  using op_type = op::sum;
+  using value_type = typename C::value_type;
+  using kernel_dtype = value_type;
+  using backend = Backend;
+  using children = type_list<C>;
+  static constexpr std::size_t rank = R;
+  /// Fuses like its child: over an elementwise child it is read through accessors; over a matmul (say) it
+  /// evaluates the child straight into the destination when nothing needs summing.
+  static constexpr bool is_elementwise = C::is_elementwise;
+
+  /// Validates that c's shape broadcasts from, or sums to, target; throws shape_error naming both.
+  sum_to_expr(C c, const shape_t<R>& target) : c_(std::move(c)), shape_(target) {
+    const auto cs = c_.shape();
+    for (std::size_t d = 0; d < rc; ++d) {
+      const index_t te = target_extent(d);
+      if (cs[d] != te && cs[d] != 1 && te != 1)
+        throw shape_error("texpr: cannot sum a gradient of shape " + texpr::to_string(cs) + " to shape " +
+                          texpr::to_string(target));
+    }
+  }
+
+  /// The target shape.
+  const shape_t<R>& shape() const { return shape_; }
+  /// The summed expression.
+  const C& child() const { return c_; }
+
+  template <std::size_t RO, class B> auto accessor(const shape_t<RO>& out, context<B>& ctx) const {
+    if constexpr (rc <= R) {
+      using A = decltype(c_.accessor(out, ctx));
+      either_accessor<value_type, A, leaf_accessor<value_type, RO>> acc;
+      if (needs_sum()) {
+        acc.use_a = false;
+        acc.l = summed(out, ctx);
+      } else {
+        acc.a = c_.accessor(out, ctx);
+      }
+      return acc;
+    } else {
+      return summed(out, ctx);
+    }
+  }
+  template <class T, class B> void evaluate_into(const view<T, R, B>& dest, context<B>& ctx) const {
+    if constexpr (rc == R) {
+      if (!needs_sum() && c_.shape() == dest.shape()) {
+        detail::evaluate_into(dest, c_, ctx);  // qualified: the member would hide it
+        return;
+      }
+    }
+    executor<B>::assign(dest, accessor(dest.shape(), ctx), ctx);
+  }
+  template <class F> void for_each_child(F&& f) const { f(c_); }
+  template <class F> void for_each_leaf(F&& f, bool) const { c_.for_each_leaf(f, false); }
+
+ private:
+  // Extent of the target dimension aligned (from the right) with child dimension d; 1 where it has none.
+  index_t target_extent(std::size_t d) const { return d + R >= rc ? shape_[d + R - rc] : 1; }
+  bool sums(const shape_t<rc>& cs, std::size_t d) const { return target_extent(d) == 1 && cs[d] != 1; }
+  bool needs_sum() const {
+    const auto cs = c_.shape();
+    for (std::size_t d = 0; d < rc; ++d)
+      if (sums(cs, d)) return true;
+    return false;
+  }
+
+  // Sums every axis that needs it (one sum kernel per axis, keeping it as extent 1), then reads the result
+  // with the target's alignment.
+  template <std::size_t RO, class B> leaf_accessor<value_type, RO> summed(const shape_t<RO>& out, context<B>& ctx) const {
+    using T = value_type;
+    const shape_t<rc> cs = c_.shape();
+    shape_t<rc> cur = cs;
+    const T* data = nullptr;
+    shape_t<rc> strides{};
+    if constexpr (rc > 0) {
+      for (std::size_t d = 0; d < rc; ++d) {
+        if (!sums(cs, d)) continue;
+        shape_t<rc - 1> reduced{};
+        for (std::size_t i = 0, o = 0; i < rc; ++i)
+          if (i != d) reduced[o++] = cur[i];
+        auto t = std::make_shared<tensor<T, rc - 1, B>>();
+        t->allocate_uninitialized(reduced, ctx.stream);
+        if (!data) executor<B>::template reduce_axis<op::sum>(c_.accessor(cur, ctx), cur, d, t->view(), ctx);
+        else
+          executor<B>::template reduce_axis<op::sum>(make_leaf_accessor<T>(data, cur, contiguous_strides(cur), cur), cur,
+                                                     d, t->view(), ctx);
+        ctx.keep.push_back(t);
+        data = t->data();
+        cur[d] = 1;
+      }
+    }
+    if (data) {
+      strides = contiguous_strides(cur);
+    } else {
+      const auto v = value_view(c_, ctx);
+      data = v.data();
+      strides = v.strides();
+    }
+    shape_t<R> s{}, st{};
+    for (std::size_t i = 0; i < R; ++i) {
+      if (i + rc >= R) {
+        s[i] = cur[i + rc - R];
+        st[i] = strides[i + rc - R];
+      } else {
+        s[i] = 1;
+      }
+    }
+    return make_leaf_accessor<T>(data, s, st, out);
+  }
+
+  C c_;
+  shape_t<R> shape_{};
+};
+
+} // namespace texpr::detail
+#endif // TEXPR_SI_TEXPR_AUTOGRAD_DETAIL_SUM_TO_HPP
+// ---- end texpr/autograd/detail/sum_to.hpp ----
+// ---- begin texpr/autograd/diagnostics.hpp ----
+#ifndef TEXPR_SI_TEXPR_AUTOGRAD_DIAGNOSTICS_HPP
+#define TEXPR_SI_TEXPR_AUTOGRAD_DIAGNOSTICS_HPP
+// Compile-time diagnostics of tx::grad; like the placement diagnostics, the compiler prints the arguments.
+
+namespace texpr::diagnostic {
+
+/// Instantiated for the first node of a loss that tx::grad cannot differentiate.
+template <class Op, class Dtype> struct no_gradient_rule {
+  static_assert(detail::always_false_v<Op, Dtype>,
+                "texpr: tx::grad has no gradient rule for this node (no_gradient_rule<op, dtype> in the instantiation "
+                "note); for your own elementwise op specialise tx::gradient_rule<Op>.");
+};
+
+/// Instantiated when a parameter passed to tx::grad does not occur in the loss.
+template <class ParamTag> struct loss_does_not_depend_on {
+  static_assert(detail::always_false_v<ParamTag>,
+                "texpr: the loss does not depend on this parameter (loss_does_not_depend_on<tag>); its gradient "
+                "would be zero everywhere. Pass only parameters the loss uses.");
+};
+
+/// Instantiated when a parameter reaches the loss only through non-differentiable ops (comparisons,
+/// where conditions, casts to integers).
+template <class ParamTag> struct loss_not_differentiable_in {
+  static_assert(detail::always_false_v<ParamTag>,
+                "texpr: the loss depends on this parameter only through comparisons, where conditions or integer "
+                "casts (loss_not_differentiable_in<tag>); its gradient is zero everywhere.");
+};
+
+} // namespace texpr::diagnostic
+#endif // TEXPR_SI_TEXPR_AUTOGRAD_DIAGNOSTICS_HPP
+// ---- end texpr/autograd/diagnostics.hpp ----
+
+namespace texpr {
+
+namespace detail {
+
+template <class N> struct is_map : std::false_type {};
+template <class Op, class... C> struct is_map<map_expr<Op, C...>> : std::true_type {};
+template <class N> struct is_reduce_all : std::false_type {};
+template <class Op, class C> struct is_reduce_all<reduce_expr<Op, C>> : std::true_type {};
+template <class N> struct is_reduce_axis : std::false_type {};
+template <class Op, class C> struct is_reduce_axis<reduce_axis_expr<Op, C>> : std::true_type {};
+template <class N> struct is_matmul : std::false_type {};
+template <class A, class B> struct is_matmul<matmul_expr<A, B>> : std::true_type {};
+
+template <class N> inline constexpr bool is_no_gradient_v = std::is_same_v<std::remove_cvref_t<N>, no_gradient>;
+
+/// Returned once a diagnostic has fired, so that the walk ends quietly (one error, not a cascade).
+struct gradient_failed {};
+template <class N> inline constexpr bool is_failed_v = std::is_same_v<std::remove_cvref_t<N>, gradient_failed>;
+template <class N> inline constexpr bool is_plain_leaf_v =
+    std::is_same_v<typename N::op_type, op::leaf> || std::is_same_v<typename N::op_type, op::scalar>;
+
+// Whether the parameter Tag occurs in N's graph (a compile-time walk of the children lists).
+template <class N, class Tag, class Children = typename N::children> struct contains_param;
+template <class N, class Tag, class... C> struct contains_param<N, Tag, type_list<C...>> {
+  static constexpr bool self = [] {
+    if constexpr (parameter<N>) return std::is_same_v<typename N::param_tag, Tag>;
+    else return false;
+  }();
+  static constexpr bool value = self || (contains_param<C, Tag>::value || ...);
+};
+template <class N, class Tag> inline constexpr bool contains_param_v = contains_param<N, Tag>::value;
+
+// matmul_expr keeps its operands private; for_each_child hands them out in order (by reference into the
+// loss graph, so their addresses identify them).
+template <class A, class B> std::pair<const A*, const B*> matmul_operands(const matmul_expr<A, B>& n) {
+  const A* a = nullptr;
+  const B* b = nullptr;
+  int i = 0;
+  n.for_each_child([&](const auto& c) {
+    using C = std::remove_cvref_t<decltype(c)>;
+    if constexpr (std::is_same_v<C, A>)
+      if (i == 0) a = &c;
+    if constexpr (std::is_same_v<C, B>)
+      if (i == 1) b = &c;
+    ++i;
+  });
+  return {a, b};
+}
+
+// A copy of forward node n for use inside gradient graphs: every non-elementwise node (matmul, reductions)
+// and every materialised matmul operand becomes a memo, keyed by the forward node it copies, so all the
+// gradient graphs of one tx::grad call evaluate it once. Elementwise nodes are copied (they fuse).
+template <class N> auto memoize(const N& n, memo_table& t);
+
+template <class N> auto memo_operand(const N& n, memo_table& t) {
+  auto m = memoize(n, t);
+  using M = decltype(m);
+  if constexpr (is_plain_leaf_v<M> || memo_node<M>) return m;
+  else return t.wrap(n, memo_table::kind::value, std::move(m));
+}
+
+template <class N> auto memoize(const N& n, memo_table& t) {
+  if constexpr (is_map<N>::value) {
+    return std::apply(
+        [&](const auto&... c) {
+          return map_expr<typename N::op_type, decltype(memoize(c, t))...>(memoize(c, t)...);
+        },
+        n.operands());
+  } else if constexpr (is_matmul<N>::value) {
+    const auto [a, b] = matmul_operands(n);
+    using MA = decltype(memo_operand(*a, t));
+    using MB = decltype(memo_operand(*b, t));
+    return t.wrap(n, memo_table::kind::value, gemm_expr<MA, MB, false, false>(memo_operand(*a, t), memo_operand(*b, t)));
+  } else if constexpr (is_reduce_all<N>::value) {
+    using M = decltype(memoize(n.child(), t));
+    return t.wrap(n, memo_table::kind::value, reduce_expr<typename N::op_type, M>(memoize(n.child(), t)));
+  } else if constexpr (is_reduce_axis<N>::value) {
+    using M = decltype(memoize(n.child(), t));
+    return t.wrap(n, memo_table::kind::value,
+                  reduce_axis_expr<typename N::op_type, M>(memoize(n.child(), t), static_cast<index_t>(n.axis())));
+  } else {
+    return n;  // leaves, scalars, parameters
+  }
+}
+
+/// What one backward walk (one parameter) needs: the shared memo table and the parameter's tensor.
+struct grad_builder {
+  memo_table& memo;
+  const void* tensor;
+};
+
+template <class Tag, class N, class G> auto backprop(const N& n, const G& g, grad_builder& b);
+
+// Sends the contribution `local` into child c. Elementwise children take it as it is (it may still be
+// broadcast beyond c's shape: the final sum_to at the parameter sums it once); other nodes need their exact
+// shape, so it is summed to c's shape first.
+template <class Tag, class C, class G> auto flow(const C& c, G local, grad_builder& b) {
+  if constexpr (is_failed_v<G>) {
+    return gradient_failed{};
+  } else if constexpr (is_no_gradient_v<G> || !contains_param_v<C, Tag>) {
+    return no_gradient{};
+  } else if constexpr (C::is_elementwise) {
+    return backprop<Tag>(c, local, b);
+  } else {
+    using B = typename common_backend<typename C::backend, typename G::backend>::type;
+    return backprop<Tag>(c, sum_to_expr<G, C::rank, B>(std::move(local), c.shape()), b);
+  }
+}
+
+inline no_gradient add_all() { return {}; }
+template <class X, class... Rest> auto add_all(X x, Rest... rest) {
+  auto r = add_all(std::move(rest)...);
+  if constexpr (is_failed_v<X> || is_failed_v<decltype(r)>) return gradient_failed{};
+  else if constexpr (is_no_gradient_v<X>) return r;
+  else if constexpr (is_no_gradient_v<decltype(r)>) return x;
+  else return std::move(x) + std::move(r);
+}
+
+template <class Tag, std::size_t I, class Op, class... C, class G>
+auto backprop_operand(const map_expr<Op, C...>& n, const G& g, grad_builder& b) {
+  using child_t = std::tuple_element_t<I, std::tuple<C...>>;
+  if constexpr (!contains_param_v<child_t, Tag>) {
+    return no_gradient{};
+  } else {
+    auto local = std::apply(
+        // The result goes in as a memo: rules that use it (exp, tanh, sigmoid, sqrt, elu) read it from memory,
+        // shared with the forward pass, instead of evaluating the transcendental function again.
+        [&](const auto&... x) { return gradient_rule<Op>::template partial<I>(g, memo_operand(n, b.memo), memoize(x, b.memo)...); },
+        n.operands());
+    return flow<Tag>(std::get<I>(n.operands()), std::move(local), b);
+  }
+}
+
+template <class Tag, class Op, class... C, class G, std::size_t... I>
+auto backprop_map(const map_expr<Op, C...>& n, const G& g, grad_builder& b, std::index_sequence<I...>) {
+  if constexpr (!has_gradient_rule<Op>) {
+    (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<typename map_expr<Op, C...>::kernel_dtype>>);
+    return gradient_failed{};
+  } else {
+    return add_all(backprop_operand<Tag, I>(n, g, b)...);
+  }
+}
+
+// max/min: the subgradient shares g equally among the elements equal to the extreme value.
+template <class X, class M, class G, class Count> auto share_among_extremes(const X& x, const M& m, const G& g, const Count& count) {
+  return where(x == m, g / count, 0);
+}
+
+template <class Tag, class Op, class C, class G> auto backprop_reduce_all(const reduce_expr<Op, C>& n, const G& g, grad_builder& b) {
+  using T = typename C::value_type;
+  const auto& x = n.child();
+  if constexpr (std::is_same_v<Op, op::sum>) {
+    return flow<Tag>(x, g, b);
+  } else if constexpr (std::is_same_v<Op, op::mean>) {
+    return flow<Tag>(x, scale(g, 1.0 / static_cast<double>(shape_size(x.shape()))), b);
+  } else if constexpr (std::is_same_v<Op, op::max> || std::is_same_v<Op, op::min>) {
+    auto xm = memoize(x, b.memo);
+    auto m = memoize(n, b.memo);
+    auto count = sum(cast<T>(xm == m));
+    return flow<Tag>(x, share_among_extremes(xm, m, g, count), b);
+  } else {
+    (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<T>>);
+    return gradient_failed{};
+  }
+}
+
+template <class Tag, class Op, class C, class G>
+auto backprop_reduce_axis(const reduce_axis_expr<Op, C>& n, const G& g, grad_builder& b) {
+  using T = typename C::value_type;
+  using N = reduce_axis_expr<Op, C>;
+  const auto& x = n.child();
+  const std::size_t axis = n.axis();
+  const index_t len = x.shape()[axis];
+  // Spreads a value of the result's shape back along the reduced axis (plain broadcasting at rank 0).
+  auto spread = [&](auto e) {
+    if constexpr (N::rank == 0) return e;
+    else return broadcast_axis_expr<decltype(e)>(std::move(e), axis, len);
+  };
+  if constexpr (std::is_same_v<Op, op::sum>) {
+    return flow<Tag>(x, spread(g), b);
+  } else if constexpr (std::is_same_v<Op, op::mean>) {
+    return flow<Tag>(x, scale(spread(g), 1.0 / static_cast<double>(len)), b);
+  } else if constexpr (std::is_same_v<Op, op::max> || std::is_same_v<Op, op::min>) {
+    auto xm = memoize(x, b.memo);
+    auto count = spread(sum(cast<T>(xm == spread(memoize(n, b.memo))), static_cast<index_t>(axis)));
+    return flow<Tag>(x, share_among_extremes(xm, spread(memoize(n, b.memo)), spread(g), count), b);
+  } else {
+    (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<T>>);
+    return gradient_failed{};
+  }
+}
+
+// The gradient flowing into operand X of a matmul: a memo (every parameter below X reads it), except when
+// X is a leaf, whose gradient has one reader and is best evaluated straight into the result.
+template <class X, class N, class E> auto shared_unless_leaf(const N& n, memo_table::kind k, E e, grad_builder& b) {
+  if constexpr (is_plain_leaf_v<X>) return e;
+  else return b.memo.wrap(n, k, std::move(e));
+}
+
+// C = A B: dA = dC B^T, dB = A^T dC (summed over the batch for a rank-2 operand of a batched product).
+// dC and both products are memos, shared by every parameter's walk.
+template <class Tag, class A, class B, class G> auto backprop_matmul(const matmul_expr<A, B>& n, const G& g, grad_builder& b) {
+  using N = matmul_expr<A, B>;
+  const auto operands = matmul_operands(n);  // not a structured binding: clang 14 cannot capture those
+  const A* pa = operands.first;
+  const B* pb = operands.second;
+  auto gm = b.memo.wrap(n, memo_table::kind::gradient, g);
+  auto to_a = [&] {
+    if constexpr (!contains_param_v<A, Tag>) {
+      return no_gradient{};
+    } else {
+      using MB = decltype(memo_operand(*pb, b.memo));
+      auto ga = shared_unless_leaf<A>(n, memo_table::kind::operand_gradient_0,
+                                      gemm_expr<decltype(gm), MB, false, true>(gm, memo_operand(*pb, b.memo)), b);
+      if constexpr (A::rank < N::rank) return flow<Tag>(*pa, sum(std::move(ga), 0), b);
+      else return flow<Tag>(*pa, std::move(ga), b);
+    }
+  };
+  auto to_b = [&] {
+    if constexpr (!contains_param_v<B, Tag>) {
+      return no_gradient{};
+    } else {
+      using MA = decltype(memo_operand(*pa, b.memo));
+      auto gb = shared_unless_leaf<B>(n, memo_table::kind::operand_gradient_1,
+                                      gemm_expr<MA, decltype(gm), true, false>(memo_operand(*pa, b.memo), gm), b);
+      if constexpr (B::rank < N::rank) return flow<Tag>(*pb, sum(std::move(gb), 0), b);
+      else return flow<Tag>(*pb, std::move(gb), b);
+    }
+  };
+  return add_all(to_a(), to_b());
+}
+
+template <class Tag, class N, class G> auto backprop(const N& n, const G& g, grad_builder& b) {
+  if constexpr (!contains_param_v<N, Tag>) {
+    return no_gradient{};
+  } else if constexpr (parameter<N>) {
+    if (static_cast<const void*>(&n.get()) != b.tensor)
+      throw std::invalid_argument("texpr: two different tensors are marked as the same parameter (one tag); give "
+                                  "each parameter its own tag type");
+    return g;
+  } else if constexpr (is_map<N>::value) {
+    return backprop_map<Tag>(n, g, b, std::make_index_sequence<N::children::size>{});
+  } else if constexpr (is_reduce_all<N>::value) {
+    return backprop_reduce_all<Tag>(n, g, b);
+  } else if constexpr (is_reduce_axis<N>::value) {
+    return backprop_reduce_axis<Tag>(n, g, b);
+  } else if constexpr (is_matmul<N>::value) {
+    return backprop_matmul<Tag>(n, g, b);
+  } else {
+    (void)sizeof(diagnostic::no_gradient_rule<typename N::op_type, dtype_tag_t<typename N::kernel_dtype>>);
+    return gradient_failed{};
+  }
+}
+
+// The gradient graph of loss with respect to parameter p: the contributions of every occurrence, summed to
+// p's shape.
+template <class Loss, class P> auto gradient_graph(const Loss& loss, const P& p, memo_table& memo) {
+  using Tag = typename P::param_tag;
+  using T = typename Loss::value_type;
+  // After a diagnostic, a zero graph of the right type keeps the user's code from piling up more errors.
+  auto placeholder = [&] { return sum_to_expr<scalar_expr<T>, P::rank, typename P::backend>(make_scalar<T>(0), p.shape()); };
+  if constexpr (!contains_param_v<Loss, Tag>) {
+    (void)sizeof(diagnostic::loss_does_not_depend_on<Tag>);
+    return placeholder();
+  } else {
+    grad_builder b{memo, &p.get()};
+    auto contribution = backprop<Tag>(loss, make_scalar<T>(1), b);
+    using G = decltype(contribution);
+    if constexpr (is_failed_v<G>) {
+      return placeholder();
+    } else if constexpr (is_no_gradient_v<G>) {
+      (void)sizeof(diagnostic::loss_not_differentiable_in<Tag>);
+      return placeholder();
+    } else {
+      return sum_to_expr<G, P::rank, typename P::backend>(std::move(contribution), p.shape());
+    }
+  }
+}
+
+template <class Loss> constexpr void check_loss() {
+  static_assert(node<Loss>, "texpr: tx::grad differentiates an expression built from tx::param leaves");
+  if constexpr (node<Loss>) {
+    static_assert(Loss::rank == 0, "texpr: tx::grad needs a scalar (rank-0) loss, e.g. tx::mean(...) or tx::sum(...)");
+    static_assert(is_floating_v<typename Loss::value_type>, "texpr: tx::grad needs a floating-point loss");
+  }
+}
+
+// Evaluates node n into a new tensor inside the shared context ctx.
+template <class E, class B> auto eval_in(const E& e, context<B>& ctx) {
+  auto n = capture(e);
+  using N = decltype(n);
+  tensor<typename N::value_type, N::rank, B> out;
+  out.allocate_uninitialized(n.shape(), ctx.stream);
+  evaluate_into(out.view(), n, ctx);
+  return out;
+}
+
+template <class Tuple, class Backend> struct all_run_on_impl : std::false_type {};
+template <class... E, class Backend> struct all_run_on_impl<std::tuple<E...>, Backend>
+    : std::bool_constant<(runs_on<E, Backend> && ...)> {};
+
+} // namespace detail
+
+/// Gradients of a scalar loss with respect to parameters made by tx::param: a std::tuple of lazy gradient
+/// expressions, one per parameter, each with the parameter's shape and dtype. They are ordinary texpr
+/// graphs (check them with tx::runs_on, print them with tx::placement). Forward sub-results they share
+/// (matmuls, reductions, incoming gradients) are memos: evaluate the graphs together with tx::eval_all to
+/// compute each once. Graphs capture shapes when built, like every texpr node; rebuild them if shapes change.
+template <operand Loss, parameter... P> auto grad(const Loss& loss, const P&... params) {
+  detail::check_loss<Loss>();
+  detail::memo_table memo;
+  return std::tuple{detail::gradient_graph(loss, params, memo)...};
+}
+
+/// Like tx::grad, with the loss itself first: (loss, d loss / d p...). The loss graph shares its memos
+/// with the gradient graphs, so tx::eval_all evaluates the forward pass once.
+template <operand Loss, parameter... P> auto value_and_grad(const Loss& loss, const P&... params) {
+  detail::check_loss<Loss>();
+  detail::memo_table memo;
+  auto value = detail::memoize(loss, memo);
+  return std::tuple{std::move(value), detail::gradient_graph(loss, params, memo)...};
+}
+
+/// Evaluates several expressions into new tensors in one evaluation context, so memos they share (the
+/// graphs of one tx::grad / tx::value_and_grad call) are computed once. Returns a std::tuple of tensors.
+template <operand... E> auto eval_all(const E&... e) {
+  using B = typename detail::common_backend<typename detail::captured_t<const E&>::backend...>::type;
+  static_assert(backend_tag<B>, "texpr: eval_all needs expressions with tensor operands on one backend");
+  detail::context<B> ctx{};
+  return std::tuple{detail::eval_in(e, ctx)...};
+}
+/// eval_all over a tuple of expressions (what tx::grad and tx::value_and_grad return).
+template <class... E> auto eval_all(const std::tuple<E...>& graphs) {
+  return std::apply([](const auto&... e) { return eval_all(e...); }, graphs);
+}
+
+/// Holds when every graph of a tuple (what tx::grad returns) runs entirely on Backend.
+template <class Tuple, class Backend>
+concept all_run_on = detail::all_run_on_impl<std::remove_cvref_t<Tuple>, Backend>::value;
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_AUTOGRAD_GRAD_HPP
+// ---- end texpr/autograd/grad.hpp ----
 #if defined(__CUDACC__)
 // ---- begin texpr/backend/cuda/cuda.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_CUDA_HPP
@@ -3970,17 +4568,14 @@ template <class Op> struct combine_fn {
   template <class A> TEXPR_HOST_DEVICE A operator()(const A& a, const A& b) const { return Op::combine(a, b); }
 };
 
-/// Element i of a dense accessor, widened to the accumulator type.
-template <class Acc, class A> struct linear_reader {
-  Acc acc;
-  TEXPR_HOST_DEVICE A operator()(index_t i) const { return static_cast<A>(widen(acc.linear(i))); }
-};
-
-/// Element i (row-major over shape) of a broadcast or strided accessor, widened to the accumulator type.
-template <class Acc, class A, std::size_t R> struct unravel_reader {
+/// Element i (row-major over shape) of the fused accessor, widened to the accumulator type. Dense trees read
+/// by linear index; others unravel. One functor type for both, so CUB is instantiated once per tree type.
+template <class Acc, class A, std::size_t R> struct element_reader {
   Acc acc;
   index_pack<R> shape;
+  bool dense;
   TEXPR_HOST_DEVICE A operator()(index_t i) const {
+    if (dense) return static_cast<A>(widen(acc.linear(i)));
     index_t idx[R > 0 ? R : 1] = {};
     unravel(i, shape, R, idx);
     return static_cast<A>(widen(acc.at(idx)));
@@ -4017,12 +4612,8 @@ void reduce_all(const Acc& acc, const shape_t<R>& in_shape, T* out, stream_t str
   }
   auto sink = thrust::make_transform_output_iterator(out, finalize_fn<Op, A, T>{n});
   const thrust::counting_iterator<index_t> first(0);
-  if (acc.dense()) {
-    cub_reduce(thrust::make_transform_iterator(first, linear_reader<Acc, A>{acc}), sink, n, combine_fn<Op>{}, init, stream);
-  } else {
-    cub_reduce(thrust::make_transform_iterator(first, unravel_reader<Acc, A, R>{acc, pack(in_shape)}), sink, n,
-               combine_fn<Op>{}, init, stream);
-  }
+  const element_reader<Acc, A, R> reader{acc, pack(in_shape), acc.dense()};
+  cub_reduce(thrust::make_transform_iterator(first, reader), sink, n, combine_fn<Op>{}, init, stream);
 }
 
 // ---- axis reductions -------------------------------------------------------------------------------------
