@@ -1,6 +1,5 @@
 // A user's CUDA translation unit: cuda tensor types, compile-time placement checks and a device
 // evaluation, compiled by nvcc through texpr::texpr (never run: CI has no GPU).
-#if !defined(TEXPR_CONSUMER_NO_CUDA_BACKEND)  // set for a single header made before the CUDA backend
 #if __has_include(<texpr/backend/cuda/cuda.hpp>) || defined(TEXPR_CONSUMER_SINGLE_HEADER)
 #include <texpr/texpr.hpp>
 #define TEXPR_CONSUMER_HAS_CUDA_BACKEND 1
@@ -39,4 +38,3 @@ hmat consumer_axpy(const hmat& a, const hmat& b) {
   return tx::to_host(dc);
 }
 #endif
-#endif // TEXPR_CONSUMER_NO_CUDA_BACKEND
