@@ -120,3 +120,18 @@ TEST_CASE("eval, item and rank-0 results") {
   tx::tensor<std::int64_t, 0> empty;
   CHECK_THROWS_AS(empty.item(), tx::shape_error);
 }
+
+TEST_CASE("compound assignment updates in place with broadcasting") {
+  tx::tensor<float, 2> w({2, 3}, {1, 2, 3, 4, 5, 6});
+  tx::tensor<float, 1> g({3}, {1, 1, 2});
+  const float* p = w.data();
+  w -= 0.5f * g;
+  w *= 2;
+  CHECK(w.data() == p);
+  CHECK(w(0, 0) == 1.0f);
+  CHECK(w(1, 2) == 10.0f);
+  tx::tensor<float, 2> col({2, 1}, {1, 2});
+  tx::tensor<float, 2> row({1, 3});
+  CHECK_THROWS_AS(row += col, tx::shape_error);  // (1, 3) + (2, 1) is (2, 3): not row's shape
+  CHECK(row.shape() == tx::shape_t<2>{1, 3});
+}

@@ -75,6 +75,15 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
   }
   ~tensor() { reset(); }
 
+  /// In-place elementwise updates (`w -= lr * g`): the right side broadcasts to this tensor's shape.
+  template <class E> tensor& operator+=(E&& e) { return *this = *this + std::forward<E>(e); }
+  /// In-place subtraction; see operator+=.
+  template <class E> tensor& operator-=(E&& e) { return *this = *this - std::forward<E>(e); }
+  /// In-place multiplication; see operator+=.
+  template <class E> tensor& operator*=(E&& e) { return *this = *this * std::forward<E>(e); }
+  /// In-place division; see operator+=.
+  template <class E> tensor& operator/=(E&& e) { return *this = *this / std::forward<E>(e); }
+
   /// Extents, outermost first.
   const shape_t<Rank>& shape() const noexcept { return shape_; }
   /// Extent of dimension d.
