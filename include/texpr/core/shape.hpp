@@ -22,7 +22,7 @@ struct shape_error : std::invalid_argument {
 template <std::size_t R>
 std::string to_string(const shape_t<R>& s) {
   std::string out = "(";
-  for (std::size_t i = 0; i < R; ++i) {
+  for (std::size_t i = 0; i != R; ++i) {  // != : no nvcc warning at rank 0
     if (i) out += ", ";
     out += std::to_string(s[i]);
   }
@@ -55,10 +55,10 @@ template <std::size_t RA, std::size_t RB>
 shape_t<(RA > RB ? RA : RB)> broadcast_shapes(const shape_t<RA>& a, const shape_t<RB>& b, const char* what = "broadcast") {
   constexpr std::size_t R = RA > RB ? RA : RB;
   shape_t<R> out{};
-  for (std::size_t i = 0; i < R; ++i) {
+  for (std::size_t i = 0; i != R; ++i) {
     // Align trailing dimensions; missing leading ones count as 1.
-    const index_t ea = i + RA >= R ? a[i + RA - R] : 1;
-    const index_t eb = i + RB >= R ? b[i + RB - R] : 1;
+    const index_t ea = i + RA + 1 > R ? a[i + RA - R] : 1;
+    const index_t eb = i + RB + 1 > R ? b[i + RB - R] : 1;
     if (ea == eb || eb == 1) out[i] = ea;
     else if (ea == 1) out[i] = eb;
     else
@@ -72,7 +72,7 @@ shape_t<(RA > RB ? RA : RB)> broadcast_shapes(const shape_t<RA>& a, const shape_
 template <std::size_t RF, std::size_t RT>
 void check_broadcastable(const shape_t<RF>& from, const shape_t<RT>& to, const char* what) {
   static_assert(RF <= RT, "texpr: an operand cannot have a higher rank than the result it broadcasts to");
-  for (std::size_t i = 0; i < RF; ++i) {
+  for (std::size_t i = 0; i != RF; ++i) {
     const index_t f = from[i], t = to[i + RT - RF];
     if (f != t && f != 1)
       throw shape_error(std::string("texpr: cannot broadcast ") + what + " of shape " + to_string(from) +

@@ -2,6 +2,7 @@
 // where and cast. A chain of these evaluates in one fused pass.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <tuple>
 #include <type_traits>
@@ -68,7 +69,7 @@ template <class To, class First> struct kernel_dtype_of<op::cast<To>, First> { u
 
 template <class Op, class... C> constexpr std::size_t max_rank() {
   std::size_t r = 0;
-  ((r = C::rank > r ? C::rank : r), ...);
+  ((r = std::max(r, C::rank)), ...);  // std::max: no nvcc warning when a rank is 0
   return r;
 }
 

@@ -77,7 +77,7 @@ template <class T, std::size_t RO> struct leaf_accessor {
   TEXPR_HOST_DEVICE T linear(index_t i) const { return p[i]; }
   TEXPR_HOST_DEVICE T at(const index_t* idx) const {
     index_t off = 0;
-    for (std::size_t d = 0; d < RO; ++d) off += idx[d] * st[d];
+    for (std::size_t d = 0; d != RO; ++d) off += idx[d] * st[d];
     return p[off];
   }
   TEXPR_HOST_DEVICE void seek_row(const index_t* idx) {
@@ -101,9 +101,9 @@ leaf_accessor<T, RO> make_leaf_accessor(const T* p, const shape_t<R>& shape, con
   a.p = p;
   const auto contiguous = contiguous_strides(out);
   bool dense = true;
-  for (std::size_t d = 0; d < RO; ++d) {
+  for (std::size_t d = 0; d != RO; ++d) {
     index_t s = 0;
-    if (d + R >= RO) {
+    if (d + R + 1 > RO) {
       const std::size_t ld = d + R - RO;
       s = shape[ld] == 1 ? 0 : strides[ld];  // size-1 dimensions never advance (broadcast or trivial)
     }
@@ -122,7 +122,7 @@ leaf_memory describe_leaf(const T* p, const shape_t<R>& shape, const shape_t<R>&
   const auto cs = contiguous_strides(shape);
   index_t lo = 0, hi = 0;
   bool empty = false;
-  for (std::size_t d = 0; d < R; ++d) {
+  for (std::size_t d = 0; d != R; ++d) {
     if (shape[d] == 0) empty = true;
     if (shape[d] > 1 && strides[d] != cs[d]) m.contiguous = false;
     const index_t span = (shape[d] - 1) * strides[d];

@@ -184,7 +184,7 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
                   "texpr: element access reads host memory; copy a cuda tensor with tx::to_host first");
     const index_t idx[] = {static_cast<index_t>(i)..., 0};
     index_t off = 0;
-    for (std::size_t d = 0; d < Rank; ++d) {
+    for (std::size_t d = 0; d != Rank; ++d) {
       if (idx[d] < 0 || idx[d] >= shape_[d])
         throw std::out_of_range("texpr: index " + std::to_string(idx[d]) + " out of range for dimension " +
                                 std::to_string(d) + " of tensor with shape " + texpr::to_string(shape_));

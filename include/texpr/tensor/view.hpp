@@ -73,7 +73,7 @@ class view : public expr_base<view<T, Rank, Backend>> {
   /// True when the strides are row-major contiguous.
   bool is_contiguous() const noexcept {
     const auto cs = contiguous_strides(shape_);
-    for (std::size_t d = 0; d < Rank; ++d)
+    for (std::size_t d = 0; d != Rank; ++d)
       if (shape_[d] > 1 && strides_[d] != cs[d]) return false;
     return true;
   }
@@ -86,7 +86,7 @@ class view : public expr_base<view<T, Rank, Backend>> {
                   "texpr: element access reads host memory; copy cuda data with tx::to_host first");
     const index_t idx[] = {static_cast<index_t>(i)..., 0};
     index_t off = 0;
-    for (std::size_t d = 0; d < Rank; ++d) {
+    for (std::size_t d = 0; d != Rank; ++d) {
       if (idx[d] < 0 || idx[d] >= shape_[d])
         throw std::out_of_range("texpr: index " + std::to_string(idx[d]) + " out of range for dimension " +
                                 std::to_string(d) + " of view with shape " + texpr::to_string(shape_));
