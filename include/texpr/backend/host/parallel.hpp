@@ -1,0 +1,170 @@
+// Host threading: a small persistent std::thread pool and the public thread-count API.
+//
+// The host backend splits large loops (elementwise, reductions, GEMM) into tasks run by a pool of
+// std::threads that lives for the whole program; the calling thread works too. No OpenMP: header-only
+// users need no extra flag. The thread count is, in order of precedence: tx::set_num_threads(n), the
+// TEXPR_NUM_THREADS environment variable, std::thread::hardware_concurrency(). A loop started from a pool
+// thread, or while another thread is using the pool, runs serially on its caller (no nesting, no deadlock).
+// Reductions split their input at boundaries that depend only on the input size, and combine the parts in a
+// fixed order, so their results do not depend on the thread count or on scheduling.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "texpr/core/config.hpp"
+
+namespace texpr {
+
+namespace detail::host_impl {
+
+inline int default_num_threads() {
+  if (const char* env = std::getenv("TEXPR_NUM_THREADS")) {
+    const int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  const unsigned hc = std::thread::hardware_concurrency();
+  return hc > 0 ? static_cast<int>(hc) : 1;
+}
+
+inline std::atomic<int>& requested_threads() {
+  static std::atomic<int> n{default_num_threads()};
+  return n;
+}
+
+inline thread_local bool in_pool_task = false;
+
+// The pool: workers sleep on a condition variable between jobs; a job is a task count and a callback, and
+// tasks are handed out through an atomic counter (dynamic scheduling).
+class thread_pool {
+ public:
+  static thread_pool& instance() {
+    static thread_pool pool;
+    return pool;
+  }
+  thread_pool(const thread_pool&) = delete;
+  thread_pool& operator=(const thread_pool&) = delete;
+  ~thread_pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+
+  // Runs f(t) for every t in [0, tasks) on at most `threads` threads (the caller included).
+  template <class F> void run(index_t tasks, int threads, F& f) {
+    if (tasks <= 0) return;
+    threads = static_cast<int>(std::min<index_t>(threads, tasks));
+    std::unique_lock<std::mutex> busy(run_mutex_, std::try_to_lock);
+    if (threads <= 1 || in_pool_task || !busy.owns_lock()) {
+      for (index_t t = 0; t < tasks; ++t) f(t);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      while (static_cast<int>(workers_.size()) < threads - 1) {
+        const int id = static_cast<int>(workers_.size());
+        workers_.emplace_back([this, id] { worker_loop(id); });
+      }
+      call_ = [](void* fn, index_t t) { (*static_cast<F*>(fn))(t); };
+      arg_ = &f;
+      tasks_ = tasks;
+      next_.store(0, std::memory_order_relaxed);
+      participants_ = threads - 1;
+      error_ = nullptr;
+      ++generation_;
+    }
+    wake_.notify_all();
+    work();
+    // Every task has been taken; wait only for the workers that took some. A worker that wakes later finds
+    // no task left and does not join, so a descheduled thread never holds up the caller (a loaded machine).
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return active_ == 0; });
+    call_ = nullptr;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  thread_pool() = default;
+
+  void work() {
+    const bool was = in_pool_task;
+    in_pool_task = true;
+    try {
+      for (index_t t; (t = next_.fetch_add(1, std::memory_order_relaxed)) < tasks_;) call_(arg_, t);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+      next_.store(tasks_, std::memory_order_relaxed);  // the other threads stop taking tasks
+    }
+    in_pool_task = was;
+  }
+
+  void worker_loop(int id) {
+    std::uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      if (id >= participants_ || next_.load(std::memory_order_relaxed) >= tasks_) continue;
+      ++active_;
+      lock.unlock();
+      work();
+      lock.lock();
+      if (--active_ == 0) done_.notify_one();
+    }
+  }
+
+  std::mutex run_mutex_;  // one job at a time; a second caller runs serially
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> workers_;
+  bool stop_ = false;
+  std::uint64_t generation_ = 0;
+  void (*call_)(void*, index_t) = nullptr;
+  void* arg_ = nullptr;
+  index_t tasks_ = 0;
+  std::atomic<index_t> next_{0};
+  int participants_ = 0;
+  int active_ = 0;  // workers inside work() for the current job
+  std::exception_ptr error_;
+};
+
+// Runs f(t) for t in [0, tasks) using the current thread count; serial when only one thread is allowed.
+template <class F> void parallel_for(index_t tasks, F&& f) {
+  const int threads = requested_threads().load(std::memory_order_relaxed);
+  if (threads <= 1 || tasks <= 1 || in_pool_task) {
+    for (index_t t = 0; t < tasks; ++t) f(t);
+    return;
+  }
+  thread_pool::instance().run(tasks, threads, f);
+}
+
+// How many tasks to cut `work` units into so each has at least `grain` units (1 when not worth threading).
+inline index_t task_count(index_t work, index_t grain) {
+  const int threads = requested_threads().load(std::memory_order_relaxed);
+  if (threads <= 1 || work < 2 * grain) return 1;
+  return std::min<index_t>(work / grain, static_cast<index_t>(threads));
+}
+
+} // namespace detail::host_impl
+
+/// Sets the number of threads the host backend uses (1 = serial); n <= 0 restores the default
+/// (TEXPR_NUM_THREADS, else the hardware concurrency).
+inline void set_num_threads(int n) {
+  detail::host_impl::requested_threads().store(n > 0 ? n : detail::host_impl::default_num_threads());
+}
+
+/// The number of threads the host backend uses.
+inline int num_threads() { return detail::host_impl::requested_threads().load(); }
+
+} // namespace texpr
