@@ -60,7 +60,11 @@ namespace gemm_detail {
 
 #if defined(__GNUC__) || defined(__clang__)
 #define TEXPR_GEMM_INLINE __attribute__((always_inline)) inline
+#if defined(__CUDACC__)
+#define TEXPR_GEMM_UNROLL  // nvcc's front end rejects "GCC unroll" (warning #1675); the host compiler unrolls anyway
+#else
 #define TEXPR_GEMM_UNROLL _Pragma("GCC unroll 32")
+#endif
 #else
 #define TEXPR_GEMM_INLINE inline
 #define TEXPR_GEMM_UNROLL
