@@ -1,0 +1,132 @@
+// GPU benchmarks: texpr against raw CUB, raw cuBLAS and a device-to-device copy, measured in the same
+// process with CUDA events (warm- ups, median of repetitions). Prints ratios (texpr time / reference time,
+// lower is better, 1.00 = parity) and achieved bandwidth or throughput.
+#include <texpr/texpr.hpp>
+
+#include <cub/device/device_reduce.cuh>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tx = texpr;
+
+namespace {
+
+constexpr int warmups = 3;
+constexpr int reps = 15;
+
+/// Median milliseconds of f() on the default stream.
+double time_ms(const std::function<void()>& f) {
+  cudaEvent_t start, stop;
+  TEXPR_CUDA_CHECK(cudaEventCreate(&start));
+  TEXPR_CUDA_CHECK(cudaEventCreate(&stop));
+  for (int i = 0; i < warmups; ++i) f();
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    TEXPR_CUDA_CHECK(cudaEventRecord(start));
+    f();
+    TEXPR_CUDA_CHECK(cudaEventRecord(stop));
+    TEXPR_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    TEXPR_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    t.push_back(ms);
+  }
+  TEXPR_CUDA_CHECK(cudaEventDestroy(start));
+  TEXPR_CUDA_CHECK(cudaEventDestroy(stop));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+void row(const std::string& name, double ms, const std::string& ref_name, double ref_ms, double bytes, double flops) {
+  std::printf("%-34s %9.3f ms  %-22s %9.3f ms  ratio %5.2f", name.c_str(), ms, ref_name.c_str(), ref_ms, ms / ref_ms);
+  if (bytes > 0) std::printf("  %7.1f GB/s", bytes / ms / 1e6);
+  if (flops > 0) std::printf("  %7.1f TFLOP/s", flops / ms / 1e9);
+  std::printf("\n");
+}
+
+template <class T> tx::tensor<T, 1, tx::cuda> filled(tx::index_t n, float v) {
+  tx::tensor<float, 1, tx::cuda> z(tx::shape_t<1>{n});
+  return tx::eval(tx::cast<T>(z + v));
+}
+
+template <class T> void bench_matmul(const char* name, cudaDataType_t type, cublasComputeType_t compute, tx::index_t n) {
+  tx::tensor<float, 2, tx::cuda> z(tx::shape_t<2>{n, n});
+  const tx::tensor<T, 2, tx::cuda> a = tx::cast<T>(z + 0.01f), b = tx::cast<T>(z + 0.02f);
+  tx::tensor<T, 2, tx::cuda> c(tx::shape_t<2>{n, n});
+  cublasHandle_t h;
+  TEXPR_CUDA_CHECK(cublasCreate(&h));
+  using S = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const S alpha(1), beta(0);
+  const int ni = static_cast<int>(n);
+  const double texpr_ms = time_ms([&] { c = tx::matmul(a, b); });
+  const double ref_ms = time_ms([&] {
+    TEXPR_CUDA_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &alpha, b.data(), type, ni, a.data(), type, ni,
+                                  &beta, c.data(), type, ni, compute, CUBLAS_GEMM_DEFAULT));
+  });
+  TEXPR_CUDA_CHECK(cublasDestroy(h));
+  row(std::string("matmul ") + name + " " + std::to_string(n) + "^3", texpr_ms, "cublasGemmEx", ref_ms, 0,
+      2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n));
+}
+
+} // namespace
+
+int main() {
+  if (!tx::cuda_device_available()) {
+    std::printf("SKIPPED: no CUDA device (%s)\n", tx::cuda_unavailable_reason().c_str());
+    return 0;
+  }
+  const auto info = tx::cuda_device_info();
+  std::printf("texpr GPU benchmarks on %s (sm_%d%d, %d SMs); ratio = texpr / reference (1.00 = parity)\n\n",
+              info.name.c_str(), info.major, info.minor, info.multiprocessors);
+
+  const tx::index_t n = tx::index_t(1) << 26;  // 64 Mi floats = 256 MiB per operand
+  const double fbytes = 4.0 * static_cast<double>(n);
+  auto a = filled<float>(n, 1.0f), b = filled<float>(n, 2.0f), c = filled<float>(n, 3.0f);
+  tx::tensor<float, 1, tx::cuda> y(tx::shape_t<1>{n});
+
+  // Anchor: device-to-device copy (reads n, writes n)
+  const double copy_ms = time_ms([&] {
+    TEXPR_CUDA_CHECK(cudaMemcpyAsync(y.data(), a.data(), static_cast<std::size_t>(fbytes), cudaMemcpyDeviceToDevice));
+  });
+  row("cudaMemcpy D2D (anchor)", copy_ms, "itself", copy_ms, 2 * fbytes, 0);
+
+  // 6-op elementwise chain: 3 reads + 1 write per element, one fused kernel
+  const double chain_ms = time_ms([&] { y = tx::sigmoid(a * b + c) * 0.5f - tx::abs(a); });
+  row("6-op chain (fused)", chain_ms, "D2D copy, same bytes", copy_ms * 2, 4 * fbytes, 0);
+
+  // sum over everything vs raw cub::DeviceReduce::Sum
+  tx::tensor<float, 0, tx::cuda> s(tx::shape_t<0>{});
+  std::size_t temp_bytes = 0;
+  TEXPR_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, a.data(), s.data(), n));
+  tx::detail::device_scratch temp(temp_bytes, nullptr);
+  const double cub_ms = time_ms([&] { TEXPR_CUDA_CHECK(cub::DeviceReduce::Sum(temp.p, temp_bytes, a.data(), s.data(), n)); });
+  const double sum_ms = time_ms([&] { s = tx::sum(a); });
+  row("sum (64 Mi float)", sum_ms, "cub::DeviceReduce::Sum", cub_ms, fbytes, 0);
+  const double fused_sum_ms = time_ms([&] { s = tx::sum(a * b); });
+  row("sum(a * b) fused", fused_sum_ms, "cub Sum (1 operand)", cub_ms, 2 * fbytes, 0);
+
+  // mean along each axis of an 8192 x 8192 float matrix, against the copy bandwidth
+  const tx::index_t m = 8192;
+  tx::tensor<float, 2, tx::cuda> x(tx::shape_t<2>{m, m});
+  x = x + 1.0f;
+  tx::tensor<float, 1, tx::cuda> r(tx::shape_t<1>{m});
+  const double mbytes = 4.0 * static_cast<double>(m) * static_cast<double>(m);
+  const double mean0_ms = time_ms([&] { r = tx::mean(x, 0); });
+  row("mean axis 0 (8192^2 float)", mean0_ms, "D2D copy, same bytes", copy_ms * mbytes / (2 * fbytes), mbytes, 0);
+  const double mean1_ms = time_ms([&] { r = tx::mean(x, 1); });
+  row("mean axis 1 (8192^2 float)", mean1_ms, "D2D copy, same bytes", copy_ms * mbytes / (2 * fbytes), mbytes, 0);
+  tx::tensor<float, 3, tx::cuda> x3(tx::shape_t<3>{64, 1024, 1024});
+  tx::tensor<float, 2, tx::cuda> r2(tx::shape_t<2>{1024, 1024});
+  const double mean3_ms = time_ms([&] { r2 = tx::mean(x3, 0); });
+  row("mean axis 0 (64x1024x1024 float)", mean3_ms, "D2D copy, same bytes", copy_ms * mbytes / (2 * fbytes), mbytes, 0);
+
+  std::printf("\n");
+  bench_matmul<float>("float", CUDA_R_32F, CUBLAS_COMPUTE_32F, 4096);
+  bench_matmul<double>("double", CUDA_R_64F, CUBLAS_COMPUTE_64F, 4096);
+  bench_matmul<tx::half>("half", CUDA_R_16F, CUBLAS_COMPUTE_32F, 8192);
+  bench_matmul<tx::bfloat16>("bfloat16", CUDA_R_16BF, CUBLAS_COMPUTE_32F, 8192);
+  return 0;
+}
