@@ -103,14 +103,18 @@ template <class C, std::size_t R, class Backend> class sum_to_expr : public expr
     return false;
   }
 
-  // Sums every axis that needs it (one sum kernel per axis, keeping it as extent 1), then reads the result
-  // with the target's alignment.
+  // Evaluates C, sums every axis that needs it (one sum kernel per axis, keeping it as extent 1), then reads
+  // the result with the target's alignment. The sums read memory through leaf accessors only, so every
+  // sum_to of a dtype and rank shares one reduction kernel: summing through C's fused accessor would
+  // instantiate a device reduction per gradient graph (nvcc then needs minutes), for a path that runs only
+  // when a parameter really was broadcast (biases), where one extra pass over the gradient is cheap.
   template <std::size_t RO, class B> leaf_accessor<value_type, RO> summed(const shape_t<RO>& out, context<B>& ctx) const {
     using T = value_type;
-    const shape_t<rc> cs = c_.shape();
+    const auto v = value_view(c_, ctx);
+    const shape_t<rc> cs = v.shape();
     shape_t<rc> cur = cs;
-    const T* data = nullptr;
-    shape_t<rc> strides{};
+    const T* data = v.data();
+    shape_t<rc> strides = v.strides();
     if constexpr (rc > 0) {
       for (std::size_t d = 0; d < rc; ++d) {
         if (!sums(cs, d)) continue;
@@ -119,21 +123,12 @@ template <class C, std::size_t R, class Backend> class sum_to_expr : public expr
           if (i != d) reduced[o++] = cur[i];
         auto t = std::make_shared<tensor<T, rc - 1, B>>();
         t->allocate_uninitialized(reduced, ctx.stream);
-        if (!data) executor<B>::template reduce_axis<op::sum>(c_.accessor(cur, ctx), cur, d, t->view(), ctx);
-        else
-          executor<B>::template reduce_axis<op::sum>(make_leaf_accessor<T>(data, cur, contiguous_strides(cur), cur), cur,
-                                                     d, t->view(), ctx);
+        executor<B>::template reduce_axis<op::sum>(make_leaf_accessor<T>(data, cur, strides, cur), cur, d, t->view(), ctx);
         ctx.keep.push_back(t);
         data = t->data();
         cur[d] = 1;
+        strides = contiguous_strides(cur);
       }
-    }
-    if (data) {
-      strides = contiguous_strides(cur);
-    } else {
-      const auto v = value_view(c_, ctx);
-      data = v.data();
-      strides = v.strides();
     }
     shape_t<R> s{}, st{};
     for (std::size_t i = 0; i < R; ++i) {
