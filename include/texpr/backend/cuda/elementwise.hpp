@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(block_threads)
     index_t idx[R > 0 ? R : 1] = {};
     unravel(i, shape, R, idx);
     index_t off = 0;
-    for (std::size_t k = 0; k < R; ++k) off += idx[k] * dest_strides.v[k];
+    for (std::size_t k = 0; k != R; ++k) off += idx[k] * dest_strides.v[k];
     d[off] = acc.at(idx);
   }
 }

@@ -23,7 +23,7 @@ template <std::size_t R> struct index_pack {
 
 template <std::size_t R> index_pack<R> pack(const shape_t<R>& s) {
   index_pack<R> p;
-  for (std::size_t d = 0; d < R; ++d) p.v[d] = s[d];
+  for (std::size_t d = 0; d != R; ++d) p.v[d] = s[d];
   return p;
 }
 
