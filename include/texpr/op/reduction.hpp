@@ -14,22 +14,26 @@ namespace texpr::op {
 /// Accumulator of a reduction over T: float for the 16-bit floats, T otherwise (integers wrap).
 template <class T> using accumulator_t = compute_t<T>;
 
-/// Sum; integers accumulate in their own type with two's-complement wrap-around.
+/// Sum; integers accumulate in their own type with two's-complement wrap-around. Floats start from -0, the
+/// exact IEEE identity (-0 + x == x for every x, -0 included), so a sum of negative zeros is -0; empty is +0.
 struct sum {
   static constexpr std::string_view name = "sum";
   static constexpr bool needs_nonempty = false;
-  template <class A> TEXPR_HOST_DEVICE static constexpr A identity() { return A(0); }
+  template <class A> TEXPR_HOST_DEVICE static constexpr A identity() {
+    if constexpr (std::is_integral_v<A>) return A(0);
+    else return -A(0);
+  }
   template <class A> TEXPR_HOST_DEVICE static constexpr A combine(A a, A b) {
     if constexpr (std::is_integral_v<A>) return detail::wrap_add(a, b);
     else return a + b;
   }
-  template <class A> TEXPR_HOST_DEVICE static constexpr A finalize(A a, index_t) { return a; }
+  template <class A> TEXPR_HOST_DEVICE static constexpr A finalize(A a, index_t n) { return n == 0 ? A(0) : a; }
 };
 /// Arithmetic mean, floating dtypes only; the mean of zero elements is NaN (0/0), as in NumPy.
 struct mean {
   static constexpr std::string_view name = "mean";
   static constexpr bool needs_nonempty = false;
-  template <class A> TEXPR_HOST_DEVICE static constexpr A identity() { return A(0); }
+  template <class A> TEXPR_HOST_DEVICE static constexpr A identity() { return -A(0); }
   template <class A> TEXPR_HOST_DEVICE static constexpr A combine(A a, A b) { return a + b; }
   template <class A> TEXPR_HOST_DEVICE static constexpr A finalize(A a, index_t n) { return a / static_cast<A>(n); }
 };
