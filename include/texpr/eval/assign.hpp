@@ -157,7 +157,10 @@ template <operand E> auto eval(E&& e, stream_t stream = nullptr) {
   using N = detail::captured_t<E>;
   using B = typename N::backend;
   static_assert(backend_tag<B>, "texpr: cannot evaluate a graph with no tensor operand");
-  return tensor<typename N::value_type, N::rank, B>(std::forward<E>(e), stream);
+  using R = tensor<typename N::value_type, N::rank, B>;
+  if constexpr (is_tensor_v<E> && std::is_lvalue_reference_v<E>) return R(std::as_const(e).view(), stream);  // deep copy
+  else if constexpr (is_tensor_v<E>) return R(std::move(e));  // a temporary tensor is its own value
+  else return R(std::forward<E>(e), stream);
 }
 
 template <class Derived> auto expr_base<Derived>::item() const {
