@@ -1,0 +1,4 @@
+// Randomized differential tests on double graphs (see differential.hpp).
+#include "differential.hpp"
+
+TEXPR_DIFFERENTIAL_TEST(double, 200)
