@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Reliability jobs that do not belong in ctest (issue 6): the libFuzzer target over texpr's shape logic,
+# built with clang++ under ASan/UBSan and fuzzed for a bounded time, starting from the committed corpus.
+# (The corpus is also replayed by ctest as reliability.fuzz_replay in every build.) Runs on 2 cores.
+#   FUZZ_SECONDS   total fuzzing time (default 60)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${FUZZ_SECONDS:-60}
+out=build/rel-fuzz
+mkdir -p "$out/corpus"
+cxx=$(command -v clang++ || command -v clang++-14 || true)
+if [[ -z "$cxx" ]]; then
+  echo "reliability.sh: clang++ not found (.ci/run installs the clang package)" >&2
+  exit 1
+fi
+
+flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+       -Wall -Wextra -Wpedantic -Werror -Iinclude)
+
+# libFuzzer's runtime ships in libclang-rt-<version>-dev on Debian; install it if a trivial target fails to link.
+probe() {
+  echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' |
+    "$cxx" -x c++ - -fsanitize=fuzzer -o "$out/probe" >/dev/null 2>&1
+}
+if ! probe; then
+  version=$("$cxx" --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+  echo "reliability.sh: installing libclang-rt-${version}-dev for libFuzzer"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq "libclang-rt-${version}-dev" >/dev/null
+  probe
+fi
+
+start=$(date +%s)
+echo "reliability.sh: building tests/fuzz/fuzz_shapes.cpp with $cxx (libFuzzer, ASan, UBSan)"
+nice "$cxx" "${flags[@]}" tests/fuzz/fuzz_shapes.cpp -o "$out/fuzz_shapes"
+echo "reliability.sh: built in $(( $(date +%s) - start )) s; fuzzing for ${seconds} s"
+
+# New inputs go to $out/corpus (not the committed corpus); a crash leaves its input in $out.
+status=0
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  "$out/fuzz_shapes" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=256 -print_final_stats=1 \
+  -artifact_prefix="$out/" "$out/corpus" tests/fuzz/corpus >"$out/fuzz.log" 2>&1 || status=$?
+if ((status)); then cat "$out/fuzz.log"; else grep -E '^(Done|stat::)' "$out/fuzz.log"; fi
+echo "reliability.sh: fuzzing finished with status $status after $(( $(date +%s) - start )) s in all"
+exit "$status"
