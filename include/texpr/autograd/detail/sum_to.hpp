@@ -52,7 +52,7 @@ template <class C, std::size_t R, class Backend> class sum_to_expr : public expr
   /// Validates that c's shape broadcasts from, or sums to, target; throws shape_error naming both.
   sum_to_expr(C c, const shape_t<R>& target) : c_(std::move(c)), shape_(target) {
     const auto cs = c_.shape();
-    for (std::size_t d = 0; d < rc; ++d) {
+    for (std::size_t d = 0; d != rc; ++d) {
       const index_t te = target_extent(d);
       if (cs[d] != te && cs[d] != 1 && te != 1)
         throw shape_error("texpr: cannot sum a gradient of shape " + texpr::to_string(cs) + " to shape " +
@@ -94,7 +94,7 @@ template <class C, std::size_t R, class Backend> class sum_to_expr : public expr
 
  private:
   // Extent of the target dimension aligned (from the right) with child dimension d; 1 where it has none.
-  index_t target_extent(std::size_t d) const { return d + R >= rc ? shape_[d + R - rc] : 1; }
+  index_t target_extent(std::size_t d) const { return d + R + 1 > rc ? shape_[d + R - rc] : 1; }
   bool sums(const shape_t<rc>& cs, std::size_t d) const { return target_extent(d) == 1 && cs[d] != 1; }
   bool needs_sum() const {
     const auto cs = c_.shape();
