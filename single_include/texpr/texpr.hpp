@@ -268,7 +268,7 @@ struct shape_error : std::invalid_argument {
 template <std::size_t R>
 std::string to_string(const shape_t<R>& s) {
   std::string out = "(";
-  for (std::size_t i = 0; i < R; ++i) {
+  for (std::size_t i = 0; i != R; ++i) {  // != : no nvcc warning at rank 0
     if (i) out += ", ";
     out += std::to_string(s[i]);
   }
@@ -301,10 +301,10 @@ template <std::size_t RA, std::size_t RB>
 shape_t<(RA > RB ? RA : RB)> broadcast_shapes(const shape_t<RA>& a, const shape_t<RB>& b, const char* what = "broadcast") {
   constexpr std::size_t R = RA > RB ? RA : RB;
   shape_t<R> out{};
-  for (std::size_t i = 0; i < R; ++i) {
+  for (std::size_t i = 0; i != R; ++i) {
     // Align trailing dimensions; missing leading ones count as 1.
-    const index_t ea = i + RA >= R ? a[i + RA - R] : 1;
-    const index_t eb = i + RB >= R ? b[i + RB - R] : 1;
+    const index_t ea = i + RA + 1 > R ? a[i + RA - R] : 1;
+    const index_t eb = i + RB + 1 > R ? b[i + RB - R] : 1;
     if (ea == eb || eb == 1) out[i] = ea;
     else if (ea == 1) out[i] = eb;
     else
@@ -318,7 +318,7 @@ shape_t<(RA > RB ? RA : RB)> broadcast_shapes(const shape_t<RA>& a, const shape_
 template <std::size_t RF, std::size_t RT>
 void check_broadcastable(const shape_t<RF>& from, const shape_t<RT>& to, const char* what) {
   static_assert(RF <= RT, "texpr: an operand cannot have a higher rank than the result it broadcasts to");
-  for (std::size_t i = 0; i < RF; ++i) {
+  for (std::size_t i = 0; i != RF; ++i) {
     const index_t f = from[i], t = to[i + RT - RF];
     if (f != t && f != 1)
       throw shape_error(std::string("texpr: cannot broadcast ") + what + " of shape " + to_string(from) +
@@ -745,22 +745,26 @@ namespace texpr::op {
 /// Accumulator of a reduction over T: float for the 16-bit floats, T otherwise (integers wrap).
 template <class T> using accumulator_t = compute_t<T>;
 
-/// Sum; integers accumulate in their own type with two's-complement wrap-around.
+/// Sum; integers accumulate in their own type with two's-complement wrap-around. Floats start from -0, the
+/// exact IEEE identity (-0 + x == x for every x, -0 included), so a sum of negative zeros is -0; empty is +0.
 struct sum {
   static constexpr std::string_view name = "sum";
   static constexpr bool needs_nonempty = false;
-  template <class A> TEXPR_HOST_DEVICE static constexpr A identity() { return A(0); }
+  template <class A> TEXPR_HOST_DEVICE static constexpr A identity() {
+    if constexpr (std::is_integral_v<A>) return A(0);
+    else return -A(0);
+  }
   template <class A> TEXPR_HOST_DEVICE static constexpr A combine(A a, A b) {
     if constexpr (std::is_integral_v<A>) return detail::wrap_add(a, b);
     else return a + b;
   }
-  template <class A> TEXPR_HOST_DEVICE static constexpr A finalize(A a, index_t) { return a; }
+  template <class A> TEXPR_HOST_DEVICE static constexpr A finalize(A a, index_t n) { return n == 0 ? A(0) : a; }
 };
 /// Arithmetic mean, floating dtypes only; the mean of zero elements is NaN (0/0), as in NumPy.
 struct mean {
   static constexpr std::string_view name = "mean";
   static constexpr bool needs_nonempty = false;
-  template <class A> TEXPR_HOST_DEVICE static constexpr A identity() { return A(0); }
+  template <class A> TEXPR_HOST_DEVICE static constexpr A identity() { return -A(0); }
   template <class A> TEXPR_HOST_DEVICE static constexpr A combine(A a, A b) { return a + b; }
   template <class A> TEXPR_HOST_DEVICE static constexpr A finalize(A a, index_t n) { return a / static_cast<A>(n); }
 };
@@ -1353,7 +1357,7 @@ template <class T, std::size_t RO> struct leaf_accessor {
   TEXPR_HOST_DEVICE T linear(index_t i) const { return p[i]; }
   TEXPR_HOST_DEVICE T at(const index_t* idx) const {
     index_t off = 0;
-    for (std::size_t d = 0; d < RO; ++d) off += idx[d] * st[d];
+    for (std::size_t d = 0; d != RO; ++d) off += idx[d] * st[d];
     return p[off];
   }
   TEXPR_HOST_DEVICE void seek_row(const index_t* idx) {
@@ -1377,9 +1381,9 @@ leaf_accessor<T, RO> make_leaf_accessor(const T* p, const shape_t<R>& shape, con
   a.p = p;
   const auto contiguous = contiguous_strides(out);
   bool dense = true;
-  for (std::size_t d = 0; d < RO; ++d) {
+  for (std::size_t d = 0; d != RO; ++d) {
     index_t s = 0;
-    if (d + R >= RO) {
+    if (d + R + 1 > RO) {
       const std::size_t ld = d + R - RO;
       s = shape[ld] == 1 ? 0 : strides[ld];  // size-1 dimensions never advance (broadcast or trivial)
     }
@@ -1398,7 +1402,7 @@ leaf_memory describe_leaf(const T* p, const shape_t<R>& shape, const shape_t<R>&
   const auto cs = contiguous_strides(shape);
   index_t lo = 0, hi = 0;
   bool empty = false;
-  for (std::size_t d = 0; d < R; ++d) {
+  for (std::size_t d = 0; d != R; ++d) {
     if (shape[d] == 0) empty = true;
     if (shape[d] > 1 && strides[d] != cs[d]) m.contiguous = false;
     const index_t span = (shape[d] - 1) * strides[d];
@@ -1615,7 +1619,7 @@ class view : public expr_base<view<T, Rank, Backend>> {
   /// True when the strides are row-major contiguous.
   bool is_contiguous() const noexcept {
     const auto cs = contiguous_strides(shape_);
-    for (std::size_t d = 0; d < Rank; ++d)
+    for (std::size_t d = 0; d != Rank; ++d)
       if (shape_[d] > 1 && strides_[d] != cs[d]) return false;
     return true;
   }
@@ -1628,7 +1632,7 @@ class view : public expr_base<view<T, Rank, Backend>> {
                   "texpr: element access reads host memory; copy cuda data with tx::to_host first");
     const index_t idx[] = {static_cast<index_t>(i)..., 0};
     index_t off = 0;
-    for (std::size_t d = 0; d < Rank; ++d) {
+    for (std::size_t d = 0; d != Rank; ++d) {
       if (idx[d] < 0 || idx[d] >= shape_[d])
         throw std::out_of_range("texpr: index " + std::to_string(idx[d]) + " out of range for dimension " +
                                 std::to_string(d) + " of view with shape " + texpr::to_string(shape_));
@@ -1663,17 +1667,208 @@ class view : public expr_base<view<T, Rank, Backend>> {
 #define TEXPR_SI_TEXPR_BACKEND_HOST_EXECUTOR_HPP
 // Host execution: fused elementwise loops, pairwise reductions, axis reductions and GEMM.
 // Contiguous inputs take linear-index loops the compiler vectorises; broadcast or strided inputs go
-// row by row, so index arithmetic happens once per row, not per element.
+// row by row, so index arithmetic happens once per row, not per element, and each row is cut into chunks
+// in which every leaf reads with unit stride (a pointer into the row, or a small per-leaf buffer for
+// broadcast and strided leaves), so those loops vectorise too.
+// Large loops are split over the thread pool of parallel.hpp. Reductions cut their input at boundaries
+// that depend only on its shape and combine the parts in a fixed order: the result does not depend on the
+// thread count.
+
+#include <tuple>
 
 // ---- begin texpr/backend/host/gemm.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_HOST_GEMM_HPP
 #define TEXPR_SI_TEXPR_BACKEND_HOST_GEMM_HPP
-// Host GEMM: cache-blocked, with an inner loop over contiguous columns of B and C that vectorises.
+// Host GEMM: BLIS-style packing plus register-blocked micro-kernels for float and double, chosen at run time
+// (AVX-512, AVX2+FMA, or portable 128-bit vectors), threaded over blocks of C; integers use an exact loop.
+//
+// Loop order: column panels of B (NC) > depth panels (KC; B packed once into ~1 MiB, shared by the threads) >
+// row panels of A (MC; each task packs its own) > MR-tall slivers of A (kept in L1) > NR-wide slivers of B
+// (streamed from L2) > micro-kernel.
+// The micro-kernel keeps an MR x NR tile of C in registers across the whole depth panel. The x86 kernels use
+// per-function `target` attributes, so a default -march=x86-64 build still gets AVX-512/AVX2 code and any
+// other CPU or compiler gets the portable kernel. No BLAS is needed.
+
+// ---- begin texpr/backend/host/parallel.hpp ----
+#ifndef TEXPR_SI_TEXPR_BACKEND_HOST_PARALLEL_HPP
+#define TEXPR_SI_TEXPR_BACKEND_HOST_PARALLEL_HPP
+// Host threading: a small persistent std::thread pool and the public thread-count API.
+//
+// The host backend splits large loops (elementwise, reductions, GEMM) into tasks run by a pool of
+// std::threads that lives for the whole program; the calling thread works too. No OpenMP: header-only
+// users need no extra flag. The thread count is, in order of precedence: tx::set_num_threads(n), the
+// TEXPR_NUM_THREADS environment variable, std::thread::hardware_concurrency(). A loop started from a pool
+// thread, or while another thread is using the pool, runs serially on its caller (no nesting, no deadlock).
+// Reductions split their input at boundaries that depend only on the input size, and combine the parts in a
+// fixed order, so their results do not depend on the thread count or on scheduling.
+
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+namespace texpr {
+
+namespace detail::host_impl {
+
+inline int default_num_threads() {
+  if (const char* env = std::getenv("TEXPR_NUM_THREADS")) {
+    const int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  const unsigned hc = std::thread::hardware_concurrency();
+  return hc > 0 ? static_cast<int>(hc) : 1;
+}
+
+inline std::atomic<int>& requested_threads() {
+  static std::atomic<int> n{default_num_threads()};
+  return n;
+}
+
+inline thread_local bool in_pool_task = false;
+
+// The pool: workers sleep on a condition variable between jobs; a job is a task count and a callback, and
+// tasks are handed out through an atomic counter (dynamic scheduling).
+class thread_pool {
+ public:
+  static thread_pool& instance() {
+    static thread_pool pool;
+    return pool;
+  }
+  thread_pool(const thread_pool&) = delete;
+  thread_pool& operator=(const thread_pool&) = delete;
+  ~thread_pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+
+  // Runs f(t) for every t in [0, tasks) on at most `threads` threads (the caller included).
+  template <class F> void run(index_t tasks, int threads, F& f) {
+    if (tasks <= 0) return;
+    threads = static_cast<int>(std::min<index_t>(threads, tasks));
+    std::unique_lock<std::mutex> busy(run_mutex_, std::try_to_lock);
+    if (threads <= 1 || in_pool_task || !busy.owns_lock()) {
+      for (index_t t = 0; t < tasks; ++t) f(t);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      while (static_cast<int>(workers_.size()) < threads - 1) {
+        const int id = static_cast<int>(workers_.size());
+        workers_.emplace_back([this, id] { worker_loop(id); });
+      }
+      call_ = [](void* fn, index_t t) { (*static_cast<F*>(fn))(t); };
+      arg_ = &f;
+      tasks_ = tasks;
+      next_.store(0, std::memory_order_relaxed);
+      participants_ = threads - 1;
+      error_ = nullptr;
+      ++generation_;
+    }
+    wake_.notify_all();
+    work();
+    // Every task has been taken; wait only for the workers that took some. A worker that wakes later finds
+    // no task left and does not join, so a descheduled thread never holds up the caller (a loaded machine).
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return active_ == 0; });
+    call_ = nullptr;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  thread_pool() = default;
+
+  void work() {
+    const bool was = in_pool_task;
+    in_pool_task = true;
+    try {
+      for (index_t t; (t = next_.fetch_add(1, std::memory_order_relaxed)) < tasks_;) call_(arg_, t);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+      next_.store(tasks_, std::memory_order_relaxed);  // the other threads stop taking tasks
+    }
+    in_pool_task = was;
+  }
+
+  void worker_loop(int id) {
+    std::uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      if (id >= participants_ || next_.load(std::memory_order_relaxed) >= tasks_) continue;
+      ++active_;
+      lock.unlock();
+      work();
+      lock.lock();
+      if (--active_ == 0) done_.notify_one();
+    }
+  }
+
+  std::mutex run_mutex_;  // one job at a time; a second caller runs serially
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> workers_;
+  bool stop_ = false;
+  std::uint64_t generation_ = 0;
+  void (*call_)(void*, index_t) = nullptr;
+  void* arg_ = nullptr;
+  index_t tasks_ = 0;
+  std::atomic<index_t> next_{0};
+  int participants_ = 0;
+  int active_ = 0;  // workers inside work() for the current job
+  std::exception_ptr error_;
+};
+
+// Runs f(t) for t in [0, tasks) using the current thread count; serial when only one thread is allowed.
+template <class F> void parallel_for(index_t tasks, F&& f) {
+  const int threads = requested_threads().load(std::memory_order_relaxed);
+  if (threads <= 1 || tasks <= 1 || in_pool_task) {
+    for (index_t t = 0; t < tasks; ++t) f(t);
+    return;
+  }
+  thread_pool::instance().run(tasks, threads, f);
+}
+
+// How many tasks to cut `work` units into so each has at least `grain` units (1 when not worth threading).
+inline index_t task_count(index_t work, index_t grain) {
+  const int threads = requested_threads().load(std::memory_order_relaxed);
+  if (threads <= 1 || work < 2 * grain) return 1;
+  return std::min<index_t>(work / grain, static_cast<index_t>(threads));
+}
+
+} // namespace detail::host_impl
+
+/// Sets the number of threads the host backend uses (1 = serial); n <= 0 restores the default
+/// (TEXPR_NUM_THREADS, else the hardware concurrency).
+inline void set_num_threads(int n) {
+  detail::host_impl::requested_threads().store(n > 0 ? n : detail::host_impl::default_num_threads());
+}
+
+/// The number of threads the host backend uses.
+inline int num_threads() { return detail::host_impl::requested_threads().load(); }
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_BACKEND_HOST_PARALLEL_HPP
+// ---- end texpr/backend/host/parallel.hpp ----
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(TEXPR_GEMM_PORTABLE_ONLY)
+#define TEXPR_GEMM_X86 1
+#include <immintrin.h>
+#endif
 
 namespace texpr::detail::host_impl {
 
-/// C (m x n) = A (m x k) * B (k x n), all row-major and contiguous. Integers wrap around.
-template <class T> void gemm(index_t m, index_t n, index_t k, const T* a, const T* b, T* c) {
+/// C (m x n) = A (m x k) * B (k x n), row-major and contiguous, with a plain blocked loop. Integers wrap around.
+template <class T> void gemm_exact(index_t m, index_t n, index_t k, const T* a, const T* b, T* c) {
   std::fill(c, c + m * n, T(0));
   if (k == 0) return;
   constexpr index_t kb = 256, nb = 512, mb = 64;
@@ -1700,9 +1895,567 @@ template <class T> void gemm(index_t m, index_t n, index_t k, const T* a, const 
   }
 }
 
+namespace gemm_detail {
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TEXPR_GEMM_INLINE __attribute__((always_inline)) inline
+#if defined(__CUDACC__)
+#define TEXPR_GEMM_UNROLL  // nvcc's front end rejects "GCC unroll" (warning #1675); the host compiler unrolls anyway
+#else
+#define TEXPR_GEMM_UNROLL _Pragma("GCC unroll 32")
+#endif
+#else
+#define TEXPR_GEMM_INLINE inline
+#define TEXPR_GEMM_UNROLL
+#endif
+
+// Vector operations per instruction set: vec<T>, lanes<T>, zero, load (aligned), loadu, storeu, bcast, fma.
+#if defined(__GNUC__) || defined(__clang__)
+typedef float portable_f32x4 __attribute__((vector_size(16)));
+typedef double portable_f64x2 __attribute__((vector_size(16)));
+struct portable_isa {
+  static constexpr int registers = 16;
+  template <class T> using vec = std::conditional_t<std::is_same_v<T, float>, portable_f32x4, portable_f64x2>;
+  template <class T> static constexpr int lanes = 16 / sizeof(T);
+  template <class T> static TEXPR_GEMM_INLINE vec<T> zero() { return vec<T>{}; }
+  template <class T> static TEXPR_GEMM_INLINE vec<T> load(const T* p) {
+    vec<T> v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  template <class T> static TEXPR_GEMM_INLINE vec<T> loadu(const T* p) { return load(p); }
+  template <class T> static TEXPR_GEMM_INLINE vec<T> bcast(const T* p) { return vec<T>{} + *p; }
+  static TEXPR_GEMM_INLINE void storeu(float* p, portable_f32x4 v) { std::memcpy(p, &v, sizeof v); }
+  static TEXPR_GEMM_INLINE void storeu(double* p, portable_f64x2 v) { std::memcpy(p, &v, sizeof v); }
+  static TEXPR_GEMM_INLINE portable_f32x4 fma(portable_f32x4 a, portable_f32x4 b, portable_f32x4 c) { return a * b + c; }
+  static TEXPR_GEMM_INLINE portable_f64x2 fma(portable_f64x2 a, portable_f64x2 b, portable_f64x2 c) { return a * b + c; }
+  static TEXPR_GEMM_INLINE portable_f32x4 add(portable_f32x4 a, portable_f32x4 b) { return a + b; }
+  static TEXPR_GEMM_INLINE portable_f64x2 add(portable_f64x2 a, portable_f64x2 b) { return a + b; }
+};
+#else
+struct portable_isa {
+  static constexpr int registers = 16;
+  template <class T> using vec = T;
+  template <class T> static constexpr int lanes = 1;
+  template <class T> static vec<T> zero() { return T(0); }
+  template <class T> static vec<T> load(const T* p) { return *p; }
+  template <class T> static vec<T> loadu(const T* p) { return *p; }
+  template <class T> static void storeu(T* p, vec<T> v) { *p = v; }
+  template <class T> static vec<T> bcast(const T* p) { return *p; }
+  template <class T> static vec<T> fma(vec<T> a, vec<T> b, vec<T> c) { return a * b + c; }
+  template <class T> static vec<T> add(vec<T> a, vec<T> b) { return a + b; }
+};
+#endif
+
+#if defined(TEXPR_GEMM_X86)
+#define TEXPR_AVX2_FN __attribute__((target("avx2,fma"), always_inline)) inline
+#define TEXPR_AVX512_FN __attribute__((target("avx512f,avx2,fma"), always_inline)) inline
+
+template <class T> struct avx2_vec;
+template <> struct avx2_vec<float> { using type = __m256; };
+template <> struct avx2_vec<double> { using type = __m256d; };
+struct avx2_isa {
+  static constexpr int registers = 16;
+  template <class T> using vec = typename avx2_vec<T>::type;
+  template <class T> static constexpr int lanes = 32 / sizeof(T);
+  template <class T> static TEXPR_AVX2_FN vec<T> zero() {
+    if constexpr (std::is_same_v<T, float>) return _mm256_setzero_ps();
+    else return _mm256_setzero_pd();
+  }
+  static TEXPR_AVX2_FN __m256 load(const float* p) { return _mm256_load_ps(p); }
+  static TEXPR_AVX2_FN __m256d load(const double* p) { return _mm256_load_pd(p); }
+  static TEXPR_AVX2_FN __m256 loadu(const float* p) { return _mm256_loadu_ps(p); }
+  static TEXPR_AVX2_FN __m256d loadu(const double* p) { return _mm256_loadu_pd(p); }
+  static TEXPR_AVX2_FN void storeu(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
+  static TEXPR_AVX2_FN void storeu(double* p, __m256d v) { _mm256_storeu_pd(p, v); }
+  static TEXPR_AVX2_FN __m256 bcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static TEXPR_AVX2_FN __m256d bcast(const double* p) { return _mm256_broadcast_sd(p); }
+  static TEXPR_AVX2_FN __m256 fma(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
+  static TEXPR_AVX2_FN __m256d fma(__m256d a, __m256d b, __m256d c) { return _mm256_fmadd_pd(a, b, c); }
+  static TEXPR_AVX2_FN __m256 add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+  static TEXPR_AVX2_FN __m256d add(__m256d a, __m256d b) { return _mm256_add_pd(a, b); }
+};
+
+template <class T> struct avx512_vec;
+template <> struct avx512_vec<float> { using type = __m512; };
+template <> struct avx512_vec<double> { using type = __m512d; };
+struct avx512_isa {
+  static constexpr int registers = 32;
+  template <class T> using vec = typename avx512_vec<T>::type;
+  template <class T> static constexpr int lanes = 64 / sizeof(T);
+  template <class T> static TEXPR_AVX512_FN vec<T> zero() {
+    if constexpr (std::is_same_v<T, float>) return _mm512_setzero_ps();
+    else return _mm512_setzero_pd();
+  }
+  static TEXPR_AVX512_FN __m512 load(const float* p) { return _mm512_load_ps(p); }
+  static TEXPR_AVX512_FN __m512d load(const double* p) { return _mm512_load_pd(p); }
+  static TEXPR_AVX512_FN __m512 loadu(const float* p) { return _mm512_loadu_ps(p); }
+  static TEXPR_AVX512_FN __m512d loadu(const double* p) { return _mm512_loadu_pd(p); }
+  static TEXPR_AVX512_FN void storeu(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
+  static TEXPR_AVX512_FN void storeu(double* p, __m512d v) { _mm512_storeu_pd(p, v); }
+  static TEXPR_AVX512_FN __m512 bcast(const float* p) { return _mm512_set1_ps(*p); }
+  static TEXPR_AVX512_FN __m512d bcast(const double* p) { return _mm512_set1_pd(*p); }
+  static TEXPR_AVX512_FN __m512 fma(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
+  static TEXPR_AVX512_FN __m512d fma(__m512d a, __m512d b, __m512d c) { return _mm512_fmadd_pd(a, b, c); }
+  static TEXPR_AVX512_FN __m512 add(__m512 a, __m512 b) { return _mm512_add_ps(a, b); }
+  static TEXPR_AVX512_FN __m512d add(__m512d a, __m512d b) { return _mm512_add_pd(a, b); }
+};
+#endif
+
+// C tile (MR x NV*lanes, leading dimension ldc) = or += packed A sliver (kc x MR) times packed B sliver (kc x NR).
+// Defined once per instruction set (a macro, because the target attribute cannot depend on a template argument).
+#define TEXPR_GEMM_MICRO_KERNEL(NAME, ATTR, ISA)                                                                 \
+  template <class T, int MR, int NV>                                                                            \
+  ATTR void NAME(index_t kc, const T* a, const T* b, T* c, index_t ldc, bool accumulate) {                     \
+    using Isa = ISA;                                                                                            \
+    using V = typename Isa::template vec<T>;                                                                    \
+    constexpr int W = Isa::template lanes<T>;                                                                   \
+    V r[MR][NV];                                                                                                \
+    TEXPR_GEMM_UNROLL for (int i = 0; i < MR; ++i) {                                                            \
+      __builtin_prefetch(c + i * ldc);                                                                          \
+      __builtin_prefetch(c + i * ldc + NV * Isa::template lanes<T> - 1);                                        \
+    }                                                                                                           \
+    TEXPR_GEMM_UNROLL for (int i = 0; i < MR; ++i) TEXPR_GEMM_UNROLL for (int j = 0; j < NV; ++j) r[i][j] =     \
+        Isa::template zero<T>();                                                                                \
+    for (index_t p = 0; p < kc; ++p) {                                                                          \
+      V bv[NV];                                                                                                 \
+      TEXPR_GEMM_UNROLL for (int j = 0; j < NV; ++j) bv[j] = Isa::load(b + j * W);                              \
+      TEXPR_GEMM_UNROLL for (int i = 0; i < MR; ++i) {                                                          \
+        const V av = Isa::bcast(a + i);                                                                         \
+        TEXPR_GEMM_UNROLL for (int j = 0; j < NV; ++j) r[i][j] = Isa::fma(av, bv[j], r[i][j]);                  \
+      }                                                                                                         \
+      a += MR;                                                                                                  \
+      b += NV * W;                                                                                              \
+    }                                                                                                           \
+    TEXPR_GEMM_UNROLL for (int i = 0; i < MR; ++i) TEXPR_GEMM_UNROLL for (int j = 0; j < NV; ++j) {             \
+      T* cp = c + i * ldc + j * W;                                                                              \
+      if (accumulate) r[i][j] = Isa::add(r[i][j], Isa::loadu(cp));                                              \
+      Isa::storeu(cp, r[i][j]);                                                                                 \
+    }                                                                                                           \
+  }
+
+TEXPR_GEMM_MICRO_KERNEL(portable_micro_kernel, inline, portable_isa)
+#if defined(TEXPR_GEMM_X86)
+TEXPR_GEMM_MICRO_KERNEL(avx2_micro_kernel, __attribute__((target("avx2,fma"))) inline, avx2_isa)
+TEXPR_GEMM_MICRO_KERNEL(avx512_micro_kernel, __attribute__((target("avx512f,avx2,fma"))) inline, avx512_isa)
+#endif
+#undef TEXPR_GEMM_MICRO_KERNEL
+
+// Blocking for one (instruction set, dtype): register tile MR x NR, cache blocks MC x KC (A) and KC x NC (B).
+template <class Isa, class T> struct blocking {
+  static constexpr int nv = 2;
+  static constexpr int mr = Isa::registers == 32 ? 12 : 6;  // 2*mr accumulators + 2 B vectors + 1 A broadcast
+  static constexpr index_t nr = nv * Isa::template lanes<T>;
+  static constexpr index_t kc = 1024 / sizeof(T);                 // A sliver (MR x KC) stays in L1
+  static constexpr index_t mc = mr * 16;
+  static constexpr index_t nc = (index_t(1) << 20) / (kc * sizeof(T));  // packed B block (KC x NC): 1 MiB, in L2
+};
+
+// A 64-byte aligned scratch buffer reused by its thread (no allocation per call once warm).
+template <class T, int Slot> T* scratch(std::size_t count) {
+  struct buffer {
+    std::unique_ptr<unsigned char[]> mem;
+    std::size_t cap = 0;
+  };
+  static thread_local buffer buf;
+  const std::size_t bytes = count * sizeof(T) + 64;
+  if (buf.cap < bytes) {
+    buf.mem.reset(new unsigned char[bytes]);
+    buf.cap = bytes;
+  }
+  auto addr = reinterpret_cast<std::uintptr_t>(buf.mem.get());
+  return reinterpret_cast<T*>((addr + 63) & ~std::uintptr_t(63));
+}
+
+// Packs A[0..mc, 0..kc] (row stride lda) as MR-row slivers, each stored depth-major; pads rows with zeros.
+template <class T, int MR> void pack_a(index_t mc, index_t kc, const T* a, index_t lda, T* out) {
+  for (index_t i0 = 0; i0 < mc; i0 += MR) {
+    const index_t rows = std::min<index_t>(MR, mc - i0);
+    if (rows == MR) {
+      for (index_t p = 0; p < kc; ++p)
+        for (int i = 0; i < MR; ++i) out[p * MR + i] = a[(i0 + i) * lda + p];
+    } else {
+      for (index_t p = 0; p < kc; ++p)
+        for (int i = 0; i < MR; ++i) out[p * MR + i] = i < rows ? a[(i0 + i) * lda + p] : T(0);
+    }
+    out += kc * MR;
+  }
+}
+
+// Packs slivers [s0, s1) of B[0..kc, 0..nc] (row stride ldb) as NR-column slivers; pads columns with zeros.
+template <class T, index_t NR> void pack_b(index_t s0, index_t s1, index_t nc, index_t kc, const T* b, index_t ldb,
+                                           T* out) {
+  for (index_t s = s0; s < s1; ++s) {
+    const index_t j0 = s * NR, cols = std::min<index_t>(NR, nc - j0);
+    T* o = out + s * kc * NR;
+    if (cols == NR) {
+      for (index_t p = 0; p < kc; ++p) std::memcpy(o + p * NR, b + p * ldb + j0, sizeof(T) * NR);
+    } else {
+      for (index_t p = 0; p < kc; ++p)
+        for (index_t j = 0; j < NR; ++j) o[p * NR + j] = j < cols ? b[p * ldb + j0 + j] : T(0);
+    }
+  }
+}
+
+// The blocked driver for one instruction set; Kernel is the (target-compiled) micro-kernel entry point.
+template <class Isa, class T, class Kernel>
+void gemm_blocked(index_t m, index_t n, index_t k, const T* a, const T* b, T* c, Kernel kernel) {
+  using P = blocking<Isa, T>;
+  constexpr int MR = P::mr;
+  constexpr index_t NR = P::nr;
+  const bool threaded = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= 1 << 21;
+  for (index_t jc = 0; jc < n; jc += P::nc) {
+    const index_t nc = std::min(P::nc, n - jc);
+    const index_t slivers = (nc + NR - 1) / NR;
+    for (index_t pc = 0; pc < k; pc += P::kc) {
+      const index_t kc = std::min(P::kc, k - pc);
+      const bool accumulate = pc > 0;
+      T* bp = scratch<T, 0>(static_cast<std::size_t>(slivers * NR * kc));
+      const T* bsrc = b + pc * n + jc;
+      const index_t pack_tasks = threaded && num_threads() > 1 ? std::min<index_t>(slivers, 16) : 1;
+      parallel_for(pack_tasks, [&](index_t t) {
+        pack_b<T, NR>(slivers * t / pack_tasks, slivers * (t + 1) / pack_tasks, nc, kc, bsrc, n, bp);
+      });
+      // Tasks: row panels of A times column chunks of B, enough of them to keep every thread busy.
+      const index_t mblocks = (m + P::mc - 1) / P::mc;
+      const index_t mstep = ((m + mblocks - 1) / mblocks + MR - 1) / MR * MR;  // even row panels, MR-aligned
+      const index_t threads = threaded ? static_cast<index_t>(num_threads()) : 1;
+      const index_t want = threads > 1 ? 4 * threads : 1;
+      const index_t jsplit = std::clamp<index_t>((want + mblocks - 1) / mblocks, 1, std::max<index_t>(1, slivers / 2));
+      parallel_for(mblocks * jsplit, [&](index_t t) {
+        const index_t ib = t / jsplit, js = t % jsplit;
+        const index_t ic = ib * mstep, mc = std::min(mstep, m - ic);
+        if (mc <= 0) return;
+        const index_t s0 = slivers * js / jsplit, s1 = slivers * (js + 1) / jsplit;
+        if (s0 == s1) return;
+        T* ap = scratch<T, 1>(static_cast<std::size_t>(P::mc * kc));
+        pack_a<T, MR>(mc, kc, a + ic * k + pc, k, ap);
+        alignas(64) T tile[MR * NR];
+        auto tile_at = [&](index_t s, index_t i0) {
+          const index_t j0 = s * NR, cols = std::min<index_t>(NR, nc - j0);
+          const index_t rows = std::min<index_t>(MR, mc - i0);
+          const T* as = ap + i0 * kc;
+          const T* bs = bp + s * kc * NR;
+          T* cp = c + (ic + i0) * n + jc + j0;
+          if (rows == MR && cols == NR) {
+            kernel(kc, as, bs, cp, n, accumulate);
+          } else {
+            kernel(kc, as, bs, tile, NR, false);
+            for (index_t i = 0; i < rows; ++i)
+              for (index_t j = 0; j < cols; ++j)
+                cp[i * n + j] = accumulate ? cp[i * n + j] + tile[i * NR + j] : tile[i * NR + j];
+          }
+        };
+        // The A sliver stays in L1 while the B slivers stream from L2.
+        for (index_t i0 = 0; i0 < mc; i0 += MR)
+          for (index_t s = s0; s < s1; ++s) tile_at(s, i0);
+      });
+    }
+  }
+}
+
+#if defined(TEXPR_GEMM_X86)
+/// The widest instruction set this CPU runs: 2 = AVX-512F, 1 = AVX2 with FMA, 0 = portable.
+inline int cpu_level() {
+  static const int level = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return 2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
+    return 0;
+  }();
+  return level;
+}
+#endif
+
+#undef TEXPR_GEMM_INLINE
+#undef TEXPR_GEMM_UNROLL
+#if defined(TEXPR_GEMM_X86)
+#undef TEXPR_AVX2_FN
+#undef TEXPR_AVX512_FN
+#endif
+
+} // namespace gemm_detail
+
+/// C (m x n) = A (m x k) * B (k x n), all row-major and contiguous. Integers wrap around.
+template <class T> void gemm(index_t m, index_t n, index_t k, const T* a, const T* b, T* c) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+      std::fill(c, c + m * n, T(0));
+      return;
+    }
+    using namespace gemm_detail;
+#if defined(TEXPR_GEMM_X86)
+    const int level = cpu_level();
+    if (level == 2) return gemm_blocked<avx512_isa, T>(m, n, k, a, b, c, &avx512_micro_kernel<T, blocking<avx512_isa, T>::mr, blocking<avx512_isa, T>::nv>);
+    if (level == 1) return gemm_blocked<avx2_isa, T>(m, n, k, a, b, c, &avx2_micro_kernel<T, blocking<avx2_isa, T>::mr, blocking<avx2_isa, T>::nv>);
+#endif
+    gemm_blocked<portable_isa, T>(m, n, k, a, b, c, &portable_micro_kernel<T, blocking<portable_isa, T>::mr, blocking<portable_isa, T>::nv>);
+  } else {
+    gemm_exact(m, n, k, a, b, c);
+  }
+}
+
 } // namespace texpr::detail::host_impl
 #endif // TEXPR_SI_TEXPR_BACKEND_HOST_GEMM_HPP
 // ---- end texpr/backend/host/gemm.hpp ----
+// ---- begin texpr/expr/elementwise.hpp ----
+#ifndef TEXPR_SI_TEXPR_EXPR_ELEMENTWISE_HPP
+#define TEXPR_SI_TEXPR_EXPR_ELEMENTWISE_HPP
+// Lazy elementwise expressions: the map node, arithmetic operators, maths functions, comparisons,
+// where and cast. A chain of these evaluates in one fused pass.
+
+namespace texpr {
+
+namespace detail {
+
+// Applies Op to stored operand values: 16-bit floats widen to float and round back once.
+template <class Op, class R, class... V>
+TEXPR_HOST_DEVICE R apply_op(V... v) {
+  if constexpr (selecting_op<Op>) return Op::apply(v...);
+  else if constexpr (cast_op<Op>) return narrow<R>(convert<compute_t<R>>(widen(v)...));
+  else if constexpr (predicate_op<Op>) return Op::apply(widen(v)...);
+  else return narrow<R>(Op::apply(widen(v)...));
+}
+
+template <class Op, class R, class... A> struct map_accessor;
+template <class Op, class R, class A0> struct map_accessor<Op, R, A0> {
+  A0 a0;
+  bool dense() const { return a0.dense(); }
+  TEXPR_HOST_DEVICE R linear(index_t i) const { return apply_op<Op, R>(a0.linear(i)); }
+  TEXPR_HOST_DEVICE R at(const index_t* idx) const { return apply_op<Op, R>(a0.at(idx)); }
+  TEXPR_HOST_DEVICE void seek_row(const index_t* idx) { a0.seek_row(idx); }
+  TEXPR_HOST_DEVICE R in_row(index_t j) const { return apply_op<Op, R>(a0.in_row(j)); }
+};
+template <class Op, class R, class A0, class A1> struct map_accessor<Op, R, A0, A1> {
+  A0 a0;
+  A1 a1;
+  bool dense() const { return a0.dense() && a1.dense(); }
+  TEXPR_HOST_DEVICE R linear(index_t i) const { return apply_op<Op, R>(a0.linear(i), a1.linear(i)); }
+  TEXPR_HOST_DEVICE R at(const index_t* idx) const { return apply_op<Op, R>(a0.at(idx), a1.at(idx)); }
+  TEXPR_HOST_DEVICE void seek_row(const index_t* idx) {
+    a0.seek_row(idx);
+    a1.seek_row(idx);
+  }
+  TEXPR_HOST_DEVICE R in_row(index_t j) const { return apply_op<Op, R>(a0.in_row(j), a1.in_row(j)); }
+};
+template <class Op, class R, class A0, class A1, class A2> struct map_accessor<Op, R, A0, A1, A2> {
+  A0 a0;
+  A1 a1;
+  A2 a2;
+  bool dense() const { return a0.dense() && a1.dense() && a2.dense(); }
+  TEXPR_HOST_DEVICE R linear(index_t i) const { return apply_op<Op, R>(a0.linear(i), a1.linear(i), a2.linear(i)); }
+  TEXPR_HOST_DEVICE R at(const index_t* idx) const { return apply_op<Op, R>(a0.at(idx), a1.at(idx), a2.at(idx)); }
+  TEXPR_HOST_DEVICE void seek_row(const index_t* idx) {
+    a0.seek_row(idx);
+    a1.seek_row(idx);
+    a2.seek_row(idx);
+  }
+  TEXPR_HOST_DEVICE R in_row(index_t j) const { return apply_op<Op, R>(a0.in_row(j), a1.in_row(j), a2.in_row(j)); }
+};
+
+template <class Op, class First> struct kernel_dtype_of { using type = typename First::value_type; };
+template <class To, class First> struct kernel_dtype_of<op::cast<To>, First> { using type = To; };
+
+template <class Op, class... C> constexpr std::size_t max_rank() {
+  std::size_t r = 0;
+  ((r = std::max(r, C::rank)), ...);  // std::max: no nvcc warning when a rank is 0
+  return r;
+}
+
+} // namespace detail
+
+/// Lazy elementwise node: Op applied to broadcast children. Result shape follows NumPy broadcasting.
+template <class Op, class... C> class map_expr : public expr_base<map_expr<Op, C...>> {
+  using first = std::tuple_element_t<0, std::tuple<C...>>;
+  using last = std::tuple_element_t<sizeof...(C) - 1, std::tuple<C...>>;
+
+ public:
+  using texpr_node = void;
+  using op_type = Op;
+  using children = detail::type_list<C...>;
+  /// dtype the kernel is registered under: the operands' (for where: the branches'; for cast: the target).
+  using kernel_dtype = std::conditional_t<detail::selecting_op<Op>, typename last::value_type,
+                                          typename detail::kernel_dtype_of<Op, first>::type>;
+  /// Result dtype: bool for comparisons and logical ops, kernel_dtype otherwise.
+  using value_type = std::conditional_t<detail::predicate_op<Op>, bool, kernel_dtype>;
+  using backend = typename detail::common_backend<typename C::backend...>::type;
+  static constexpr std::size_t rank = detail::max_rank<Op, C...>();
+  static constexpr bool is_elementwise = true;
+
+  /// Builds the node; throws shape_error when the children's shapes do not broadcast.
+  explicit map_expr(C... c) : c_(std::move(c)...) {
+    shape_ = std::apply([](const auto&... ch) { return broadcast_all(ch.shape()...); }, c_);
+  }
+
+  /// Broadcast result shape.
+  const shape_t<rank>& shape() const { return shape_; }
+  /// The children, in operand order.
+  const std::tuple<C...>& operands() const { return c_; }
+
+  template <std::size_t RO, class B> auto accessor(const shape_t<RO>& out, detail::context<B>& ctx) const {
+    return std::apply(
+        [&](const auto&... ch) {
+          return detail::map_accessor<Op, value_type, decltype(ch.accessor(out, ctx))...>{ch.accessor(out, ctx)...};
+        },
+        c_);
+  }
+  template <class F> void for_each_child(F&& f) const {
+    std::apply([&](const auto&... ch) { (f(ch), ...); }, c_);
+  }
+  template <class F> void for_each_leaf(F&& f, bool direct) const {
+    std::apply([&](const auto&... ch) { (ch.for_each_leaf(f, direct), ...); }, c_);
+  }
+
+ private:
+  template <std::size_t RA> static shape_t<RA> broadcast_all(const shape_t<RA>& a) { return a; }
+  template <std::size_t RA, std::size_t RB, class... Rest>
+  static auto broadcast_all(const shape_t<RA>& a, const shape_t<RB>& b, const Rest&... rest) {
+    return broadcast_all(broadcast_shapes(a, b, Op::name.data()), rest...);
+  }
+
+  std::tuple<C...> c_;
+  shape_t<rank> shape_{};
+};
+
+namespace detail {
+
+template <class Op, class... E> auto make_map(E&&... e) {
+  using node_t = map_expr<Op, captured_t<E>...>;
+  return node_t(capture(std::forward<E>(e))...);
+}
+
+template <class Op, class A, class B> auto make_binary(A&& a, B&& b) {
+  using CA = captured_t<A>;
+  using CB = captured_t<B>;
+  check_same_dtype<typename CA::value_type, typename CB::value_type>();
+  check_same_backend<typename CA::backend, typename CB::backend>();
+  return make_map<Op>(std::forward<A>(a), std::forward<B>(b));
+}
+
+/// Converts a scalar to the dtype of the tensor it meets; a floating scalar with an integer tensor is an error.
+template <class T, class S> auto make_scalar(S s) {
+  if constexpr (is_integer_v<T> && std::is_floating_point_v<S>)
+    (void)sizeof(diagnostic::floating_scalar_with_integer_tensor<dtype_tag_t<T>, S>);
+  if constexpr (is_float16_v<T>) return scalar_expr<T>(T(static_cast<float>(s)));
+  else return scalar_expr<T>(static_cast<T>(s));
+}
+
+template <class S> concept arithmetic = std::is_arithmetic_v<S>;
+
+} // namespace detail
+
+/// Applies a (user-defined) elementwise op tag to operands; the op needs a kernel on the graph's backend.
+template <class Op, operand... E>
+  requires(sizeof...(E) >= 1 && sizeof...(E) <= 3)
+auto map(E&&... e) {
+  return detail::make_map<Op>(std::forward<E>(e)...);
+}
+
+#define TEXPR_BINARY_OPERATOR(SYM, OP)                                                              \
+  /** Lazy elementwise OP with broadcasting. */                                                      \
+  template <operand A, operand B> auto operator SYM(A&& a, B&& b) {                                   \
+    return detail::make_binary<op::OP>(std::forward<A>(a), std::forward<B>(b));                       \
+  }                                                                                                  \
+  /** Lazy elementwise OP with a scalar converted to the tensor's dtype. */                          \
+  template <operand A, detail::arithmetic S> auto operator SYM(A&& a, S s) {                          \
+    using T = typename detail::captured_t<A>::value_type;                                             \
+    return detail::make_map<op::OP>(std::forward<A>(a), detail::make_scalar<T>(s));                   \
+  }                                                                                                  \
+  /** Lazy elementwise OP with a scalar converted to the tensor's dtype. */                          \
+  template <detail::arithmetic S, operand B> auto operator SYM(S s, B&& b) {                          \
+    using T = typename detail::captured_t<B>::value_type;                                             \
+    return detail::make_map<op::OP>(detail::make_scalar<T>(s), std::forward<B>(b));                   \
+  }
+TEXPR_BINARY_OPERATOR(+, add)
+TEXPR_BINARY_OPERATOR(-, subtract)
+TEXPR_BINARY_OPERATOR(*, multiply)
+TEXPR_BINARY_OPERATOR(/, divide)
+TEXPR_BINARY_OPERATOR(==, equal)
+TEXPR_BINARY_OPERATOR(!=, not_equal)
+TEXPR_BINARY_OPERATOR(<, less)
+TEXPR_BINARY_OPERATOR(<=, less_equal)
+TEXPR_BINARY_OPERATOR(>, greater)
+TEXPR_BINARY_OPERATOR(>=, greater_equal)
+TEXPR_BINARY_OPERATOR(&&, logical_and)
+TEXPR_BINARY_OPERATOR(||, logical_or)
+#undef TEXPR_BINARY_OPERATOR
+
+#define TEXPR_BINARY_FUNCTION(NAME)                                                                 \
+  /** Lazy elementwise NAME with broadcasting. */                                                    \
+  template <operand A, operand B> auto NAME(A&& a, B&& b) {                                           \
+    return detail::make_binary<op::NAME>(std::forward<A>(a), std::forward<B>(b));                     \
+  }                                                                                                  \
+  /** Lazy elementwise NAME with a scalar converted to the tensor's dtype. */                        \
+  template <operand A, detail::arithmetic S> auto NAME(A&& a, S s) {                                  \
+    using T = typename detail::captured_t<A>::value_type;                                             \
+    return detail::make_map<op::NAME>(std::forward<A>(a), detail::make_scalar<T>(s));                 \
+  }                                                                                                  \
+  /** Lazy elementwise NAME with a scalar converted to the tensor's dtype. */                        \
+  template <detail::arithmetic S, operand B> auto NAME(S s, B&& b) {                                  \
+    using T = typename detail::captured_t<B>::value_type;                                             \
+    return detail::make_map<op::NAME>(detail::make_scalar<T>(s), std::forward<B>(b));                 \
+  }
+TEXPR_BINARY_FUNCTION(maximum)
+TEXPR_BINARY_FUNCTION(minimum)
+TEXPR_BINARY_FUNCTION(pow)
+#undef TEXPR_BINARY_FUNCTION
+
+#define TEXPR_UNARY_FUNCTION(NAME)                                   \
+  /** Lazy elementwise NAME. */                                       \
+  template <operand A> auto NAME(A&& a) {                              \
+    return detail::make_map<op::NAME>(std::forward<A>(a));             \
+  }
+TEXPR_UNARY_FUNCTION(exp)
+TEXPR_UNARY_FUNCTION(log)
+TEXPR_UNARY_FUNCTION(sqrt)
+TEXPR_UNARY_FUNCTION(abs)
+TEXPR_UNARY_FUNCTION(tanh)
+TEXPR_UNARY_FUNCTION(sigmoid)
+TEXPR_UNARY_FUNCTION(relu)
+TEXPR_UNARY_FUNCTION(logical_not)
+#undef TEXPR_UNARY_FUNCTION
+
+/// Lazy elementwise negation.
+template <operand A> auto operator-(A&& a) { return detail::make_map<op::negate>(std::forward<A>(a)); }
+/// Lazy elementwise logical not (bool).
+template <operand A> auto operator!(A&& a) { return detail::make_map<op::logical_not>(std::forward<A>(a)); }
+
+/// ELU: x for x > 0, alpha * (exp(x) - 1) otherwise; alpha takes the tensor's dtype.
+template <operand A, detail::arithmetic S> auto elu(A&& a, S alpha) {
+  using T = typename detail::captured_t<A>::value_type;
+  return detail::make_map<op::elu>(std::forward<A>(a), detail::make_scalar<T>(alpha));
+}
+/// ELU with alpha = 1: x for x > 0, exp(x) - 1 otherwise.
+template <operand A> auto elu(A&& a) { return elu(std::forward<A>(a), 1); }
+
+/// Elementwise select: cond ? a : b, broadcasting all three; cond must be bool, a and b one dtype.
+template <operand Cond, operand A, operand B> auto where(Cond&& c, A&& a, B&& b) {
+  using CC = detail::captured_t<Cond>;
+  static_assert(std::is_same_v<typename CC::value_type, bool>,
+                "texpr: tx::where needs a bool condition; compare first (e.g. x > 0)");
+  detail::check_same_dtype<typename detail::captured_t<A>::value_type, typename detail::captured_t<B>::value_type>();
+  detail::check_same_backend<typename CC::backend, typename detail::captured_t<A>::backend>();
+  detail::check_same_backend<typename CC::backend, typename detail::captured_t<B>::backend>();
+  return detail::make_map<op::where>(std::forward<Cond>(c), std::forward<A>(a), std::forward<B>(b));
+}
+/// where with a scalar for b.
+template <operand Cond, operand A, detail::arithmetic S> auto where(Cond&& c, A&& a, S b) {
+  using T = typename detail::captured_t<A>::value_type;
+  return where(std::forward<Cond>(c), std::forward<A>(a), detail::make_scalar<T>(b));
+}
+/// where with a scalar for a.
+template <operand Cond, detail::arithmetic S, operand B> auto where(Cond&& c, S a, B&& b) {
+  using T = typename detail::captured_t<B>::value_type;
+  return where(std::forward<Cond>(c), detail::make_scalar<T>(a), std::forward<B>(b));
+}
+
+/// Explicit dtype conversion; the only way to change dtype (texpr never promotes implicitly).
+template <class To, operand A> auto cast(A&& a) { return detail::make_map<op::cast<To>>(std::forward<A>(a)); }
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_EXPR_ELEMENTWISE_HPP
+// ---- end texpr/expr/elementwise.hpp ----
 
 namespace texpr::detail {
 
@@ -1742,9 +2495,37 @@ template <class Op, class A> struct cascade {
   }
 };
 
+// G consecutive full blocks from `begin` at once, each reduced exactly as reduce_block does (same order of
+// operations, so the same result), interleaved so that G accumulator chains and G lane trees overlap.
+template <int G, class Op, class A, class Get> void reduce_blocks(const Get& get, index_t begin, A* out) {
+  A lane[G][lanes];
+  for (auto& l : lane)
+    for (auto& v : l) v = Op::template identity<A>();
+  for (index_t i = 0; i < block; i += lanes)
+    for (int g = 0; g < G; ++g)
+      for (index_t k = 0; k < lanes; ++k)
+        lane[g][k] = Op::combine(lane[g][k], static_cast<A>(widen(get(begin + g * block + i + k))));
+  for (index_t w = lanes / 2; w > 0; w /= 2)
+    for (int g = 0; g < G; ++g)
+      for (index_t k = 0; k < w; ++k) lane[g][k] = Op::combine(lane[g][k], lane[g][k + w]);
+  for (int g = 0; g < G; ++g) out[g] = lane[g][0];
+}
+
+// Pushes the block results of get(0 .. n) into c, in order.
+template <class Op, class A, class Get> void push_blocks(cascade<Op, A>& c, const Get& get, index_t n) {
+  constexpr int G = 4;
+  index_t b = 0;
+  for (; b + G * block <= n; b += G * block) {
+    A r[G];
+    reduce_blocks<G, Op, A>(get, b, r);
+    for (const A& v : r) c.push(v);
+  }
+  for (; b < n; b += block) c.push(reduce_block<Op, A>(get, b, n - b < block ? n - b : block));
+}
+
 template <class Op, class A, class Get> A reduce_range(const Get& get, index_t n) {
   cascade<Op, A> c;
-  for (index_t b = 0; b < n; b += block) c.push(reduce_block<Op, A>(get, b, n - b < block ? n - b : block));
+  push_blocks<Op, A>(c, get, n);
   return c.result();
 }
 
@@ -1756,6 +2537,124 @@ template <std::size_t R> void next_row(index_t* idx, const shape_t<R>& shape) {
   }
 }
 
+// ---- Row chunks: unit-stride views of one row of an accessor tree ----------------------------------------
+
+inline constexpr index_t chunk = 1024;  // elements per row chunk (a multiple of block)
+
+// Buffers for the leaves of one row_chunk tree (owned by the task that uses the tree).
+struct chunk_arena {
+  std::vector<std::unique_ptr<unsigned char[]>> blocks;
+  template <class T> T* get() {
+    blocks.emplace_back(new unsigned char[sizeof(T) * chunk + 64]);
+    auto addr = reinterpret_cast<std::uintptr_t>(blocks.back().get());
+    return reinterpret_cast<T*>((addr + 63) & ~std::uintptr_t(63));
+  }
+};
+
+// A row_chunk tree is small (pointers and accessor copies), so the loops run on a local copy of it: its
+// members then cannot alias the output, and the compiler keeps them in registers.
+
+// Generic node: reads through a copy of the accessor's own in_row (scalars, and node types unknown here).
+template <class Acc> struct row_chunk {
+  Acc src{};
+  index_t j0 = 0;
+  void init(chunk_arena&) {}
+  void bind(const Acc& a, index_t) { src = a; }
+  void start(index_t first, index_t) { j0 = first; }
+  auto linear(index_t i) const { return src.in_row(j0 + i); }
+};
+
+// Leaf: a pointer into the row when its stride is 1, else a buffer (filled once per row for a broadcast
+// leaf, gathered per chunk for a strided one).
+template <class T, std::size_t RO> struct row_chunk<leaf_accessor<T, RO>> {
+  const T* row = nullptr;
+  index_t stride = 1;
+  const T* p = nullptr;
+  T* buf = nullptr;
+  void init(chunk_arena& arena) { buf = arena.get<T>(); }
+  void bind(const leaf_accessor<T, RO>& a, index_t len) {
+    row = a.row;
+    stride = a.row_stride;
+    if (stride == 0) {
+      const T v = row[0];
+      for (index_t i = 0, e = len < chunk ? len : chunk; i < e; ++i) buf[i] = v;
+      p = buf;
+    }
+  }
+  void start(index_t first, index_t len) {
+    if (stride == 1) {
+      p = row + first;
+    } else if (stride != 0) {
+      for (index_t i = 0; i < len; ++i) buf[i] = row[(first + i) * stride];
+      p = buf;
+    }
+  }
+  T linear(index_t i) const { return p[i]; }
+};
+
+template <std::size_t I, class M> const auto& map_child(const M& m) {
+  if constexpr (I == 0) return m.a0;
+  else if constexpr (I == 1) return m.a1;
+  else return m.a2;
+}
+
+// Map node: its children's chunks, combined by the op.
+template <class Op, class R, class... A> struct row_chunk<map_accessor<Op, R, A...>> {
+  std::tuple<row_chunk<A>...> ch;
+  void init(chunk_arena& arena) {
+    std::apply([&](auto&... c) { (c.init(arena), ...); }, ch);
+  }
+  void bind(const map_accessor<Op, R, A...>& a, index_t len) {
+    bind_all(a, len, std::index_sequence_for<A...>{});
+  }
+  void start(index_t first, index_t len) {
+    std::apply([&](auto&... c) { (c.start(first, len), ...); }, ch);
+  }
+  R linear(index_t i) const {
+    return std::apply([&](const auto&... c) { return apply_op<Op, R>(c.linear(i)...); }, ch);
+  }
+
+ private:
+  template <std::size_t... I> void bind_all(const map_accessor<Op, R, A...>& a, index_t len, std::index_sequence<I...>) {
+    (std::get<I>(ch).bind(map_child<I>(a), len), ...);
+  }
+};
+
+// Calls f(chunk_view, j0, n) over row `idx` of acc (len elements) in unit-stride chunks.
+template <std::size_t R, class Acc, class F>
+void for_row_chunks(Acc& acc, row_chunk<Acc>& rc, const index_t* idx, index_t len, F&& f) {
+  acc.seek_row(idx);
+  rc.bind(acc, len);
+  for (index_t j0 = 0; j0 < len; j0 += chunk) {
+    const index_t n = len - j0 < chunk ? len - j0 : chunk;
+    rc.start(j0, n);
+    const row_chunk<Acc> local = rc;
+    f(local, j0, n);
+  }
+}
+
+// Multi-index of row r (the first R-1 dimensions of shape).
+template <std::size_t R> void row_index(index_t r, const shape_t<R>& shape, index_t* idx) {
+  for (std::size_t d = R - 1; d-- > 0;) {
+    idx[d] = r % shape[d];
+    r /= shape[d];
+  }
+}
+
+// Runs f(begin, end) over [0, n) cut into pieces of at least `grain` units, on the pool when worth it.
+template <class F> void for_ranges(index_t n, index_t grain, F&& f) {
+  const index_t tasks = task_count(n, grain);
+  if (tasks <= 1) {
+    if (n > 0) f(index_t(0), n);
+    return;
+  }
+  const index_t pieces = tasks * 4 < n / grain ? tasks * 4 : n / grain;  // a few per thread: load balance
+  parallel_for(pieces, [&](index_t t) { f(n * t / pieces, n * (t + 1) / pieces); });
+}
+
+inline constexpr index_t elementwise_grain = 1 << 15;
+inline constexpr index_t reduce_chunk = block << 8;  // fixed reduction pieces: 256 blocks
+
 } // namespace host_impl
 
 /// The host backend's executor: what evaluation calls once placement has been checked.
@@ -1763,6 +2662,7 @@ template <> struct executor<host> {
   /// dest = acc, elementwise; dest may be strided.
   template <class T, std::size_t R, class Acc>
   static void assign(const view<T, R, host>& dest, Acc acc, context<host>&) {
+    using namespace host_impl;
     const index_t n = dest.size();
     if (n == 0) return;
     T* d = dest.data();
@@ -1770,29 +2670,44 @@ template <> struct executor<host> {
       d[0] = acc.linear(0);
     } else {
       if (acc.dense() && dest.is_contiguous()) {
-        for (index_t i = 0; i < n; ++i) d[i] = acc.linear(i);
+        for_ranges(n, elementwise_grain, [&](index_t b, index_t e) {
+          for (index_t i = b; i < e; ++i) d[i] = acc.linear(i);
+        });
         return;
       }
       const auto& shape = dest.shape();
       const auto& ds = dest.strides();
       const index_t len = shape[R - 1], step = ds[R - 1];
-      index_t idx[R] = {};
-      for (index_t r = 0, rows = n / len; r < rows; ++r, host_impl::next_row(idx, shape)) {
-        acc.seek_row(idx);
-        index_t off = 0;
-        for (std::size_t k = 0; k + 1 < R; ++k) off += idx[k] * ds[k];
-        T* row = d + off;
-        if (step == 1)
-          for (index_t j = 0; j < len; ++j) row[j] = acc.in_row(j);
-        else
-          for (index_t j = 0; j < len; ++j) row[j * step] = acc.in_row(j);
-      }
+      const index_t rows = n / len;
+      for_ranges(rows, (elementwise_grain + len - 1) / len, [&](index_t r0, index_t r1) {
+        Acc a = acc;
+        chunk_arena arena;
+        auto rc = std::make_unique<row_chunk<Acc>>();
+        rc->init(arena);
+        index_t idx[R] = {};
+        row_index(r0, shape, idx);
+        for (index_t r = r0; r < r1; ++r, next_row(idx, shape)) {
+          index_t off = 0;
+          for (std::size_t k = 0; k + 1 < R; ++k) off += idx[k] * ds[k];
+          T* row = d + off;
+          for_row_chunks<R>(a, *rc, idx, len, [&](const row_chunk<Acc>& c, index_t j0, index_t m) {
+            if (step == 1) {
+              T* out = row + j0;
+              for (index_t j = 0; j < m; ++j) out[j] = c.linear(j);
+            } else {
+              T* out = row + j0 * step;
+              for (index_t j = 0; j < m; ++j) out[j * step] = c.linear(j);
+            }
+          });
+        }
+      });
     }
   }
 
   /// *out = Op over every element of acc (shape in_shape), pairwise in blocks.
   template <class Op, std::size_t R, class Acc, class T>
   static void reduce_all(Acc acc, const shape_t<R>& in_shape, T* out, context<host>&) {
+    using namespace host_impl;
     using A = op::accumulator_t<T>;
     const index_t n = shape_size(in_shape);
     A total = Op::template identity<A>();
@@ -1800,15 +2715,51 @@ template <> struct executor<host> {
       total = static_cast<A>(widen(acc.linear(0)));
     } else if (n > 0) {
       if (acc.dense()) {
-        total = host_impl::reduce_range<Op, A>([&](index_t i) { return acc.linear(i); }, n);
-      } else {
-        const index_t len = in_shape[R - 1];
-        host_impl::cascade<Op, A> c;
-        index_t idx[R] = {};
-        for (index_t r = 0, rows = n / len; r < rows; ++r, host_impl::next_row(idx, in_shape)) {
-          acc.seek_row(idx);
-          c.push(host_impl::reduce_range<Op, A>([&](index_t j) { return acc.in_row(j); }, len));
+        // Fixed pieces of reduce_chunk elements, combined pairwise in order (independent of the thread count).
+        const index_t pieces = (n + reduce_chunk - 1) / reduce_chunk;
+        if (pieces == 1) {
+          total = reduce_range<Op, A>([&](index_t i) { return acc.linear(i); }, n);
+        } else {
+          std::vector<A> part(static_cast<std::size_t>(pieces));
+          for_ranges(pieces, 1, [&](index_t p0, index_t p1) {
+            for (index_t p = p0; p < p1; ++p) {
+              const index_t b = p * reduce_chunk, e = b + reduce_chunk < n ? b + reduce_chunk : n;
+              part[static_cast<std::size_t>(p)] =
+                  reduce_range<Op, A>([&](index_t i) { return acc.linear(b + i); }, e - b);
+            }
+          });
+          cascade<Op, A> c;
+          for (const A& v : part) c.push(v);
+          total = c.result();
         }
+      } else {
+        // Rows, grouped into pieces that depend only on the shape; each row reduces pairwise in blocks.
+        const index_t len = in_shape[R - 1], rows = n / len;
+        const index_t rows_per_piece = len >= reduce_chunk ? 1 : reduce_chunk / len;
+        const index_t pieces = (rows + rows_per_piece - 1) / rows_per_piece;
+        std::vector<A> part(static_cast<std::size_t>(pieces));
+        for_ranges(pieces, 1, [&](index_t p0, index_t p1) {
+          Acc a = acc;
+          chunk_arena arena;
+        auto rc = std::make_unique<row_chunk<Acc>>();
+        rc->init(arena);
+          for (index_t p = p0; p < p1; ++p) {
+            const index_t r0 = p * rows_per_piece, r1 = r0 + rows_per_piece < rows ? r0 + rows_per_piece : rows;
+            index_t idx[R] = {};
+            row_index(r0, in_shape, idx);
+            cascade<Op, A> rows_c;
+            for (index_t r = r0; r < r1; ++r, next_row(idx, in_shape)) {
+              cascade<Op, A> c;
+              for_row_chunks<R>(a, *rc, idx, len, [&](const row_chunk<Acc>& ch, index_t, index_t m) {
+                push_blocks<Op, A>(c, [&](index_t j) { return ch.linear(j); }, m);
+              });
+              rows_c.push(c.result());
+            }
+            part[static_cast<std::size_t>(p)] = rows_c.result();
+          }
+        });
+        cascade<Op, A> c;
+        for (const A& v : part) c.push(v);
         total = c.result();
       }
     }
@@ -1819,72 +2770,99 @@ template <> struct executor<host> {
   template <class Op, std::size_t R, class Acc, class T>
   static void reduce_axis(Acc acc, const shape_t<R>& in_shape, std::size_t axis, const view<T, R - 1, host>& dest,
                           context<host>&) {
+    using namespace host_impl;
     using A = op::accumulator_t<T>;
     T* out = dest.data();
     const index_t n_out = dest.size();
     if (n_out == 0) return;
     const index_t len = in_shape[axis];
     if (axis == R - 1) {
-      // Each output element reduces one contiguous row.
-      for (index_t r = 0; r < n_out; ++r) {
-        A v;
+      // Each output element reduces one row, pairwise in blocks; rows are independent, so threads split them.
+      for_ranges(n_out, (elementwise_grain + len) / (len + 1), [&](index_t r0, index_t r1) {
         if (acc.dense()) {
-          const index_t base = r * len;
-          v = host_impl::reduce_range<Op, A>([&](index_t j) { return acc.linear(base + j); }, len);
-        } else {
-          index_t idx[R] = {};
-          for (std::size_t d = R - 1, rem = static_cast<std::size_t>(r); d-- > 0;) {
-            idx[d] = static_cast<index_t>(rem % static_cast<std::size_t>(in_shape[d]));
-            rem /= static_cast<std::size_t>(in_shape[d]);
+          for (index_t r = r0; r < r1; ++r) {
+            const index_t base = r * len;
+            const A v = reduce_range<Op, A>([&](index_t j) { return acc.linear(base + j); }, len);
+            out[r] = narrow<T>(Op::finalize(v, len));
           }
-          acc.seek_row(idx);
-          v = host_impl::reduce_range<Op, A>([&](index_t j) { return acc.in_row(j); }, len);
+          return;
         }
-        out[r] = narrow<T>(Op::finalize(v, len));
-      }
+        Acc a = acc;
+        chunk_arena arena;
+        auto rc = std::make_unique<row_chunk<Acc>>();
+        rc->init(arena);
+        index_t idx[R] = {};
+        row_index(r0, in_shape, idx);
+        for (index_t r = r0; r < r1; ++r, next_row(idx, in_shape)) {
+          cascade<Op, A> c;
+          for_row_chunks<R>(a, *rc, idx, len, [&](const row_chunk<Acc>& ch, index_t, index_t m) {
+            push_blocks<Op, A>(c, [&](index_t j) { return ch.linear(j); }, m);
+          });
+          out[r] = narrow<T>(Op::finalize(c.result(), len));
+        }
+      });
       return;
     }
-    // Reducing a non-last axis: stream whole rows and accumulate them into a row of accumulators,
-    // in blocks of rows so the error grows with the block length, not the axis length.
-    index_t outer = 1, mid = 1;
-    for (std::size_t d = 0; d < axis; ++d) outer *= in_shape[d];
-    for (std::size_t d = axis + 1; d + 1 < R; ++d) mid *= in_shape[d];
-    const index_t inner = in_shape[R - 1];
-    std::vector<A> total(static_cast<std::size_t>(inner)), part(static_cast<std::size_t>(inner));
-    constexpr index_t rows_per_block = 64;
-    for (index_t o = 0; o < outer; ++o) {
-      for (index_t m = 0; m < mid; ++m) {
-        for (auto& t : total) t = Op::template identity<A>();
-        for (index_t l0 = 0; l0 < len; l0 += rows_per_block) {
-          for (auto& p : part) p = Op::template identity<A>();
-          const index_t l1 = l0 + rows_per_block < len ? l0 + rows_per_block : len;
-          for (index_t l = l0; l < l1; ++l) {
-            A* pp = part.data();
-            if (acc.dense()) {
-              const index_t base = ((o * len + l) * mid + m) * inner;
-              for (index_t j = 0; j < inner; ++j) pp[j] = Op::combine(pp[j], static_cast<A>(widen(acc.linear(base + j))));
-            } else {
-              index_t idx[R] = {};
-              index_t rem = o;
-              for (std::size_t d = axis; d-- > 0;) {
-                idx[d] = rem % in_shape[d];
-                rem /= in_shape[d];
-              }
-              idx[axis] = l;
-              rem = m;
-              for (std::size_t d = R - 1; d-- > axis + 1;) {
-                idx[d] = rem % in_shape[d];
-                rem /= in_shape[d];
-              }
-              acc.seek_row(idx);
-              for (index_t j = 0; j < inner; ++j) pp[j] = Op::combine(pp[j], static_cast<A>(widen(acc.in_row(j))));
-            }
-          }
-          for (index_t j = 0; j < inner; ++j) total[static_cast<std::size_t>(j)] = Op::combine(total[static_cast<std::size_t>(j)], part[static_cast<std::size_t>(j)]);
+    if constexpr (R >= 2) {  // (rank 1 has only its last axis)
+      // Reducing a non-last axis: stream whole rows and accumulate them into a row of accumulators,
+      // in blocks of rows so the error grows with the block length, not the axis length. Threads split the
+      // (outer, mid, column-chunk) tiles; each output element is computed the same way whatever the split.
+      index_t outer = 1, mid = 1;
+      for (std::size_t d = 0; d < axis; ++d) outer *= in_shape[d];
+      for (std::size_t d = axis + 1; d + 1 < R; ++d) mid *= in_shape[d];
+      const index_t inner = in_shape[R - 1];
+      constexpr index_t rows_per_block = 64;
+      const index_t col_chunks = (inner + chunk - 1) / chunk;
+      const index_t tiles = outer * mid * col_chunks;
+      const index_t tile_work = len * (inner < chunk ? inner : chunk);
+      for_ranges(tiles, (elementwise_grain + tile_work) / (tile_work + 1), [&](index_t t0, index_t t1) {
+        Acc a = acc;
+        std::unique_ptr<row_chunk<Acc>> rc;
+        chunk_arena arena;
+        if (!acc.dense()) {
+          rc = std::make_unique<row_chunk<Acc>>();
+          rc->init(arena);
         }
-        T* o_row = out + (o * mid + m) * inner;
-        for (index_t j = 0; j < inner; ++j) o_row[j] = narrow<T>(Op::finalize(total[static_cast<std::size_t>(j)], len));
-      }
+        alignas(64) A total[chunk];
+        alignas(64) A part[chunk];
+        for (index_t t = t0; t < t1; ++t) {
+          const index_t cc = t % col_chunks, om = t / col_chunks;
+          const index_t o = om / mid, m = om % mid;
+          const index_t j0 = cc * chunk, w = inner - j0 < chunk ? inner - j0 : chunk;
+          for (index_t j = 0; j < w; ++j) total[j] = Op::template identity<A>();
+          for (index_t l0 = 0; l0 < len; l0 += rows_per_block) {
+            for (index_t j = 0; j < w; ++j) part[j] = Op::template identity<A>();
+            const index_t l1 = l0 + rows_per_block < len ? l0 + rows_per_block : len;
+            for (index_t l = l0; l < l1; ++l) {
+              if (acc.dense()) {
+                const index_t base = ((o * len + l) * mid + m) * inner + j0;
+                for (index_t j = 0; j < w; ++j) part[j] = Op::combine(part[j], static_cast<A>(widen(a.linear(base + j))));
+              } else {
+                index_t idx[R] = {};
+                index_t rem = o;
+                for (std::size_t d = axis; d-- > 0;) {
+                  idx[d] = rem % in_shape[d];
+                  rem /= in_shape[d];
+                }
+                idx[axis] = l;
+                rem = m;
+                for (std::size_t d = R - 1; d-- > axis + 1;) {
+                  idx[d] = rem % in_shape[d];
+                  rem /= in_shape[d];
+                }
+                a.seek_row(idx);
+                rc->bind(a, inner);
+                rc->start(j0, w);
+                const row_chunk<Acc> ch = *rc;
+                for (index_t j = 0; j < w; ++j) part[j] = Op::combine(part[j], static_cast<A>(widen(ch.linear(j))));
+              }
+            }
+            for (index_t j = 0; j < w; ++j) total[j] = Op::combine(total[j], part[j]);
+          }
+          T* o_row = out + (o * mid + m) * inner + j0;
+          for (index_t j = 0; j < w; ++j) o_row[j] = narrow<T>(Op::finalize(total[j], len));
+        }
+      });
     }
   }
 
@@ -2119,7 +3097,10 @@ template <operand E> auto eval(E&& e, stream_t stream = nullptr) {
   using N = detail::captured_t<E>;
   using B = typename N::backend;
   static_assert(backend_tag<B>, "texpr: cannot evaluate a graph with no tensor operand");
-  return tensor<typename N::value_type, N::rank, B>(std::forward<E>(e), stream);
+  using R = tensor<typename N::value_type, N::rank, B>;
+  if constexpr (is_tensor_v<E> && std::is_lvalue_reference_v<E>) return R(std::as_const(e).view(), stream);  // deep copy
+  else if constexpr (is_tensor_v<E>) return R(std::move(e));  // a temporary tensor is its own value
+  else return R(std::forward<E>(e), stream);
 }
 
 template <class Derived> auto expr_base<Derived>::item() const {
@@ -2197,6 +3178,15 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
     return *this;
   }
   ~tensor() { reset(); }
+
+  /// In-place elementwise updates (`w -= lr * g`): the right side broadcasts to this tensor's shape.
+  template <class E> tensor& operator+=(E&& e) { return *this = *this + std::forward<E>(e); }
+  /// In-place subtraction; see operator+=.
+  template <class E> tensor& operator-=(E&& e) { return *this = *this - std::forward<E>(e); }
+  /// In-place multiplication; see operator+=.
+  template <class E> tensor& operator*=(E&& e) { return *this = *this * std::forward<E>(e); }
+  /// In-place division; see operator+=.
+  template <class E> tensor& operator/=(E&& e) { return *this = *this / std::forward<E>(e); }
 
   /// Extents, outermost first.
   const shape_t<Rank>& shape() const noexcept { return shape_; }
@@ -2298,7 +3288,7 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
                   "texpr: element access reads host memory; copy a cuda tensor with tx::to_host first");
     const index_t idx[] = {static_cast<index_t>(i)..., 0};
     index_t off = 0;
-    for (std::size_t d = 0; d < Rank; ++d) {
+    for (std::size_t d = 0; d != Rank; ++d) {
       if (idx[d] < 0 || idx[d] >= shape_[d])
         throw std::out_of_range("texpr: index " + std::to_string(idx[d]) + " out of range for dimension " +
                                 std::to_string(d) + " of tensor with shape " + texpr::to_string(shape_));
@@ -2320,265 +3310,6 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
 
 #endif // TEXPR_SI_TEXPR_TENSOR_TENSOR_HPP
 // ---- end texpr/tensor/tensor.hpp ----
-// ---- begin texpr/expr/elementwise.hpp ----
-#ifndef TEXPR_SI_TEXPR_EXPR_ELEMENTWISE_HPP
-#define TEXPR_SI_TEXPR_EXPR_ELEMENTWISE_HPP
-// Lazy elementwise expressions: the map node, arithmetic operators, maths functions, comparisons,
-// where and cast. A chain of these evaluates in one fused pass.
-
-#include <tuple>
-
-namespace texpr {
-
-namespace detail {
-
-// Applies Op to stored operand values: 16-bit floats widen to float and round back once.
-template <class Op, class R, class... V>
-TEXPR_HOST_DEVICE R apply_op(V... v) {
-  if constexpr (selecting_op<Op>) return Op::apply(v...);
-  else if constexpr (cast_op<Op>) return narrow<R>(convert<compute_t<R>>(widen(v)...));
-  else if constexpr (predicate_op<Op>) return Op::apply(widen(v)...);
-  else return narrow<R>(Op::apply(widen(v)...));
-}
-
-template <class Op, class R, class... A> struct map_accessor;
-template <class Op, class R, class A0> struct map_accessor<Op, R, A0> {
-  A0 a0;
-  bool dense() const { return a0.dense(); }
-  TEXPR_HOST_DEVICE R linear(index_t i) const { return apply_op<Op, R>(a0.linear(i)); }
-  TEXPR_HOST_DEVICE R at(const index_t* idx) const { return apply_op<Op, R>(a0.at(idx)); }
-  TEXPR_HOST_DEVICE void seek_row(const index_t* idx) { a0.seek_row(idx); }
-  TEXPR_HOST_DEVICE R in_row(index_t j) const { return apply_op<Op, R>(a0.in_row(j)); }
-};
-template <class Op, class R, class A0, class A1> struct map_accessor<Op, R, A0, A1> {
-  A0 a0;
-  A1 a1;
-  bool dense() const { return a0.dense() && a1.dense(); }
-  TEXPR_HOST_DEVICE R linear(index_t i) const { return apply_op<Op, R>(a0.linear(i), a1.linear(i)); }
-  TEXPR_HOST_DEVICE R at(const index_t* idx) const { return apply_op<Op, R>(a0.at(idx), a1.at(idx)); }
-  TEXPR_HOST_DEVICE void seek_row(const index_t* idx) {
-    a0.seek_row(idx);
-    a1.seek_row(idx);
-  }
-  TEXPR_HOST_DEVICE R in_row(index_t j) const { return apply_op<Op, R>(a0.in_row(j), a1.in_row(j)); }
-};
-template <class Op, class R, class A0, class A1, class A2> struct map_accessor<Op, R, A0, A1, A2> {
-  A0 a0;
-  A1 a1;
-  A2 a2;
-  bool dense() const { return a0.dense() && a1.dense() && a2.dense(); }
-  TEXPR_HOST_DEVICE R linear(index_t i) const { return apply_op<Op, R>(a0.linear(i), a1.linear(i), a2.linear(i)); }
-  TEXPR_HOST_DEVICE R at(const index_t* idx) const { return apply_op<Op, R>(a0.at(idx), a1.at(idx), a2.at(idx)); }
-  TEXPR_HOST_DEVICE void seek_row(const index_t* idx) {
-    a0.seek_row(idx);
-    a1.seek_row(idx);
-    a2.seek_row(idx);
-  }
-  TEXPR_HOST_DEVICE R in_row(index_t j) const { return apply_op<Op, R>(a0.in_row(j), a1.in_row(j), a2.in_row(j)); }
-};
-
-template <class Op, class First> struct kernel_dtype_of { using type = typename First::value_type; };
-template <class To, class First> struct kernel_dtype_of<op::cast<To>, First> { using type = To; };
-
-template <class Op, class... C> constexpr std::size_t max_rank() {
-  std::size_t r = 0;
-  ((r = C::rank > r ? C::rank : r), ...);
-  return r;
-}
-
-} // namespace detail
-
-/// Lazy elementwise node: Op applied to broadcast children. Result shape follows NumPy broadcasting.
-template <class Op, class... C> class map_expr : public expr_base<map_expr<Op, C...>> {
-  using first = std::tuple_element_t<0, std::tuple<C...>>;
-  using last = std::tuple_element_t<sizeof...(C) - 1, std::tuple<C...>>;
-
- public:
-  using texpr_node = void;
-  using op_type = Op;
-  using children = detail::type_list<C...>;
-  /// dtype the kernel is registered under: the operands' (for where: the branches'; for cast: the target).
-  using kernel_dtype = std::conditional_t<detail::selecting_op<Op>, typename last::value_type,
-                                          typename detail::kernel_dtype_of<Op, first>::type>;
-  /// Result dtype: bool for comparisons and logical ops, kernel_dtype otherwise.
-  using value_type = std::conditional_t<detail::predicate_op<Op>, bool, kernel_dtype>;
-  using backend = typename detail::common_backend<typename C::backend...>::type;
-  static constexpr std::size_t rank = detail::max_rank<Op, C...>();
-  static constexpr bool is_elementwise = true;
-
-  /// Builds the node; throws shape_error when the children's shapes do not broadcast.
-  explicit map_expr(C... c) : c_(std::move(c)...) {
-    shape_ = std::apply([](const auto&... ch) { return broadcast_all(ch.shape()...); }, c_);
-  }
-
-  /// Broadcast result shape.
-  const shape_t<rank>& shape() const { return shape_; }
-  /// The children, in operand order.
-  const std::tuple<C...>& operands() const { return c_; }
-
-  template <std::size_t RO, class B> auto accessor(const shape_t<RO>& out, detail::context<B>& ctx) const {
-    return std::apply(
-        [&](const auto&... ch) {
-          return detail::map_accessor<Op, value_type, decltype(ch.accessor(out, ctx))...>{ch.accessor(out, ctx)...};
-        },
-        c_);
-  }
-  template <class F> void for_each_child(F&& f) const {
-    std::apply([&](const auto&... ch) { (f(ch), ...); }, c_);
-  }
-  template <class F> void for_each_leaf(F&& f, bool direct) const {
-    std::apply([&](const auto&... ch) { (ch.for_each_leaf(f, direct), ...); }, c_);
-  }
-
- private:
-  template <std::size_t RA> static shape_t<RA> broadcast_all(const shape_t<RA>& a) { return a; }
-  template <std::size_t RA, std::size_t RB, class... Rest>
-  static auto broadcast_all(const shape_t<RA>& a, const shape_t<RB>& b, const Rest&... rest) {
-    return broadcast_all(broadcast_shapes(a, b, Op::name.data()), rest...);
-  }
-
-  std::tuple<C...> c_;
-  shape_t<rank> shape_{};
-};
-
-namespace detail {
-
-template <class Op, class... E> auto make_map(E&&... e) {
-  using node_t = map_expr<Op, captured_t<E>...>;
-  return node_t(capture(std::forward<E>(e))...);
-}
-
-template <class Op, class A, class B> auto make_binary(A&& a, B&& b) {
-  using CA = captured_t<A>;
-  using CB = captured_t<B>;
-  check_same_dtype<typename CA::value_type, typename CB::value_type>();
-  check_same_backend<typename CA::backend, typename CB::backend>();
-  return make_map<Op>(std::forward<A>(a), std::forward<B>(b));
-}
-
-/// Converts a scalar to the dtype of the tensor it meets; a floating scalar with an integer tensor is an error.
-template <class T, class S> auto make_scalar(S s) {
-  if constexpr (is_integer_v<T> && std::is_floating_point_v<S>)
-    (void)sizeof(diagnostic::floating_scalar_with_integer_tensor<dtype_tag_t<T>, S>);
-  if constexpr (is_float16_v<T>) return scalar_expr<T>(T(static_cast<float>(s)));
-  else return scalar_expr<T>(static_cast<T>(s));
-}
-
-template <class S> concept arithmetic = std::is_arithmetic_v<S>;
-
-} // namespace detail
-
-/// Applies a (user-defined) elementwise op tag to operands; the op needs a kernel on the graph's backend.
-template <class Op, operand... E>
-  requires(sizeof...(E) >= 1 && sizeof...(E) <= 3)
-auto map(E&&... e) {
-  return detail::make_map<Op>(std::forward<E>(e)...);
-}
-
-#define TEXPR_BINARY_OPERATOR(SYM, OP)                                                              \
-  /** Lazy elementwise OP with broadcasting. */                                                      \
-  template <operand A, operand B> auto operator SYM(A&& a, B&& b) {                                   \
-    return detail::make_binary<op::OP>(std::forward<A>(a), std::forward<B>(b));                       \
-  }                                                                                                  \
-  /** Lazy elementwise OP with a scalar converted to the tensor's dtype. */                          \
-  template <operand A, detail::arithmetic S> auto operator SYM(A&& a, S s) {                          \
-    using T = typename detail::captured_t<A>::value_type;                                             \
-    return detail::make_map<op::OP>(std::forward<A>(a), detail::make_scalar<T>(s));                   \
-  }                                                                                                  \
-  /** Lazy elementwise OP with a scalar converted to the tensor's dtype. */                          \
-  template <detail::arithmetic S, operand B> auto operator SYM(S s, B&& b) {                          \
-    using T = typename detail::captured_t<B>::value_type;                                             \
-    return detail::make_map<op::OP>(detail::make_scalar<T>(s), std::forward<B>(b));                   \
-  }
-TEXPR_BINARY_OPERATOR(+, add)
-TEXPR_BINARY_OPERATOR(-, subtract)
-TEXPR_BINARY_OPERATOR(*, multiply)
-TEXPR_BINARY_OPERATOR(/, divide)
-TEXPR_BINARY_OPERATOR(==, equal)
-TEXPR_BINARY_OPERATOR(!=, not_equal)
-TEXPR_BINARY_OPERATOR(<, less)
-TEXPR_BINARY_OPERATOR(<=, less_equal)
-TEXPR_BINARY_OPERATOR(>, greater)
-TEXPR_BINARY_OPERATOR(>=, greater_equal)
-TEXPR_BINARY_OPERATOR(&&, logical_and)
-TEXPR_BINARY_OPERATOR(||, logical_or)
-#undef TEXPR_BINARY_OPERATOR
-
-#define TEXPR_BINARY_FUNCTION(NAME)                                                                 \
-  /** Lazy elementwise NAME with broadcasting. */                                                    \
-  template <operand A, operand B> auto NAME(A&& a, B&& b) {                                           \
-    return detail::make_binary<op::NAME>(std::forward<A>(a), std::forward<B>(b));                     \
-  }                                                                                                  \
-  /** Lazy elementwise NAME with a scalar converted to the tensor's dtype. */                        \
-  template <operand A, detail::arithmetic S> auto NAME(A&& a, S s) {                                  \
-    using T = typename detail::captured_t<A>::value_type;                                             \
-    return detail::make_map<op::NAME>(std::forward<A>(a), detail::make_scalar<T>(s));                 \
-  }                                                                                                  \
-  /** Lazy elementwise NAME with a scalar converted to the tensor's dtype. */                        \
-  template <detail::arithmetic S, operand B> auto NAME(S s, B&& b) {                                  \
-    using T = typename detail::captured_t<B>::value_type;                                             \
-    return detail::make_map<op::NAME>(detail::make_scalar<T>(s), std::forward<B>(b));                 \
-  }
-TEXPR_BINARY_FUNCTION(maximum)
-TEXPR_BINARY_FUNCTION(minimum)
-TEXPR_BINARY_FUNCTION(pow)
-#undef TEXPR_BINARY_FUNCTION
-
-#define TEXPR_UNARY_FUNCTION(NAME)                                   \
-  /** Lazy elementwise NAME. */                                       \
-  template <operand A> auto NAME(A&& a) {                              \
-    return detail::make_map<op::NAME>(std::forward<A>(a));             \
-  }
-TEXPR_UNARY_FUNCTION(exp)
-TEXPR_UNARY_FUNCTION(log)
-TEXPR_UNARY_FUNCTION(sqrt)
-TEXPR_UNARY_FUNCTION(abs)
-TEXPR_UNARY_FUNCTION(tanh)
-TEXPR_UNARY_FUNCTION(sigmoid)
-TEXPR_UNARY_FUNCTION(relu)
-TEXPR_UNARY_FUNCTION(logical_not)
-#undef TEXPR_UNARY_FUNCTION
-
-/// Lazy elementwise negation.
-template <operand A> auto operator-(A&& a) { return detail::make_map<op::negate>(std::forward<A>(a)); }
-/// Lazy elementwise logical not (bool).
-template <operand A> auto operator!(A&& a) { return detail::make_map<op::logical_not>(std::forward<A>(a)); }
-
-/// ELU: x for x > 0, alpha * (exp(x) - 1) otherwise; alpha takes the tensor's dtype.
-template <operand A, detail::arithmetic S> auto elu(A&& a, S alpha) {
-  using T = typename detail::captured_t<A>::value_type;
-  return detail::make_map<op::elu>(std::forward<A>(a), detail::make_scalar<T>(alpha));
-}
-/// ELU with alpha = 1: x for x > 0, exp(x) - 1 otherwise.
-template <operand A> auto elu(A&& a) { return elu(std::forward<A>(a), 1); }
-
-/// Elementwise select: cond ? a : b, broadcasting all three; cond must be bool, a and b one dtype.
-template <operand Cond, operand A, operand B> auto where(Cond&& c, A&& a, B&& b) {
-  using CC = detail::captured_t<Cond>;
-  static_assert(std::is_same_v<typename CC::value_type, bool>,
-                "texpr: tx::where needs a bool condition; compare first (e.g. x > 0)");
-  detail::check_same_dtype<typename detail::captured_t<A>::value_type, typename detail::captured_t<B>::value_type>();
-  detail::check_same_backend<typename CC::backend, typename detail::captured_t<A>::backend>();
-  detail::check_same_backend<typename CC::backend, typename detail::captured_t<B>::backend>();
-  return detail::make_map<op::where>(std::forward<Cond>(c), std::forward<A>(a), std::forward<B>(b));
-}
-/// where with a scalar for b.
-template <operand Cond, operand A, detail::arithmetic S> auto where(Cond&& c, A&& a, S b) {
-  using T = typename detail::captured_t<A>::value_type;
-  return where(std::forward<Cond>(c), std::forward<A>(a), detail::make_scalar<T>(b));
-}
-/// where with a scalar for a.
-template <operand Cond, detail::arithmetic S, operand B> auto where(Cond&& c, S a, B&& b) {
-  using T = typename detail::captured_t<B>::value_type;
-  return where(std::forward<Cond>(c), detail::make_scalar<T>(a), std::forward<B>(b));
-}
-
-/// Explicit dtype conversion; the only way to change dtype (texpr never promotes implicitly).
-template <class To, operand A> auto cast(A&& a) { return detail::make_map<op::cast<To>>(std::forward<A>(a)); }
-
-} // namespace texpr
-#endif // TEXPR_SI_TEXPR_EXPR_ELEMENTWISE_HPP
-// ---- end texpr/expr/elementwise.hpp ----
 // ---- begin texpr/expr/reduction.hpp ----
 #ifndef TEXPR_SI_TEXPR_EXPR_REDUCTION_HPP
 #define TEXPR_SI_TEXPR_EXPR_REDUCTION_HPP
@@ -3466,7 +4197,7 @@ template <class C, std::size_t R, class Backend> class sum_to_expr : public expr
   /// Validates that c's shape broadcasts from, or sums to, target; throws shape_error naming both.
   sum_to_expr(C c, const shape_t<R>& target) : c_(std::move(c)), shape_(target) {
     const auto cs = c_.shape();
-    for (std::size_t d = 0; d < rc; ++d) {
+    for (std::size_t d = 0; d != rc; ++d) {
       const index_t te = target_extent(d);
       if (cs[d] != te && cs[d] != 1 && te != 1)
         throw shape_error("texpr: cannot sum a gradient of shape " + texpr::to_string(cs) + " to shape " +
@@ -3508,7 +4239,7 @@ template <class C, std::size_t R, class Backend> class sum_to_expr : public expr
 
  private:
   // Extent of the target dimension aligned (from the right) with child dimension d; 1 where it has none.
-  index_t target_extent(std::size_t d) const { return d + R >= rc ? shape_[d + R - rc] : 1; }
+  index_t target_extent(std::size_t d) const { return d + R + 1 > rc ? shape_[d + R - rc] : 1; }
   bool sums(const shape_t<rc>& cs, std::size_t d) const { return target_extent(d) == 1 && cs[d] != 1; }
   bool needs_sum() const {
     const auto cs = c_.shape();
@@ -3517,14 +4248,18 @@ template <class C, std::size_t R, class Backend> class sum_to_expr : public expr
     return false;
   }
 
-  // Sums every axis that needs it (one sum kernel per axis, keeping it as extent 1), then reads the result
-  // with the target's alignment.
+  // Evaluates C, sums every axis that needs it (one sum kernel per axis, keeping it as extent 1), then reads
+  // the result with the target's alignment. The sums read memory through leaf accessors only, so every
+  // sum_to of a dtype and rank shares one reduction kernel: summing through C's fused accessor would
+  // instantiate a device reduction per gradient graph (nvcc then needs minutes), for a path that runs only
+  // when a parameter really was broadcast (biases), where one extra pass over the gradient is cheap.
   template <std::size_t RO, class B> leaf_accessor<value_type, RO> summed(const shape_t<RO>& out, context<B>& ctx) const {
     using T = value_type;
-    const shape_t<rc> cs = c_.shape();
+    const auto v = value_view(c_, ctx);
+    const shape_t<rc> cs = v.shape();
     shape_t<rc> cur = cs;
-    const T* data = nullptr;
-    shape_t<rc> strides{};
+    const T* data = v.data();
+    shape_t<rc> strides = v.strides();
     if constexpr (rc > 0) {
       for (std::size_t d = 0; d < rc; ++d) {
         if (!sums(cs, d)) continue;
@@ -3533,21 +4268,12 @@ template <class C, std::size_t R, class Backend> class sum_to_expr : public expr
           if (i != d) reduced[o++] = cur[i];
         auto t = std::make_shared<tensor<T, rc - 1, B>>();
         t->allocate_uninitialized(reduced, ctx.stream);
-        if (!data) executor<B>::template reduce_axis<op::sum>(c_.accessor(cur, ctx), cur, d, t->view(), ctx);
-        else
-          executor<B>::template reduce_axis<op::sum>(make_leaf_accessor<T>(data, cur, contiguous_strides(cur), cur), cur,
-                                                     d, t->view(), ctx);
+        executor<B>::template reduce_axis<op::sum>(make_leaf_accessor<T>(data, cur, strides, cur), cur, d, t->view(), ctx);
         ctx.keep.push_back(t);
         data = t->data();
         cur[d] = 1;
+        strides = contiguous_strides(cur);
       }
-    }
-    if (data) {
-      strides = contiguous_strides(cur);
-    } else {
-      const auto v = value_view(c_, ctx);
-      data = v.data();
-      strides = v.strides();
     }
     shape_t<R> s{}, st{};
     for (std::size_t i = 0; i < R; ++i) {
@@ -4247,7 +4973,7 @@ template <std::size_t R> struct index_pack {
 
 template <std::size_t R> index_pack<R> pack(const shape_t<R>& s) {
   index_pack<R> p;
-  for (std::size_t d = 0; d < R; ++d) p.v[d] = s[d];
+  for (std::size_t d = 0; d != R; ++d) p.v[d] = s[d];
   return p;
 }
 
@@ -4411,7 +5137,7 @@ __global__ void __launch_bounds__(block_threads)
     index_t idx[R > 0 ? R : 1] = {};
     unravel(i, shape, R, idx);
     index_t off = 0;
-    for (std::size_t k = 0; k < R; ++k) off += idx[k] * dest_strides.v[k];
+    for (std::size_t k = 0; k != R; ++k) off += idx[k] * dest_strides.v[k];
     d[off] = acc.at(idx);
   }
 }
