@@ -51,7 +51,10 @@ cmake --workflow --preset single-header
 step "4. consumers: install + find_package, add_subdirectory, FetchContent, single header; g++, clang++, nvcc"
 rm -rf build/pkg-consumers
 cmake --workflow --preset packaging
-if command -v nvcc >/dev/null && ! ctest --test-dir build/pkg-consumers -N | grep -q 'consumer\..*\.nvcc'; then
+# (The listing is captured first: grep -q closing the pipe early would SIGPIPE ctest, and pipefail would
+# then report a registered case as missing.)
+listing=$(ctest --test-dir build/pkg-consumers -N)
+if command -v nvcc >/dev/null && ! grep -q 'consumer\..*\.nvcc' <<<"$listing"; then
   fail "nvcc is on PATH but no .cu consumer case was registered"
 fi
 
