@@ -373,17 +373,22 @@ template <> struct executor<host> {
       return;
     }
     if constexpr (R >= 2) {  // (rank 1 has only its last axis)
-      // Reducing a non-last axis: stream whole rows and accumulate them into a row of accumulators,
-      // in blocks of rows so the error grows with the block length, not the axis length. Threads split the
-      // (outer, mid, column-chunk) tiles; each output element is computed the same way whatever the split.
+      // Reducing a non-last axis: stream whole rows and accumulate them into a row of accumulators, in
+      // blocks of 16 rows whose per-column results go through a per-column pairwise cascade, so every output
+      // element sees the same summation depth as a reduction over everything (16 sequential, then log2).
+      // Threads split the (outer, mid, column-chunk) tiles; each output element is computed the same way
+      // whatever the split.
       index_t outer = 1, mid = 1;
       for (std::size_t d = 0; d < axis; ++d) outer *= in_shape[d];
       for (std::size_t d = axis + 1; d + 1 < R; ++d) mid *= in_shape[d];
       const index_t inner = in_shape[R - 1];
-      constexpr index_t rows_per_block = 64;
+      constexpr index_t rows_per_block = 16;
       const index_t col_chunks = (inner + chunk - 1) / chunk;
       const index_t tiles = outer * mid * col_chunks;
       const index_t tile_work = len * (inner < chunk ? inner : chunk);
+      // Levels a binary counter over ceil(len / rows_per_block) blocks can hold at once.
+      index_t levels = 1;
+      for (index_t b = (len + rows_per_block - 1) / rows_per_block; b > 1; b = (b + 1) / 2) ++levels;
       for_ranges(tiles, (elementwise_grain + tile_work) / (tile_work + 1), [&](index_t t0, index_t t1) {
         Acc a = acc;
         std::unique_ptr<row_chunk<Acc>> rc;
@@ -392,13 +397,14 @@ template <> struct executor<host> {
           rc = std::make_unique<row_chunk<Acc>>();
           rc->init(arena);
         }
-        alignas(64) A total[chunk];
         alignas(64) A part[chunk];
+        std::vector<A> stack(static_cast<std::size_t>(levels * chunk));  // level l holds columns [l*chunk, ..)
         for (index_t t = t0; t < t1; ++t) {
           const index_t cc = t % col_chunks, om = t / col_chunks;
           const index_t o = om / mid, m = om % mid;
           const index_t j0 = cc * chunk, w = inner - j0 < chunk ? inner - j0 : chunk;
-          for (index_t j = 0; j < w; ++j) total[j] = Op::template identity<A>();
+          index_t top = 0;
+          std::size_t count = 0;
           for (index_t l0 = 0; l0 < len; l0 += rows_per_block) {
             for (index_t j = 0; j < w; ++j) part[j] = Op::template identity<A>();
             const index_t l1 = l0 + rows_per_block < len ? l0 + rows_per_block : len;
@@ -426,8 +432,21 @@ template <> struct executor<host> {
                 for (index_t j = 0; j < w; ++j) part[j] = Op::combine(part[j], static_cast<A>(widen(ch.linear(j))));
               }
             }
-            for (index_t j = 0; j < w; ++j) total[j] = Op::combine(total[j], part[j]);
+            // Push the block's columns into the cascade (the same binary counter as cascade::push).
+            for (std::size_t c = count++; c & 1u; c >>= 1) {
+              const A* below = stack.data() + --top * chunk;
+              for (index_t j = 0; j < w; ++j) part[j] = Op::combine(below[j], part[j]);
+            }
+            A* slot = stack.data() + top++ * chunk;
+            for (index_t j = 0; j < w; ++j) slot[j] = part[j];
           }
+          // Combine what the counter holds, newest first (as cascade::result).
+          for (index_t j = 0; j < w; ++j) part[j] = Op::template identity<A>();
+          while (top > 0) {
+            const A* s = stack.data() + --top * chunk;
+            for (index_t j = 0; j < w; ++j) part[j] = Op::combine(s[j], part[j]);
+          }
+          const A* total = part;
           T* o_row = out + (o * mid + m) * inner + j0;
           for (index_t j = 0; j < w; ++j) o_row[j] = narrow<T>(Op::finalize(total[j], len));
         }
