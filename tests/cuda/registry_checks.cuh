@@ -1,6 +1,8 @@
 // The per-line checks of the cuda registry test: every (op, dtype) runs on the device and is compared with
 // the host backend's result, or with the long double reference where the host has no kernel for that
-// (op, dtype) (half, bfloat16). Split over two translation units so nvcc compiles them in parallel.
+// (op, dtype) (half, bfloat16). Line i of the table belongs to part i % registry_parts; each part is its own
+// nvcc translation unit (test_registry_part.cu, compiled once per part by CMake), so that the parts compile in
+// parallel: one unit with every line took over 12 CPU minutes, too long for the GPU script's build step.
 #pragma once
 
 #include "cuda/support.cuh"
@@ -209,9 +211,6 @@ template <class T> void check_matmul() {
   check_matmul_shapes<T>(tx::shape_t<3>{2, 64, 200}, tx::shape_t<3>{2, 200, 96}, -2, 2);
 }
 
-/// Elementwise, where and cast lines (test_registry_elementwise.cu).
-template <class Op> constexpr bool is_elementwise_line_v = !is_reduction_v<Op> && !std::is_same_v<Op, tx::op::matmul>;
-
 /// Runs the check of one registry line.
 template <class Op, class T> void check_line() {
   if constexpr (is_reduction_v<Op>) check_reduction<Op, T>();
@@ -221,15 +220,27 @@ template <class Op, class T> void check_line() {
   else check_elementwise<Op, T>();
 }
 
-/// Checks the registry lines for which Select<Op> holds; returns how many.
-template <bool Elementwise> std::size_t check_registry_part() {
+/// Number of parts the registry test is split into (tests/cuda/CMakeLists.txt builds one unit per part).
+inline constexpr std::size_t registry_parts = TEXPR_CUDA_REGISTRY_PARTS;
+
+/// Calls f.template operator()<Entry, I>() for each entry of the cuda registry with its line index I.
+template <class F, class... E, std::size_t... I>
+void for_each_line(tx::detail::type_list<E...>, std::index_sequence<I...>, F&& f) {
+  (f.template operator()<E, I>(), ...);
+}
+template <class F> void for_each_line(F&& f) {
+  for_each_line(tx::cuda_registry{}, std::make_index_sequence<tx::cuda_registry::size>{}, std::forward<F>(f));
+}
+
+/// Checks the registry lines of part Part (line i is in part i % registry_parts); returns how many.
+template <std::size_t Part> std::size_t check_registry_part() {
   std::size_t tested = 0;
-  tx::detail::for_each_type(tx::cuda_registry{}, [&]<class Entry>() {
+  for_each_line([&]<class Entry, std::size_t I>() {
     using Op = typename Entry::op_type;
     using T = typename Entry::value_type;
     static_assert(std::is_same_v<typename Entry::backend, tx::cuda>);
-    if constexpr (is_elementwise_line_v<Op> == Elementwise) {
-      INFO("op ", std::string(Op::name), " dtype ", std::string(tx::dtype_name_v<T>));
+    if constexpr (I % registry_parts == Part) {
+      INFO("registry line ", I, ": op ", std::string(Op::name), " dtype ", std::string(tx::dtype_name_v<T>));
       check_line<Op, T>();
       ++tested;
     }
@@ -237,14 +248,9 @@ template <bool Elementwise> std::size_t check_registry_part() {
   return tested;
 }
 
-/// Number of registry lines in each part (the two parts together must cover the table).
-template <bool Elementwise> constexpr std::size_t registry_part_size() {
-  std::size_t n = 0;
-  tx::detail::for_each_type(tx::cuda_registry{}, [&]<class Entry>() {
-    if constexpr (is_elementwise_line_v<typename Entry::op_type> == Elementwise) ++n;
-  });
-  return n;
+/// Lines in part Part: ceil or floor of size / parts, counted independently of the loop above.
+template <std::size_t Part> constexpr std::size_t registry_part_size() {
+  return tx::cuda_registry::size / registry_parts + (Part < tx::cuda_registry::size % registry_parts ? 1 : 0);
 }
-static_assert(registry_part_size<true>() + registry_part_size<false>() == tx::cuda_registry::size);
 
 } // namespace cutest

@@ -38,7 +38,7 @@ if [ ! -f "$root/.gpu-carry/doctest/doctest.h" ]; then
   exit 1
 fi
 
-# The benchmark is built directly by nvcc, in parallel with the CMake build (the tests are only 3 translation
+# The benchmark is built directly by nvcc, in parallel with the CMake build (the tests are a dozen translation
 # units), so this script does not depend on how bench/ is wired into CMake.
 ( timeout 300 nvcc -std=c++20 -O3 -arch=sm_90 --expt-relaxed-constexpr -diag-suppress=186 \
     -I"$root/include" "$root/bench/gpu/bench.cu" -o "$build/texpr_gpu_bench" -lcublas >"$build/bench-build.log" 2>&1 ) &
