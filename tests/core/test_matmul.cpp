@@ -1,4 +1,6 @@
 // matmul: rank 2, batched rank 3, shared rank-2 operands, strided inputs, shape errors.
+#include <cstdlib>
+
 #include "reference.hpp"
 
 namespace {
@@ -35,6 +37,19 @@ TEST_CASE_TEMPLATE("matmul shapes against a long double reference", T, float, do
   check(test::random<T, 2>({0, 4}, -r, r), test::random<T, 2>({4, 3}, -r, r));
   check(test::random<T, 2>({2, 0}, -r, r), test::random<T, 2>({0, 3}, -r, r));  // k = 0 gives zeros
 }
+
+#if defined(TEXPR_GEMM_X86)
+// CTest runs these cases again with TEXPR_GEMM_LEVEL=0 and =1 (tests/CMakeLists.txt): check they took that path.
+TEST_CASE("matmul uses the kernel TEXPR_GEMM_LEVEL asks for when the CPU has it") {
+  const int level = tx::detail::host_impl::gemm_detail::cpu_level();
+  CHECK(level >= 0);
+  CHECK(level <= 2);
+  if (const char* env = std::getenv("TEXPR_GEMM_LEVEL")) {
+    INFO("TEXPR_GEMM_LEVEL=", env, ", level in use ", level);
+    CHECK(level <= env[0] - '0');
+  }
+}
+#endif
 
 TEST_CASE("matmul of expressions and of a transposed view") {
   auto a = test::random<double, 2>({4, 3});

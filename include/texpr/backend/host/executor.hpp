@@ -210,14 +210,13 @@ template <std::size_t R> void row_index(index_t r, const shape_t<R>& shape, inde
   }
 }
 
-// Runs f(begin, end) over [0, n) cut into pieces of at least `grain` units, on the pool when worth it.
+// Runs f(begin, end) over [0, n) cut into pieces of at least `grain` units, on the pool when worth it. One call
+// path for serial and threaded runs, so f's body is compiled once.
 template <class F> void for_ranges(index_t n, index_t grain, F&& f) {
+  if (n <= 0) return;
   const index_t tasks = task_count(n, grain);
-  if (tasks <= 1) {
-    if (n > 0) f(index_t(0), n);
-    return;
-  }
-  const index_t pieces = tasks * 4 < n / grain ? tasks * 4 : n / grain;  // a few per thread: load balance
+  // a few pieces per thread for load balance
+  const index_t pieces = tasks <= 1 ? 1 : (tasks * 4 < n / grain ? tasks * 4 : n / grain);
   parallel_for(pieces, [&](index_t t) { f(n * t / pieces, n * (t + 1) / pieces); });
 }
 

@@ -14,8 +14,10 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "texpr/core/config.hpp"
@@ -59,13 +61,17 @@ class thread_pool {
     for (auto& w : workers_) w.join();
   }
 
-  // Runs f(t) for every t in [0, tasks) on at most `threads` threads (the caller included).
-  template <class F> void run(index_t tasks, int threads, F& f) {
+  /// A task callback: call(arg, t) runs task t. Loops reach the pool through this one non-template entry, so
+  /// each parallel loop costs its body once (in its trampoline), not a copy of the pool per loop type.
+  using task_fn = void (*)(void*, index_t);
+
+  // Runs call(arg, t) for every t in [0, tasks) on at most `threads` threads (the caller included).
+  void run(index_t tasks, int threads, task_fn call, void* arg) {
     if (tasks <= 0) return;
     threads = static_cast<int>(std::min<index_t>(threads, tasks));
     std::unique_lock<std::mutex> busy(run_mutex_, std::try_to_lock);
     if (threads <= 1 || in_pool_task || !busy.owns_lock()) {
-      for (index_t t = 0; t < tasks; ++t) f(t);
+      for (index_t t = 0; t < tasks; ++t) call(arg, t);
       return;
     }
     {
@@ -74,8 +80,8 @@ class thread_pool {
         const int id = static_cast<int>(workers_.size());
         workers_.emplace_back([this, id] { worker_loop(id); });
       }
-      call_ = [](void* fn, index_t t) { (*static_cast<F*>(fn))(t); };
-      arg_ = &f;
+      call_ = call;
+      arg_ = arg;
       tasks_ = tasks;
       next_.store(0, std::memory_order_relaxed);
       participants_ = threads - 1;
@@ -139,14 +145,22 @@ class thread_pool {
   std::exception_ptr error_;
 };
 
-// Runs f(t) for t in [0, tasks) using the current thread count; serial when only one thread is allowed.
-template <class F> void parallel_for(index_t tasks, F&& f) {
+// Runs tasks [0, tasks) through call(arg, t) using the current thread count; serial when only one thread is
+// allowed. Not a template: the serial path and the pool share the caller's one trampoline.
+inline void run_tasks(index_t tasks, thread_pool::task_fn call, void* arg) {
   const int threads = requested_threads().load(std::memory_order_relaxed);
   if (threads <= 1 || tasks <= 1 || in_pool_task) {
-    for (index_t t = 0; t < tasks; ++t) f(t);
+    for (index_t t = 0; t < tasks; ++t) call(arg, t);
     return;
   }
-  thread_pool::instance().run(tasks, threads, f);
+  thread_pool::instance().run(tasks, threads, call, arg);
+}
+
+// Runs f(t) for t in [0, tasks) using the current thread count.
+template <class F> void parallel_for(index_t tasks, F&& f) {
+  using Fn = std::remove_reference_t<F>;
+  run_tasks(tasks, [](void* p, index_t t) { (*static_cast<Fn*>(p))(t); },
+            const_cast<void*>(static_cast<const void*>(std::addressof(f))));
 }
 
 // How many tasks to cut `work` units into so each has at least `grain` units (1 when not worth threading).
