@@ -1689,6 +1689,8 @@ class view : public expr_base<view<T, Rank, Backend>> {
 // per-function `target` attributes, so a default -march=x86-64 build still gets AVX-512/AVX2 code and any
 // other CPU or compiler gets the portable kernel. No BLAS is needed.
 
+#include <cstdlib>
+
 // ---- begin texpr/backend/host/parallel.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_HOST_PARALLEL_HPP
 #define TEXPR_SI_TEXPR_BACKEND_HOST_PARALLEL_HPP
@@ -1703,7 +1705,6 @@ class view : public expr_base<view<T, Rank, Backend>> {
 // fixed order, so their results do not depend on the thread count or on scheduling.
 
 #include <condition_variable>
-#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -1747,13 +1748,17 @@ class thread_pool {
     for (auto& w : workers_) w.join();
   }
 
-  // Runs f(t) for every t in [0, tasks) on at most `threads` threads (the caller included).
-  template <class F> void run(index_t tasks, int threads, F& f) {
+  /// A task callback: call(arg, t) runs task t. Loops reach the pool through this one non-template entry, so
+  /// each parallel loop costs its body once (in its trampoline), not a copy of the pool per loop type.
+  using task_fn = void (*)(void*, index_t);
+
+  // Runs call(arg, t) for every t in [0, tasks) on at most `threads` threads (the caller included).
+  void run(index_t tasks, int threads, task_fn call, void* arg) {
     if (tasks <= 0) return;
     threads = static_cast<int>(std::min<index_t>(threads, tasks));
     std::unique_lock<std::mutex> busy(run_mutex_, std::try_to_lock);
     if (threads <= 1 || in_pool_task || !busy.owns_lock()) {
-      for (index_t t = 0; t < tasks; ++t) f(t);
+      for (index_t t = 0; t < tasks; ++t) call(arg, t);
       return;
     }
     {
@@ -1762,8 +1767,8 @@ class thread_pool {
         const int id = static_cast<int>(workers_.size());
         workers_.emplace_back([this, id] { worker_loop(id); });
       }
-      call_ = [](void* fn, index_t t) { (*static_cast<F*>(fn))(t); };
-      arg_ = &f;
+      call_ = call;
+      arg_ = arg;
       tasks_ = tasks;
       next_.store(0, std::memory_order_relaxed);
       participants_ = threads - 1;
@@ -1827,14 +1832,22 @@ class thread_pool {
   std::exception_ptr error_;
 };
 
-// Runs f(t) for t in [0, tasks) using the current thread count; serial when only one thread is allowed.
-template <class F> void parallel_for(index_t tasks, F&& f) {
+// Runs tasks [0, tasks) through call(arg, t) using the current thread count; serial when only one thread is
+// allowed. Not a template: the serial path and the pool share the caller's one trampoline.
+inline void run_tasks(index_t tasks, thread_pool::task_fn call, void* arg) {
   const int threads = requested_threads().load(std::memory_order_relaxed);
   if (threads <= 1 || tasks <= 1 || in_pool_task) {
-    for (index_t t = 0; t < tasks; ++t) f(t);
+    for (index_t t = 0; t < tasks; ++t) call(arg, t);
     return;
   }
-  thread_pool::instance().run(tasks, threads, f);
+  thread_pool::instance().run(tasks, threads, call, arg);
+}
+
+// Runs f(t) for t in [0, tasks) using the current thread count.
+template <class F> void parallel_for(index_t tasks, F&& f) {
+  using Fn = std::remove_reference_t<F>;
+  run_tasks(tasks, [](void* p, index_t t) { (*static_cast<Fn*>(p))(t); },
+            const_cast<void*>(static_cast<const void*>(std::addressof(f))));
 }
 
 // How many tasks to cut `work` units into so each has at least `grain` units (1 when not worth threading).
@@ -1861,8 +1874,7 @@ inline int num_threads() { return detail::host_impl::requested_threads().load();
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(TEXPR_GEMM_PORTABLE_ONLY)
-#define TEXPR_GEMM_X86 1
-#include <immintrin.h>
+#define TEXPR_GEMM_X86 1  // GCC vector extensions under target attributes: no <immintrin.h> (~1 s per TU to parse)
 #endif
 
 namespace texpr::detail::host_impl {
@@ -1951,55 +1963,42 @@ struct portable_isa {
 #define TEXPR_AVX2_FN __attribute__((target("avx2,fma"), always_inline)) inline
 #define TEXPR_AVX512_FN __attribute__((target("avx512f,avx2,fma"), always_inline)) inline
 
-template <class T> struct avx2_vec;
-template <> struct avx2_vec<float> { using type = __m256; };
-template <> struct avx2_vec<double> { using type = __m256d; };
-struct avx2_isa {
-  static constexpr int registers = 16;
-  template <class T> using vec = typename avx2_vec<T>::type;
-  template <class T> static constexpr int lanes = 32 / sizeof(T);
-  template <class T> static TEXPR_AVX2_FN vec<T> zero() {
-    if constexpr (std::is_same_v<T, float>) return _mm256_setzero_ps();
-    else return _mm256_setzero_pd();
-  }
-  static TEXPR_AVX2_FN __m256 load(const float* p) { return _mm256_load_ps(p); }
-  static TEXPR_AVX2_FN __m256d load(const double* p) { return _mm256_load_pd(p); }
-  static TEXPR_AVX2_FN __m256 loadu(const float* p) { return _mm256_loadu_ps(p); }
-  static TEXPR_AVX2_FN __m256d loadu(const double* p) { return _mm256_loadu_pd(p); }
-  static TEXPR_AVX2_FN void storeu(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
-  static TEXPR_AVX2_FN void storeu(double* p, __m256d v) { _mm256_storeu_pd(p, v); }
-  static TEXPR_AVX2_FN __m256 bcast(const float* p) { return _mm256_broadcast_ss(p); }
-  static TEXPR_AVX2_FN __m256d bcast(const double* p) { return _mm256_broadcast_sd(p); }
-  static TEXPR_AVX2_FN __m256 fma(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
-  static TEXPR_AVX2_FN __m256d fma(__m256d a, __m256d b, __m256d c) { return _mm256_fmadd_pd(a, b, c); }
-  static TEXPR_AVX2_FN __m256 add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
-  static TEXPR_AVX2_FN __m256d add(__m256d a, __m256d b) { return _mm256_add_pd(a, b); }
+// The x86 instruction sets as GCC/Clang vector types of Bytes bytes: the code below compiles to AVX2/AVX-512
+// loads, broadcasts and FMAs inside functions whose target attribute enables them (`a * b + c` contracts to an
+// FMA there; both compilers contract within an expression by default).
+template <int Bytes, class Float> struct x86_vec_of;
+template <int Bytes> struct x86_vec_of<Bytes, float> {
+  typedef float type __attribute__((vector_size(Bytes)));
 };
-
-template <class T> struct avx512_vec;
-template <> struct avx512_vec<float> { using type = __m512; };
-template <> struct avx512_vec<double> { using type = __m512d; };
-struct avx512_isa {
-  static constexpr int registers = 32;
-  template <class T> using vec = typename avx512_vec<T>::type;
-  template <class T> static constexpr int lanes = 64 / sizeof(T);
-  template <class T> static TEXPR_AVX512_FN vec<T> zero() {
-    if constexpr (std::is_same_v<T, float>) return _mm512_setzero_ps();
-    else return _mm512_setzero_pd();
-  }
-  static TEXPR_AVX512_FN __m512 load(const float* p) { return _mm512_load_ps(p); }
-  static TEXPR_AVX512_FN __m512d load(const double* p) { return _mm512_load_pd(p); }
-  static TEXPR_AVX512_FN __m512 loadu(const float* p) { return _mm512_loadu_ps(p); }
-  static TEXPR_AVX512_FN __m512d loadu(const double* p) { return _mm512_loadu_pd(p); }
-  static TEXPR_AVX512_FN void storeu(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
-  static TEXPR_AVX512_FN void storeu(double* p, __m512d v) { _mm512_storeu_pd(p, v); }
-  static TEXPR_AVX512_FN __m512 bcast(const float* p) { return _mm512_set1_ps(*p); }
-  static TEXPR_AVX512_FN __m512d bcast(const double* p) { return _mm512_set1_pd(*p); }
-  static TEXPR_AVX512_FN __m512 fma(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
-  static TEXPR_AVX512_FN __m512d fma(__m512d a, __m512d b, __m512d c) { return _mm512_fmadd_pd(a, b, c); }
-  static TEXPR_AVX512_FN __m512 add(__m512 a, __m512 b) { return _mm512_add_ps(a, b); }
-  static TEXPR_AVX512_FN __m512d add(__m512d a, __m512d b) { return _mm512_add_pd(a, b); }
+template <int Bytes> struct x86_vec_of<Bytes, double> {
+  typedef double type __attribute__((vector_size(Bytes)));
 };
+#define TEXPR_GEMM_X86_ISA(NAME, BYTES, REGISTERS, FN)                                                       \
+  struct NAME {                                                                                             \
+    static constexpr int registers = REGISTERS;                                                             \
+    template <class T> using vec = typename x86_vec_of<BYTES, T>::type;                                     \
+    template <class T> static constexpr int lanes = BYTES / sizeof(T);                                      \
+    template <class T> static FN vec<T> zero() { return vec<T>{}; }                                         \
+    template <class T> static FN vec<T> load(const T* p) {                                                  \
+      vec<T> v;                                                                                             \
+      __builtin_memcpy(&v, p, sizeof v);                                                                    \
+      return v;                                                                                             \
+    }                                                                                                       \
+    template <class T> static FN vec<T> loadu(const T* p) { return load(p); }                              \
+    /* every lane set to x (not vec{} + x: that adds 0.0, one more instruction per broadcast, and -0 + 0) */ \
+    template <class T, std::size_t... I> static FN vec<T> splat(T x, std::index_sequence<I...>) {            \
+      return vec<T>{((void)I, x)...};                                                                       \
+    }                                                                                                       \
+    template <class T> static FN vec<T> bcast(const T* p) {                                                 \
+      return splat(*p, std::make_index_sequence<lanes<T>>{});                                               \
+    }                                                                                                       \
+    template <class V, class T> static FN void storeu(T* p, V v) { __builtin_memcpy(p, &v, sizeof v); }     \
+    template <class V> static FN V fma(V a, V b, V c) { return a * b + c; }                                 \
+    template <class V> static FN V add(V a, V b) { return a + b; }                                          \
+  };
+TEXPR_GEMM_X86_ISA(avx2_isa, 32, 16, TEXPR_AVX2_FN)
+TEXPR_GEMM_X86_ISA(avx512_isa, 64, 32, TEXPR_AVX512_FN)
+#undef TEXPR_GEMM_X86_ISA
 #endif
 
 // C tile (MR x NV*lanes, leading dimension ldc) = or += packed A sliver (kc x MR) times packed B sliver (kc x NR).
@@ -2097,27 +2096,45 @@ template <class T, index_t NR> void pack_b(index_t s0, index_t s1, index_t nc, i
   }
 }
 
-// The blocked driver for one instruction set; Kernel is the (target-compiled) micro-kernel entry point.
-template <class Isa, class T, class Kernel>
-void gemm_blocked(index_t m, index_t n, index_t k, const T* a, const T* b, T* c, Kernel kernel) {
+// What the driver needs from one (instruction set, dtype): its blocking and the entry points compiled for it.
+// The driver itself is one function per dtype (not one per instruction set), which keeps the code every TU
+// that uses matmul compiles small; the hot loop is inside the micro-kernel, called once per MR x NR tile.
+template <class T> struct kernel_set {
+  using kernel_fn = void (*)(index_t kc, const T* a, const T* b, T* c, index_t ldc, bool accumulate);
+  using pack_a_fn = void (*)(index_t mc, index_t kc, const T* a, index_t lda, T* out);
+  using pack_b_fn = void (*)(index_t s0, index_t s1, index_t nc, index_t kc, const T* b, index_t ldb, T* out);
+  index_t mr, nr, kc, mc, nc;
+  kernel_fn kernel;
+  pack_a_fn pack_a;
+  pack_b_fn pack_b;
+};
+inline constexpr index_t max_tile = 12 * 32;  // the largest MR x NR register tile (AVX-512 float)
+
+template <class Isa, class T, class Kernel> constexpr kernel_set<T> make_kernel_set(Kernel kernel) {
   using P = blocking<Isa, T>;
-  constexpr int MR = P::mr;
-  constexpr index_t NR = P::nr;
+  static_assert(P::mr * P::nr <= max_tile);
+  return {P::mr, P::nr, P::kc, P::mc, P::nc, kernel, &pack_a<T, P::mr>, &pack_b<T, P::nr>};
+}
+
+// The blocked driver: C = A * B through the kernel set's packing routines and micro-kernel.
+template <class T> void gemm_blocked(index_t m, index_t n, index_t k, const T* a, const T* b, T* c,
+                                     const kernel_set<T>& ks) {
+  const index_t MR = ks.mr, NR = ks.nr;
   const bool threaded = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= 1 << 21;
-  for (index_t jc = 0; jc < n; jc += P::nc) {
-    const index_t nc = std::min(P::nc, n - jc);
+  for (index_t jc = 0; jc < n; jc += ks.nc) {
+    const index_t nc = std::min(ks.nc, n - jc);
     const index_t slivers = (nc + NR - 1) / NR;
-    for (index_t pc = 0; pc < k; pc += P::kc) {
-      const index_t kc = std::min(P::kc, k - pc);
+    for (index_t pc = 0; pc < k; pc += ks.kc) {
+      const index_t kc = std::min(ks.kc, k - pc);
       const bool accumulate = pc > 0;
       T* bp = scratch<T, 0>(static_cast<std::size_t>(slivers * NR * kc));
       const T* bsrc = b + pc * n + jc;
       const index_t pack_tasks = threaded && num_threads() > 1 ? std::min<index_t>(slivers, 16) : 1;
       parallel_for(pack_tasks, [&](index_t t) {
-        pack_b<T, NR>(slivers * t / pack_tasks, slivers * (t + 1) / pack_tasks, nc, kc, bsrc, n, bp);
+        ks.pack_b(slivers * t / pack_tasks, slivers * (t + 1) / pack_tasks, nc, kc, bsrc, n, bp);
       });
       // Tasks: row panels of A times column chunks of B, enough of them to keep every thread busy.
-      const index_t mblocks = (m + P::mc - 1) / P::mc;
+      const index_t mblocks = (m + ks.mc - 1) / ks.mc;
       const index_t mstep = ((m + mblocks - 1) / mblocks + MR - 1) / MR * MR;  // even row panels, MR-aligned
       const index_t threads = threaded ? static_cast<index_t>(num_threads()) : 1;
       const index_t want = threads > 1 ? 4 * threads : 1;
@@ -2128,40 +2145,45 @@ void gemm_blocked(index_t m, index_t n, index_t k, const T* a, const T* b, T* c,
         if (mc <= 0) return;
         const index_t s0 = slivers * js / jsplit, s1 = slivers * (js + 1) / jsplit;
         if (s0 == s1) return;
-        T* ap = scratch<T, 1>(static_cast<std::size_t>(P::mc * kc));
-        pack_a<T, MR>(mc, kc, a + ic * k + pc, k, ap);
-        alignas(64) T tile[MR * NR];
-        auto tile_at = [&](index_t s, index_t i0) {
-          const index_t j0 = s * NR, cols = std::min<index_t>(NR, nc - j0);
+        T* ap = scratch<T, 1>(static_cast<std::size_t>(ks.mc * kc));
+        ks.pack_a(mc, kc, a + ic * k + pc, k, ap);
+        alignas(64) T tile[max_tile];
+        // The A sliver stays in L1 while the B slivers stream from L2.
+        for (index_t i0 = 0; i0 < mc; i0 += MR) {
           const index_t rows = std::min<index_t>(MR, mc - i0);
           const T* as = ap + i0 * kc;
-          const T* bs = bp + s * kc * NR;
-          T* cp = c + (ic + i0) * n + jc + j0;
-          if (rows == MR && cols == NR) {
-            kernel(kc, as, bs, cp, n, accumulate);
-          } else {
-            kernel(kc, as, bs, tile, NR, false);
-            for (index_t i = 0; i < rows; ++i)
-              for (index_t j = 0; j < cols; ++j)
-                cp[i * n + j] = accumulate ? cp[i * n + j] + tile[i * NR + j] : tile[i * NR + j];
+          for (index_t s = s0; s < s1; ++s) {
+            const index_t j0 = s * NR, cols = std::min<index_t>(NR, nc - j0);
+            const T* bs = bp + s * kc * NR;
+            T* cp = c + (ic + i0) * n + jc + j0;
+            if (rows == MR && cols == NR) {
+              ks.kernel(kc, as, bs, cp, n, accumulate);
+            } else {
+              ks.kernel(kc, as, bs, tile, NR, false);
+              for (index_t i = 0; i < rows; ++i)
+                for (index_t j = 0; j < cols; ++j)
+                  cp[i * n + j] = accumulate ? cp[i * n + j] + tile[i * NR + j] : tile[i * NR + j];
+            }
           }
-        };
-        // The A sliver stays in L1 while the B slivers stream from L2.
-        for (index_t i0 = 0; i0 < mc; i0 += MR)
-          for (index_t s = s0; s < s1; ++s) tile_at(s, i0);
+        }
       });
     }
   }
 }
 
 #if defined(TEXPR_GEMM_X86)
-/// The widest instruction set this CPU runs: 2 = AVX-512F, 1 = AVX2 with FMA, 0 = portable.
+/// The instruction set matmul uses: 2 = AVX-512F, 1 = AVX2 with FMA, 0 = portable; the widest this CPU runs,
+/// lowered by TEXPR_GEMM_LEVEL=0|1 (so the narrower kernels can be tested and compared on a wide CPU).
 inline int cpu_level() {
   static const int level = [] {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return 2;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
-    return 0;
+    int widest = 0;
+    if (__builtin_cpu_supports("avx512f")) widest = 2;
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) widest = 1;
+    const char* env = std::getenv("TEXPR_GEMM_LEVEL");
+    if (env != nullptr && env[0] >= '0' && env[0] <= '2' && env[1] == '\0' && env[0] - '0' < widest)
+      return env[0] - '0';
+    return widest;
   }();
   return level;
 }
@@ -2186,11 +2208,20 @@ template <class T> void gemm(index_t m, index_t n, index_t k, const T* a, const 
     }
     using namespace gemm_detail;
 #if defined(TEXPR_GEMM_X86)
-    const int level = cpu_level();
-    if (level == 2) return gemm_blocked<avx512_isa, T>(m, n, k, a, b, c, &avx512_micro_kernel<T, blocking<avx512_isa, T>::mr, blocking<avx512_isa, T>::nv>);
-    if (level == 1) return gemm_blocked<avx2_isa, T>(m, n, k, a, b, c, &avx2_micro_kernel<T, blocking<avx2_isa, T>::mr, blocking<avx2_isa, T>::nv>);
+    static constexpr kernel_set<T> avx512 = make_kernel_set<avx512_isa, T>(
+        &avx512_micro_kernel<T, blocking<avx512_isa, T>::mr, blocking<avx512_isa, T>::nv>);
+    static constexpr kernel_set<T> avx2 =
+        make_kernel_set<avx2_isa, T>(&avx2_micro_kernel<T, blocking<avx2_isa, T>::mr, blocking<avx2_isa, T>::nv>);
 #endif
-    gemm_blocked<portable_isa, T>(m, n, k, a, b, c, &portable_micro_kernel<T, blocking<portable_isa, T>::mr, blocking<portable_isa, T>::nv>);
+    static constexpr kernel_set<T> portable = make_kernel_set<portable_isa, T>(
+        &portable_micro_kernel<T, blocking<portable_isa, T>::mr, blocking<portable_isa, T>::nv>);
+    const kernel_set<T>* ks = &portable;
+#if defined(TEXPR_GEMM_X86)
+    const int level = cpu_level();
+    if (level == 2) ks = &avx512;
+    else if (level == 1) ks = &avx2;
+#endif
+    gemm_blocked<T>(m, n, k, a, b, c, *ks);
   } else {
     gemm_exact(m, n, k, a, b, c);
   }
@@ -2641,14 +2672,13 @@ template <std::size_t R> void row_index(index_t r, const shape_t<R>& shape, inde
   }
 }
 
-// Runs f(begin, end) over [0, n) cut into pieces of at least `grain` units, on the pool when worth it.
+// Runs f(begin, end) over [0, n) cut into pieces of at least `grain` units, on the pool when worth it. One call
+// path for serial and threaded runs, so f's body is compiled once.
 template <class F> void for_ranges(index_t n, index_t grain, F&& f) {
+  if (n <= 0) return;
   const index_t tasks = task_count(n, grain);
-  if (tasks <= 1) {
-    if (n > 0) f(index_t(0), n);
-    return;
-  }
-  const index_t pieces = tasks * 4 < n / grain ? tasks * 4 : n / grain;  // a few per thread: load balance
+  // a few pieces per thread for load balance
+  const index_t pieces = tasks <= 1 ? 1 : (tasks * 4 < n / grain ? tasks * 4 : n / grain);
   parallel_for(pieces, [&](index_t t) { f(n * t / pieces, n * (t + 1) / pieces); });
 }
 
@@ -2804,17 +2834,22 @@ template <> struct executor<host> {
       return;
     }
     if constexpr (R >= 2) {  // (rank 1 has only its last axis)
-      // Reducing a non-last axis: stream whole rows and accumulate them into a row of accumulators,
-      // in blocks of rows so the error grows with the block length, not the axis length. Threads split the
-      // (outer, mid, column-chunk) tiles; each output element is computed the same way whatever the split.
+      // Reducing a non-last axis: stream whole rows and accumulate them into a row of accumulators, in
+      // blocks of 16 rows whose per-column results go through a per-column pairwise cascade, so every output
+      // element sees the same summation depth as a reduction over everything (16 sequential, then log2).
+      // Threads split the (outer, mid, column-chunk) tiles; each output element is computed the same way
+      // whatever the split.
       index_t outer = 1, mid = 1;
       for (std::size_t d = 0; d < axis; ++d) outer *= in_shape[d];
       for (std::size_t d = axis + 1; d + 1 < R; ++d) mid *= in_shape[d];
       const index_t inner = in_shape[R - 1];
-      constexpr index_t rows_per_block = 64;
+      constexpr index_t rows_per_block = 16;
       const index_t col_chunks = (inner + chunk - 1) / chunk;
       const index_t tiles = outer * mid * col_chunks;
       const index_t tile_work = len * (inner < chunk ? inner : chunk);
+      // Levels a binary counter over ceil(len / rows_per_block) blocks can hold at once.
+      index_t levels = 1;
+      for (index_t b = (len + rows_per_block - 1) / rows_per_block; b > 1; b = (b + 1) / 2) ++levels;
       for_ranges(tiles, (elementwise_grain + tile_work) / (tile_work + 1), [&](index_t t0, index_t t1) {
         Acc a = acc;
         std::unique_ptr<row_chunk<Acc>> rc;
@@ -2823,13 +2858,14 @@ template <> struct executor<host> {
           rc = std::make_unique<row_chunk<Acc>>();
           rc->init(arena);
         }
-        alignas(64) A total[chunk];
         alignas(64) A part[chunk];
+        std::vector<A> stack(static_cast<std::size_t>(levels * chunk));  // level l holds columns [l*chunk, ..)
         for (index_t t = t0; t < t1; ++t) {
           const index_t cc = t % col_chunks, om = t / col_chunks;
           const index_t o = om / mid, m = om % mid;
           const index_t j0 = cc * chunk, w = inner - j0 < chunk ? inner - j0 : chunk;
-          for (index_t j = 0; j < w; ++j) total[j] = Op::template identity<A>();
+          index_t top = 0;
+          std::size_t count = 0;
           for (index_t l0 = 0; l0 < len; l0 += rows_per_block) {
             for (index_t j = 0; j < w; ++j) part[j] = Op::template identity<A>();
             const index_t l1 = l0 + rows_per_block < len ? l0 + rows_per_block : len;
@@ -2857,8 +2893,21 @@ template <> struct executor<host> {
                 for (index_t j = 0; j < w; ++j) part[j] = Op::combine(part[j], static_cast<A>(widen(ch.linear(j))));
               }
             }
-            for (index_t j = 0; j < w; ++j) total[j] = Op::combine(total[j], part[j]);
+            // Push the block's columns into the cascade (the same binary counter as cascade::push).
+            for (std::size_t c = count++; c & 1u; c >>= 1) {
+              const A* below = stack.data() + --top * chunk;
+              for (index_t j = 0; j < w; ++j) part[j] = Op::combine(below[j], part[j]);
+            }
+            A* slot = stack.data() + top++ * chunk;
+            for (index_t j = 0; j < w; ++j) slot[j] = part[j];
           }
+          // Combine what the counter holds, newest first (as cascade::result).
+          for (index_t j = 0; j < w; ++j) part[j] = Op::template identity<A>();
+          while (top > 0) {
+            const A* s = stack.data() + --top * chunk;
+            for (index_t j = 0; j < w; ++j) part[j] = Op::combine(s[j], part[j]);
+          }
+          const A* total = part;
           T* o_row = out + (o * mid + m) * inner + j0;
           for (index_t j = 0; j < w; ++j) o_row[j] = narrow<T>(Op::finalize(total[j], len));
         }
