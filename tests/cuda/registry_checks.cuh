@@ -248,6 +248,19 @@ template <std::size_t Part> std::size_t check_registry_part() {
   return tested;
 }
 
+/// Reduction and matmul lines of the cuda table, counted by kind (independently of the parts).
+constexpr std::size_t reduction_and_matmul_lines() {
+  std::size_t n = 0;
+  tx::detail::for_each_type(tx::cuda_registry{}, [&]<class Entry>() {
+    using Op = typename Entry::op_type;
+    if constexpr (is_reduction_v<Op> || std::is_same_v<Op, tx::op::matmul>) ++n;
+  });
+  return n;
+}
+// Guards against lines silently leaving the table (the parts only check that they ran what it holds).
+static_assert(reduction_and_matmul_lines() == 32, "5 reductions x 6 dtypes, less integer mean (2), plus 4 matmul dtypes");
+static_assert(tx::cuda_registry::size - reduction_and_matmul_lines() > 120, "elementwise, where and cast lines");
+
 /// Lines in part Part: ceil or floor of size / parts, counted independently of the loop above.
 template <std::size_t Part> constexpr std::size_t registry_part_size() {
   return tx::cuda_registry::size / registry_parts + (Part < tx::cuda_registry::size % registry_parts ? 1 : 0);
