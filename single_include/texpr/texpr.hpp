@@ -1674,6 +1674,7 @@ class view : public expr_base<view<T, Rank, Backend>> {
 // that depend only on its shape and combine the parts in a fixed order: the result does not depend on the
 // thread count.
 
+#include <bit>
 #include <tuple>
 
 // ---- begin texpr/backend/host/gemm.hpp ----
@@ -2527,6 +2528,39 @@ template <class Op, class A> struct cascade {
   }
 };
 
+// The per-column twin of cascade: the same binary counter over rows of block results (one value per output
+// column of an axis reduction), so each column is combined exactly as cascade combines scalars.
+template <class Op, class A> struct column_cascade {
+  index_t width;         // columns per row
+  std::vector<A> stack;  // level l holds row l: columns [l * width, (l + 1) * width)
+  index_t top = 0;
+  std::size_t count = 0;
+  // Room for `blocks` pushes: the counter never holds more than bit_width(blocks) rows.
+  column_cascade(index_t width_, index_t blocks)
+      : width(width_), stack(static_cast<std::size_t>(width_) * std::bit_width(static_cast<std::size_t>(blocks))) {}
+  void clear() {
+    top = 0;
+    count = 0;
+  }
+  // Pushes the row v[0, w) (w <= width); v is overwritten.
+  void push(A* v, index_t w) {
+    for (std::size_t c = count++; c & 1u; c >>= 1) {
+      const A* below = stack.data() + --top * width;
+      for (index_t j = 0; j < w; ++j) v[j] = Op::combine(below[j], v[j]);
+    }
+    A* slot = stack.data() + top++ * width;
+    for (index_t j = 0; j < w; ++j) slot[j] = v[j];
+  }
+  // out[0, w) = the combined columns, newest row first (as cascade::result).
+  void result(A* out, index_t w) const {
+    for (index_t j = 0; j < w; ++j) out[j] = Op::template identity<A>();
+    for (index_t i = top; i-- > 0;) {
+      const A* s = stack.data() + i * width;
+      for (index_t j = 0; j < w; ++j) out[j] = Op::combine(s[j], out[j]);
+    }
+  }
+};
+
 // G consecutive full blocks from `begin` at once, each reduced exactly as reduce_block does (same order of
 // operations, so the same result), interleaved so that G accumulator chains and G lane trees overlap.
 template <int G, class Op, class A, class Get> void reduce_blocks(const Get& get, index_t begin, A* out) {
@@ -2848,9 +2882,6 @@ template <> struct executor<host> {
       const index_t col_chunks = (inner + chunk - 1) / chunk;
       const index_t tiles = outer * mid * col_chunks;
       const index_t tile_work = len * (inner < chunk ? inner : chunk);
-      // Levels a binary counter over ceil(len / rows_per_block) blocks can hold at once.
-      index_t levels = 1;
-      for (index_t b = (len + rows_per_block - 1) / rows_per_block; b > 1; b = (b + 1) / 2) ++levels;
       for_ranges(tiles, (elementwise_grain + tile_work) / (tile_work + 1), [&](index_t t0, index_t t1) {
         Acc a = acc;
         std::unique_ptr<row_chunk<Acc>> rc;
@@ -2860,13 +2891,12 @@ template <> struct executor<host> {
           rc->init(arena);
         }
         alignas(64) A part[chunk];
-        std::vector<A> stack(static_cast<std::size_t>(levels * chunk));  // level l holds columns [l*chunk, ..)
+        column_cascade<Op, A> columns(chunk, (len + rows_per_block - 1) / rows_per_block);
         for (index_t t = t0; t < t1; ++t) {
           const index_t cc = t % col_chunks, om = t / col_chunks;
           const index_t o = om / mid, m = om % mid;
           const index_t j0 = cc * chunk, w = inner - j0 < chunk ? inner - j0 : chunk;
-          index_t top = 0;
-          std::size_t count = 0;
+          columns.clear();
           for (index_t l0 = 0; l0 < len; l0 += rows_per_block) {
             for (index_t j = 0; j < w; ++j) part[j] = Op::template identity<A>();
             const index_t l1 = l0 + rows_per_block < len ? l0 + rows_per_block : len;
@@ -2894,23 +2924,11 @@ template <> struct executor<host> {
                 for (index_t j = 0; j < w; ++j) part[j] = Op::combine(part[j], static_cast<A>(widen(ch.linear(j))));
               }
             }
-            // Push the block's columns into the cascade (the same binary counter as cascade::push).
-            for (std::size_t c = count++; c & 1u; c >>= 1) {
-              const A* below = stack.data() + --top * chunk;
-              for (index_t j = 0; j < w; ++j) part[j] = Op::combine(below[j], part[j]);
-            }
-            A* slot = stack.data() + top++ * chunk;
-            for (index_t j = 0; j < w; ++j) slot[j] = part[j];
+            columns.push(part, w);
           }
-          // Combine what the counter holds, newest first (as cascade::result).
-          for (index_t j = 0; j < w; ++j) part[j] = Op::template identity<A>();
-          while (top > 0) {
-            const A* s = stack.data() + --top * chunk;
-            for (index_t j = 0; j < w; ++j) part[j] = Op::combine(s[j], part[j]);
-          }
-          const A* total = part;
+          columns.result(part, w);
           T* o_row = out + (o * mid + m) * inner + j0;
-          for (index_t j = 0; j < w; ++j) o_row[j] = narrow<T>(Op::finalize(total[j], len));
+          for (index_t j = 0; j < w; ++j) o_row[j] = narrow<T>(Op::finalize(part[j], len));
         }
       });
     }
