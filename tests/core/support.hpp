@@ -28,13 +28,40 @@ inline std::mt19937_64& rng(std::uint64_t seed = 0) {
   return g;
 }
 
-/// Uniform value of dtype T in [lo, hi] (integers inclusive).
+/// Integer bound as T: a double at or beyond T's range clamps to T's extreme. (Converting double(INT64_MAX),
+/// which is 2^63, back to int64 is undefined; that once made every "full-range" int64 input INT64_MIN.)
+template <class T> T integer_bound(double v) {
+  using L = std::numeric_limits<T>;
+  if (v <= static_cast<double>(L::min())) return L::min();
+  if (v >= static_cast<double>(L::max())) return L::max();
+  return static_cast<T>(v);
+}
+
+/// Uniform value of dtype T in [lo, hi] (integers inclusive, drawn by an integer distribution over T itself,
+/// so the full range of int64 is reachable: bounds beyond T's range clamp to its extremes).
 template <class T> T uniform(double lo, double hi) {
   if constexpr (std::is_same_v<T, bool>) return std::uniform_int_distribution<int>(0, 1)(rng()) == 1;
   else if constexpr (std::is_integral_v<T>)
-    return static_cast<T>(std::uniform_int_distribution<long long>(static_cast<long long>(lo), static_cast<long long>(hi))(rng()));
+    return std::uniform_int_distribution<T>(integer_bound<T>(lo), integer_bound<T>(hi))(rng());
   else if constexpr (tx::is_float16_v<T>) return T(static_cast<float>(std::uniform_real_distribution<double>(lo, hi)(rng())));
   else return static_cast<T>(std::uniform_real_distribution<double>(lo, hi)(rng()));
+}
+
+/// Factors for integer product tests: +-1 and about a quarter +-3, plus at most 8 +-2 in the whole tensor, never 0.
+/// Any product over them is non-zero (a single 0 factor, likely among thousands of values from [-3, 3], made every
+/// product 0), long lines wrap around even int64 (3^41 > 2^64), and the few 2s cannot shift every bit out.
+template <class T, std::size_t R> tx::tensor<T, R> product_factors(const tx::shape_t<R>& shape) {
+  tx::tensor<T, R> t(shape);
+  std::uniform_int_distribution<int> pick(0, 99);
+  for (tx::index_t i = 0; i < t.size(); ++i) {
+    const T magnitude = pick(rng()) < 75 ? T(1) : T(3);
+    t.data()[i] = (pick(rng()) & 1) ? magnitude : T(-magnitude);
+  }
+  if (t.size() > 0) {
+    std::uniform_int_distribution<tx::index_t> where(0, t.size() - 1);
+    for (int k = 0; k < 8; ++k) t.data()[where(rng())] = (k & 1) ? T(2) : T(-2);
+  }
+  return t;
 }
 
 /// A host tensor of the given shape filled with uniform values.

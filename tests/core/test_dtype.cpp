@@ -1,7 +1,9 @@
 // 16-bit float conversions (exhaustive where feasible) and dtype names.
 #include "reference.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace {
 
@@ -60,4 +62,49 @@ TEST_CASE("dtype names and tags") {
   CHECK(tx::dtype_name_v<tx::bfloat16> == "bfloat16");
   static_assert(std::is_same_v<tx::dtype_tag_t<std::int64_t>, tx::dtype::int64>);
   static_assert(sizeof(tx::half) == 2 && sizeof(tx::bfloat16) == 2);
+}
+
+TEST_CASE_TEMPLATE("test data: full-range integer inputs vary, cover both signs and reach the extremes' magnitude", T,
+                   std::int32_t, std::int64_t) {
+  // The registry tests draw wrap-around inputs from the dtype's full range; a generator that collapses (as one
+  // drawing int64 through double once did, to INT64_MIN only) would make those tests compare constants.
+  using L = std::numeric_limits<T>;
+  const auto dom = test::ref<tx::op::add>::dom<T>();
+  auto x = test::random<T, 1>({2000}, dom.lo, dom.hi);
+  std::vector<T> v(x.data(), x.data() + x.size());
+  std::sort(v.begin(), v.end());
+  const auto distinct = std::unique(v.begin(), v.end()) - v.begin();
+  CHECK(distinct > 1990);
+  CHECK(v.front() < 0);
+  CHECK(v[static_cast<std::size_t>(distinct) - 1] > 0);
+  // Uniform over the full range: some values lie in the outer quarters on both sides.
+  CHECK(v.front() < L::min() / 2);
+  CHECK(v[static_cast<std::size_t>(distinct) - 1] > L::max() / 2);
+  CHECK(test::integer_bound<T>(1e300) == L::max());
+  CHECK(test::integer_bound<T>(-1e300) == L::min());
+}
+
+TEST_CASE_TEMPLATE("test data: product factors are never zero and make non-trivial wrapping products", T, std::int32_t,
+                   std::int64_t) {
+  auto f = test::product_factors<T, 1>({3000});
+  int ones = 0, threes = 0, twos = 0, negative = 0;
+  test::u128 p = 1;
+  for (tx::index_t i = 0; i < f.size(); ++i) {
+    const T x = f.data()[i];
+    REQUIRE(x != 0);
+    ones += x == 1 || x == -1;
+    threes += x == 3 || x == -3;
+    twos += x == 2 || x == -2;
+    negative += x < 0;
+    p *= static_cast<test::u128>(static_cast<test::i128>(x));
+  }
+  CHECK(ones > 1800);
+  CHECK(threes > 500);
+  CHECK(twos >= 1);
+  CHECK(twos <= 8);
+  CHECK(negative > 1000);
+  const T product = test::wrap<T>(static_cast<test::i128>(p));
+  CHECK(product != 0);
+  CHECK(product != 1);
+  CHECK(product != -1);
 }

@@ -166,28 +166,44 @@ TEST_CASE_TEMPLATE("integer sum and prod accumulate in the dtype and wrap, on ev
     for (tx::index_t j = 0; j < 300; ++j) xt(j, i) = x(i, j);
   tx::view<const T, 2> back(xt.data(), {129, 300}, {1, 129});
   CHECK(tx::sum(back).item() == test::wrap<T>(all));
-  // Each axis, against wrapped 128-bit sums and products.
-  tx::tensor<T, 1> s0 = tx::sum(x, 0), s1 = tx::sum(back, 1), p0 = tx::prod(x, 0), p1 = tx::prod(x, 1);
+  // Each axis, against wrapped 128-bit sums and products. Products use factors that are never 0 (+-1, +-3, a few
+  // +-2): full-range factors would make every product 0 after 64 even ones, and the test would compare 0 with 0.
+  const auto f = test::product_factors<T, 2>({129, 300});
+  tx::tensor<T, 2> ft({300, 129});
+  for (tx::index_t i = 0; i < 129; ++i)
+    for (tx::index_t j = 0; j < 300; ++j) ft(j, i) = f(i, j);
+  tx::view<const T, 2> f_back(ft.data(), {129, 300}, {1, 129});
+  tx::tensor<T, 1> s0 = tx::sum(x, 0), s1 = tx::sum(back, 1), p0 = tx::prod(f, 0), p1 = tx::prod(f_back, 1);
+  test::u128 all_p = 1;
+  int nontrivial = 0;
   for (tx::index_t j = 0; j < 300; ++j) {
     test::i128 s = 0;
     test::u128 p = 1;
     for (tx::index_t i = 0; i < 129; ++i) {
       s += x(i, j);
-      p *= static_cast<test::u128>(static_cast<test::i128>(x(i, j)));
+      p *= static_cast<test::u128>(static_cast<test::i128>(f(i, j)));
     }
     REQUIRE(s0(j) == test::wrap<T>(s));
     REQUIRE(p0(j) == test::wrap<T>(static_cast<test::i128>(p)));
+    REQUIRE(p0(j) != 0);
   }
   for (tx::index_t i = 0; i < 129; ++i) {
     test::i128 s = 0;
     test::u128 p = 1;
     for (tx::index_t j = 0; j < 300; ++j) {
       s += x(i, j);
-      p *= static_cast<test::u128>(static_cast<test::i128>(x(i, j)));
+      p *= static_cast<test::u128>(static_cast<test::i128>(f(i, j)));
     }
     REQUIRE(s1(i) == test::wrap<T>(s));
     REQUIRE(p1(i) == test::wrap<T>(static_cast<test::i128>(p)));
+    nontrivial += p1(i) != 1 && p1(i) != -1;
   }
+  CHECK(nontrivial > 120);
+  // The whole product (dense and through the transposed view) wraps around T.
+  for (tx::index_t i = 0; i < f.size(); ++i) all_p *= static_cast<test::u128>(static_cast<test::i128>(f.data()[i]));
+  CHECK(tx::prod(f).item() == test::wrap<T>(static_cast<test::i128>(all_p)));
+  CHECK(tx::prod(f_back).item() == test::wrap<T>(static_cast<test::i128>(all_p)));
+  CHECK(tx::prod(f).item() != 0);
   // max/min of integers: no infinity, the identity is the type's extreme and never leaks.
   tx::tensor<T, 1> lo({3}, {L::min(), L::min(), L::min()}), hi({3}, {L::max(), L::max(), L::max()});
   CHECK(tx::max(lo).item() == L::min());

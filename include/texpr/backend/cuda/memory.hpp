@@ -5,7 +5,9 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 #include "texpr/backend/cuda/error.hpp"
 #include "texpr/core/backend.hpp"
@@ -14,11 +16,30 @@
 
 namespace texpr::detail {
 
+/// Keeps freed memory in the current device's default pool instead of returning it to the driver at every
+/// synchronisation (the pool's default release threshold is 0, so each to_host or item() would hand memory back
+/// and the next step would map it again). Done once per device; the memory is still available to other pools
+/// of this process and is returned when the process ends. Applications that share the GPU with other processes
+/// can lower it again through cudaMemPoolSetAttribute.
+inline void keep_pool_memory() {
+  static std::atomic<std::uint64_t> done{0};  // one bit per device ordinal below 64
+  int dev = 0;
+  TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
+  const std::uint64_t bit = dev >= 0 && dev < 64 ? std::uint64_t(1) << dev : 0;
+  if (bit && (done.load(std::memory_order_relaxed) & bit)) return;
+  cudaMemPool_t pool = nullptr;
+  TEXPR_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev));
+  std::uint64_t threshold = UINT64_MAX;
+  TEXPR_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  done.fetch_or(bit, std::memory_order_relaxed);
+}
+
 /// Device memory from the current device's stream-ordered pool; every operation is enqueued on `stream`.
 template <> struct memory<cuda> {
   /// Enqueues an allocation; out of memory throws cuda_error and changes nothing else.
   static void* allocate(std::size_t bytes, stream_t stream) {
     if (bytes == 0) return nullptr;
+    keep_pool_memory();
     void* p = nullptr;
     TEXPR_CUDA_CHECK(cudaMallocAsync(&p, bytes, stream));
     return p;
