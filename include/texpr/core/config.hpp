@@ -23,6 +23,16 @@
 #define TEXPR_DEVICE_CODE 1
 #endif
 
+namespace texpr::detail {
+/// True in translation units compiled by nvcc, the only ones that can evaluate cuda graphs.
+inline constexpr bool cuda_compiler_v =
+#if defined(__CUDACC__)
+    true;
+#else
+    false;
+#endif
+} // namespace texpr::detail
+
 namespace texpr {
 
 /// Signed index and extent type used for shapes, strides and element counts.

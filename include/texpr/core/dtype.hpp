@@ -8,6 +8,11 @@
 
 #include "texpr/core/config.hpp"
 
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
+
 namespace texpr {
 
 namespace detail {
@@ -32,8 +37,12 @@ TEXPR_HOST_DEVICE inline float bits_float(std::uint32_t u) {
 #endif
 }
 
-// IEEE binary16 conversions, round to nearest even; written out so host code needs no CUDA headers.
+// IEEE binary16 conversions, round to nearest even. Device code uses the hardware conversions (one cvt
+// instruction each); host code uses the portable routines below, so it needs no CUDA headers.
 TEXPR_HOST_DEVICE inline std::uint16_t float_to_half_bits(float f) {
+#if defined(TEXPR_DEVICE_CODE)
+  return __half_as_ushort(__float2half_rn(f));
+#else
   const std::uint32_t x = float_bits(f);
   const std::uint32_t sign = (x >> 16) & 0x8000u;
   const std::uint32_t mag = x & 0x7FFFFFFFu;
@@ -55,9 +64,13 @@ TEXPR_HOST_DEVICE inline std::uint16_t float_to_half_bits(float f) {
   const std::uint32_t rem = v & 0x1FFFu;
   if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
   return static_cast<std::uint16_t>(sign | h);
+#endif
 }
 
 TEXPR_HOST_DEVICE inline float half_bits_to_float(std::uint16_t h) {
+#if defined(TEXPR_DEVICE_CODE)
+  return __half2float(__ushort_as_half(h));
+#else
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
   std::uint32_t e = (h >> 10) & 0x1Fu;
   std::uint32_t m = h & 0x3FFu;
@@ -73,15 +86,21 @@ TEXPR_HOST_DEVICE inline float half_bits_to_float(std::uint16_t h) {
   }
   if (e == 31) return bits_float(sign | 0x7F800000u | (m << 13));
   return bits_float(sign | ((e + 112u) << 23) | (m << 13));
+#endif
 }
 
 TEXPR_HOST_DEVICE inline std::uint16_t float_to_bfloat16_bits(float f) {
+#if defined(TEXPR_DEVICE_CODE)
+  return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+#else
   const std::uint32_t x = float_bits(f);
   if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // quiet NaN
   const std::uint32_t rounded = x + 0x7FFFu + ((x >> 16) & 1u);
   return static_cast<std::uint16_t>(rounded >> 16);
+#endif
 }
 
+// bfloat16 is the high half of a float, so widening is exact and the same on host and device.
 TEXPR_HOST_DEVICE inline float bfloat16_bits_to_float(std::uint16_t b) {
   return bits_float(static_cast<std::uint32_t>(b) << 16);
 }

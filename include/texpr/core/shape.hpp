@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstddef>
+#include "texpr/core/source_location.hpp"
 #include <stdexcept>
 #include <string>
 
@@ -13,10 +14,18 @@ namespace texpr {
 /// Extents of a rank-R tensor, outermost first (row-major).
 template <std::size_t R> using shape_t = std::array<index_t, R>;
 
-/// Thrown for incompatible shapes, bad ranks, bad axes and empty inputs; the message names the shapes.
+/// Thrown for incompatible shapes, bad ranks, bad axes and empty inputs; the message names the shapes and, for
+/// errors raised by a named texpr function, starts with the caller's `file:line:`.
 struct shape_error : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
+
+namespace detail {
+/// "file:line: ", the prefix of errors raised while building a node at the user's call.
+inline std::string at(const texpr::source_location& loc) {
+  return std::string(loc.file_name()) + ":" + std::to_string(loc.line) + ": ";
+}
+} // namespace detail
 
 /// Formats a shape the way NumPy prints it: "(3, 4)", "(5,)", "()".
 template <std::size_t R>

@@ -6,8 +6,10 @@
 #include <cstddef>
 #include <cstring>
 #include <new>
+#include <type_traits>
 
 #include "texpr/core/backend.hpp"
+#include "texpr/core/config.hpp"
 #include "texpr/core/stream.hpp"
 #include "texpr/detail/type_list.hpp"
 
@@ -16,10 +18,21 @@ namespace texpr::detail {
 /// Releases a buffer; a plain function pointer so tensors of any backend destroy correctly anywhere.
 using release_fn = void (*)(void*, stream_t) noexcept;
 
-template <class Backend> struct memory {
-  static_assert(always_false_v<Backend>,
+/// Fails to compile, once per program however many places need it, when device memory is used outside nvcc.
+template <class Backend> constexpr void require_memory_compiler() {
+  static_assert(!std::is_same_v<Backend, cuda> || cuda_compiler_v,
                 "texpr: device memory can only be allocated, copied or evaluated in a CUDA translation unit; "
                 "compile this file with nvcc (the cuda types and registry are usable everywhere)");
+}
+
+/// Backend memory. Outside nvcc, memory<cuda> is this stand-in (callers check require_memory_compiler first, so the
+/// one error above is the only one); under nvcc backend/cuda/memory.hpp specialises it.
+template <class Backend> struct memory {
+  static void* allocate(std::size_t, stream_t) { return nullptr; }
+  static void release(void*, stream_t) noexcept {}
+  static void zero(void*, std::size_t, stream_t) {}
+  static void copy(void*, const void*, std::size_t, stream_t) {}
+  static void copy_to_host(void*, const void*, std::size_t, stream_t) {}
 };
 
 template <> struct memory<host> {

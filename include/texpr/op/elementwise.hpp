@@ -1,4 +1,4 @@
-// Elementwise op tags: each is an empty struct whose static apply() is the per-element maths,
+// Elementwise op tags: each is an empty struct naming its dtypes, whose static apply() is the per-element maths,
 // shared by every backend so that the host tests exercise the same code the GPU runs.
 #pragma once
 
@@ -7,42 +7,43 @@
 #include <type_traits>
 
 #include "texpr/core/config.hpp"
+#include "texpr/core/dtype_set.hpp"
 #include "texpr/detail/math.hpp"
+#include "texpr/op/kind.hpp"
 
 namespace texpr::op {
 
-/// Leaf reading a tensor or view from memory (not a kernel; placement shows where the memory lives).
-struct leaf { static constexpr std::string_view name = "leaf"; };
-/// Leaf holding a constant (not a kernel; readable from any backend).
-struct scalar { static constexpr std::string_view name = "scalar"; };
-
 /// a + b (integers wrap around).
-struct add {
+struct add : elementwise_op {
   static constexpr std::string_view name = "add";
+  static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_add(a, b);
     else return a + b;
   }
 };
 /// a - b (integers wrap around).
-struct subtract {
+struct subtract : elementwise_op {
   static constexpr std::string_view name = "subtract";
+  static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_sub(a, b);
     else return a - b;
   }
 };
 /// a * b (integers wrap around).
-struct multiply {
+struct multiply : elementwise_op {
   static constexpr std::string_view name = "multiply";
+  static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_mul(a, b);
     else return a * b;
   }
 };
 /// a / b; integer division truncates, x / 0 is 0 and min / -1 is min (defined, never a trap).
-struct divide {
+struct divide : elementwise_op {
   static constexpr std::string_view name = "divide";
+  static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
       if (b == 0) return C(0);
@@ -54,71 +55,82 @@ struct divide {
   }
 };
 /// Larger of a and b; NaN propagates, ties (±0 included) return a.
-struct maximum {
+struct maximum : elementwise_op {
   static constexpr std::string_view name = "maximum";
+  static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if (detail::is_nan(b)) return b;
     return b > a ? b : a;
   }
 };
 /// Smaller of a and b; NaN propagates, ties (±0 included) return a.
-struct minimum {
+struct minimum : elementwise_op {
   static constexpr std::string_view name = "minimum";
+  static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if (detail::is_nan(b)) return b;
     return b < a ? b : a;
   }
 };
 /// a raised to b (floating dtypes).
-struct pow {
+struct pow : elementwise_op {
   static constexpr std::string_view name = "pow";
+  static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C a, C b) { return detail::pow_(a, b); }
 };
 /// ELU: x for x > 0, alpha * (exp(x) - 1) otherwise; alpha arrives as a scalar operand.
-struct elu {
+struct elu : elementwise_op {
   static constexpr std::string_view name = "elu";
+  static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x, C alpha) { return x > C(0) ? x : alpha * detail::expm1_(x); }
 };
 
 /// -x (integers wrap around).
-struct negate {
+struct negate : elementwise_op {
   static constexpr std::string_view name = "negate";
+  static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_sub(C(0), x);
     else return -x;
   }
 };
 /// e^x.
-struct exp {
+struct exp : elementwise_op {
   static constexpr std::string_view name = "exp";
+  static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::exp_(x); }
 };
 /// Natural logarithm.
-struct log {
+struct log : elementwise_op {
   static constexpr std::string_view name = "log";
+  static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::log_(x); }
 };
 /// Square root.
-struct sqrt {
+struct sqrt : elementwise_op {
   static constexpr std::string_view name = "sqrt";
+  static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::sqrt_(x); }
 };
 /// |x|; for integers abs(min) is min (wrap-around, defined).
-struct abs {
+struct abs : elementwise_op {
   static constexpr std::string_view name = "abs";
+  static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
     if constexpr (std::is_integral_v<C>) return x < 0 ? detail::wrap_sub(C(0), x) : x;
     else return detail::fabs_(x);
   }
 };
 /// Hyperbolic tangent.
-struct tanh {
+struct tanh : elementwise_op {
   static constexpr std::string_view name = "tanh";
+  static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::tanh_(x); }
 };
 /// Logistic function 1 / (1 + e^-x), evaluated without overflow for large |x|.
-struct sigmoid {
+struct sigmoid : elementwise_op {
   static constexpr std::string_view name = "sigmoid";
+  static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
     if (x >= C(0)) return C(1) / (C(1) + detail::exp_(-x));
     const C e = detail::exp_(x);
@@ -126,8 +138,9 @@ struct sigmoid {
   }
 };
 /// max(x, 0); NaN propagates.
-struct relu {
+struct relu : elementwise_op {
   static constexpr std::string_view name = "relu";
+  static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
     if (detail::is_nan(x)) return x;
     return x > C(0) ? x : C(0);
@@ -135,48 +148,52 @@ struct relu {
 };
 
 /// Ops whose result is bool whatever the operand dtype.
-#define TEXPR_PREDICATE(NAME, EXPR)                                                  \
-  struct NAME {                                                                      \
+#define TEXPR_PREDICATE(NAME, DTYPES, EXPR)                                          \
+  struct NAME : elementwise_op {                                                     \
     static constexpr std::string_view name = #NAME;                                  \
+    static constexpr auto dtypes = DTYPES;                                           \
     static constexpr bool predicate = true;                                          \
     template <class C> TEXPR_HOST_DEVICE static constexpr bool apply(C a, C b) { return EXPR; } \
   };
 /// a == b.
-TEXPR_PREDICATE(equal, a == b)
+TEXPR_PREDICATE(equal, numeric_and_bool, a == b)
 /// a != b.
-TEXPR_PREDICATE(not_equal, a != b)
+TEXPR_PREDICATE(not_equal, numeric_and_bool, a != b)
 /// a < b.
-TEXPR_PREDICATE(less, a < b)
+TEXPR_PREDICATE(less, numeric, a < b)
 /// a <= b.
-TEXPR_PREDICATE(less_equal, a <= b)
+TEXPR_PREDICATE(less_equal, numeric, a <= b)
 /// a > b.
-TEXPR_PREDICATE(greater, a > b)
+TEXPR_PREDICATE(greater, numeric, a > b)
 /// a >= b.
-TEXPR_PREDICATE(greater_equal, a >= b)
+TEXPR_PREDICATE(greater_equal, numeric, a >= b)
 /// a && b on bool.
-TEXPR_PREDICATE(logical_and, a && b)
+TEXPR_PREDICATE(logical_and, boolean, a && b)
 /// a || b on bool.
-TEXPR_PREDICATE(logical_or, a || b)
+TEXPR_PREDICATE(logical_or, boolean, a || b)
 #undef TEXPR_PREDICATE
 
 /// !x on bool.
-struct logical_not {
+struct logical_not : elementwise_op {
   static constexpr std::string_view name = "logical_not";
+  static constexpr auto dtypes = boolean;
   static constexpr bool predicate = true;
   template <class C> TEXPR_HOST_DEVICE static constexpr bool apply(C x) { return !x; }
 };
 
 /// cond ? a : b; its dtype is that of a and b.
-struct where {
+struct where : elementwise_op {
   static constexpr std::string_view name = "where";
+  static constexpr auto dtypes = numeric_and_bool;
   static constexpr bool selects = true;
   template <class T> TEXPR_HOST_DEVICE static constexpr T apply(bool c, T a, T b) { return c ? a : b; }
 };
 
 /// Conversion to To; float to integer saturates and maps NaN to 0; its dtype is the target To.
 template <class To>
-struct cast {
+struct cast : elementwise_op {
   static constexpr std::string_view name = "cast";
+  static constexpr auto dtypes = all_dtypes;  ///< The target: every stored dtype converts to every other.
   using target = To;
 };
 
@@ -189,4 +206,15 @@ template <class Op> concept predicate_op = requires { requires Op::predicate; };
 template <class Op> concept selecting_op = requires { requires Op::selects; };
 /// cast<To>.
 template <class Op> concept cast_op = requires { typename Op::target; };
+} // namespace texpr::detail
+
+namespace texpr::detail {
+/// Applies elementwise Op to stored operand values, giving dtype R: 16-bit floats widen to float and round back
+/// once; predicates give bool; where selects without arithmetic; cast converts (saturating, NaN to 0).
+template <class Op, class R, class... V> TEXPR_HOST_DEVICE R apply_op(V... v) {
+  if constexpr (selecting_op<Op>) return Op::apply(v...);
+  else if constexpr (cast_op<Op>) return narrow<R>(convert<compute_t<R>>(widen(v)...));
+  else if constexpr (predicate_op<Op>) return Op::apply(widen(v)...);
+  else return narrow<R>(Op::apply(widen(v)...));
+}
 } // namespace texpr::detail

@@ -1,17 +1,35 @@
-// Compile-time diagnostics. Each is a class template whose instantiation fails with a fixed message;
-// the compiler prints its template arguments (op, dtype, backends), so the error names the node.
+// Compile-time diagnostics. Each is a class template whose instantiation fails with a fixed message; the
+// compiler prints its template arguments (op, dtype, backends, ranks), so the error names what is wrong.
 #pragma once
 
+#include <cstddef>
+
+#include "texpr/core/backend.hpp"
 #include "texpr/detail/type_list.hpp"
 
 namespace texpr::diagnostic {
 
-/// Instantiated for the first graph node whose (op, dtype) has no kernel on Backend.
+/// Instantiated for the first graph node whose (op, dtype) has no kernel on Backend. The message lists only the
+/// remedies that apply on that backend.
 template <class Op, class Dtype, class Backend> struct no_kernel {
   static_assert(detail::always_false_v<Op, Dtype, Backend>,
                 "texpr: no kernel for this node on this backend; the node is no_kernel<op, dtype, backend> in the "
-                "instantiation note. Cast to a dtype the backend supports (tx::cast<float>(e)) or evaluate on "
-                "another backend (tx::to_host). texpr never falls back silently.");
+                "instantiation note. Convert its operands to a dtype the backend has (tx::cast<T>(e)). texpr never "
+                "falls back silently.");
+};
+/// no_kernel on the host: converting is the only remedy.
+template <class Op, class Dtype> struct no_kernel<Op, Dtype, host> {
+  static_assert(detail::always_false_v<Op, Dtype>,
+                "texpr: no kernel for this node on this backend; the node is no_kernel<op, dtype, backend> in the "
+                "instantiation note. The host has no kernel for this op on this dtype: convert its operands "
+                "(tx::cast<float>(e) or tx::cast<double>(e)). texpr never promotes implicitly.");
+};
+/// no_kernel on cuda: convert, or evaluate that part on the host explicitly.
+template <class Op, class Dtype> struct no_kernel<Op, Dtype, cuda> {
+  static_assert(detail::always_false_v<Op, Dtype>,
+                "texpr: no kernel for this node on this backend; the node is no_kernel<op, dtype, backend> in the "
+                "instantiation note. Convert its operands to a dtype cuda has (tx::cast<float>(e)), or copy them "
+                "with tx::to_host and evaluate on the host. texpr never falls back silently.");
 };
 
 /// Instantiated for the first graph node whose kernel user code forbids through tx::forbidden.
@@ -48,6 +66,19 @@ template <class TensorDtype, class Scalar> struct floating_scalar_with_integer_t
   static_assert(detail::always_false_v<TensorDtype, Scalar>,
                 "texpr: a floating scalar with an integer tensor would truncate silently; use an integer scalar or "
                 "convert the tensor with tx::cast<float>(e).");
+};
+
+/// The rank of the expression in a rank_mismatch diagnostic.
+template <std::size_t R> struct expression_rank {};
+/// The rank of the destination (tensor or view) in a rank_mismatch diagnostic.
+template <std::size_t R> struct destination_rank {};
+
+/// Instantiated when an expression is assigned to a tensor or view of another rank.
+template <class ExpressionRank, class DestinationRank> struct rank_mismatch {
+  static_assert(detail::always_false_v<ExpressionRank, DestinationRank>,
+                "texpr: the expression's rank differs from the destination's rank (rank_mismatch<expression_rank<"
+                "N>, destination_rank<M>> in the instantiation note); reduce, reshape or unsqueeze the expression, "
+                "or declare the destination with the expression's rank.");
 };
 
 } // namespace texpr::diagnostic
