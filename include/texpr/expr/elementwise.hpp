@@ -1,81 +1,44 @@
-// Lazy elementwise expressions: the map node, arithmetic operators, maths functions, comparisons,
-// where and cast. A chain of these evaluates in one fused pass.
+// Lazy elementwise expressions: the map node, arithmetic operators, maths functions, comparisons, where and
+// cast. A chain of these evaluates in one fused pass.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include "texpr/core/source_location.hpp"
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
+#include "texpr/core/diagnostics.hpp"
 #include "texpr/core/dtype.hpp"
 #include "texpr/core/shape.hpp"
-#include "texpr/detail/math.hpp"
+#include "texpr/detail/checks.hpp"
 #include "texpr/expr/node.hpp"
 #include "texpr/op/elementwise.hpp"
-#include "texpr/placement/diagnostics.hpp"
 
 namespace texpr {
 
 namespace detail {
 
-// Applies Op to stored operand values: 16-bit floats widen to float and round back once.
-template <class Op, class R, class... V>
-TEXPR_HOST_DEVICE R apply_op(V... v) {
-  if constexpr (selecting_op<Op>) return Op::apply(v...);
-  else if constexpr (cast_op<Op>) return narrow<R>(convert<compute_t<R>>(widen(v)...));
-  else if constexpr (predicate_op<Op>) return Op::apply(widen(v)...);
-  else return narrow<R>(Op::apply(widen(v)...));
-}
-
-template <class Op, class R, class... A> struct map_accessor;
-template <class Op, class R, class A0> struct map_accessor<Op, R, A0> {
-  A0 a0;
-  bool dense() const { return a0.dense(); }
-  TEXPR_HOST_DEVICE R linear(index_t i) const { return apply_op<Op, R>(a0.linear(i)); }
-  TEXPR_HOST_DEVICE R at(const index_t* idx) const { return apply_op<Op, R>(a0.at(idx)); }
-  TEXPR_HOST_DEVICE void seek_row(const index_t* idx) { a0.seek_row(idx); }
-  TEXPR_HOST_DEVICE R in_row(index_t j) const { return apply_op<Op, R>(a0.in_row(j)); }
-};
-template <class Op, class R, class A0, class A1> struct map_accessor<Op, R, A0, A1> {
-  A0 a0;
-  A1 a1;
-  bool dense() const { return a0.dense() && a1.dense(); }
-  TEXPR_HOST_DEVICE R linear(index_t i) const { return apply_op<Op, R>(a0.linear(i), a1.linear(i)); }
-  TEXPR_HOST_DEVICE R at(const index_t* idx) const { return apply_op<Op, R>(a0.at(idx), a1.at(idx)); }
-  TEXPR_HOST_DEVICE void seek_row(const index_t* idx) {
-    a0.seek_row(idx);
-    a1.seek_row(idx);
-  }
-  TEXPR_HOST_DEVICE R in_row(index_t j) const { return apply_op<Op, R>(a0.in_row(j), a1.in_row(j)); }
-};
-template <class Op, class R, class A0, class A1, class A2> struct map_accessor<Op, R, A0, A1, A2> {
-  A0 a0;
-  A1 a1;
-  A2 a2;
-  bool dense() const { return a0.dense() && a1.dense() && a2.dense(); }
-  TEXPR_HOST_DEVICE R linear(index_t i) const { return apply_op<Op, R>(a0.linear(i), a1.linear(i), a2.linear(i)); }
-  TEXPR_HOST_DEVICE R at(const index_t* idx) const { return apply_op<Op, R>(a0.at(idx), a1.at(idx), a2.at(idx)); }
-  TEXPR_HOST_DEVICE void seek_row(const index_t* idx) {
-    a0.seek_row(idx);
-    a1.seek_row(idx);
-    a2.seek_row(idx);
-  }
-  TEXPR_HOST_DEVICE R in_row(index_t j) const { return apply_op<Op, R>(a0.in_row(j), a1.in_row(j), a2.in_row(j)); }
-};
-
 template <class Op, class First> struct kernel_dtype_of { using type = typename First::value_type; };
 template <class To, class First> struct kernel_dtype_of<op::cast<To>, First> { using type = To; };
 
-template <class Op, class... C> constexpr std::size_t max_rank() {
+template <class... C> constexpr std::size_t max_rank() {
   std::size_t r = 0;
   ((r = std::max(r, C::rank)), ...);  // std::max: no nvcc warning when a rank is 0
   return r;
 }
 
+template <std::size_t RA> shape_t<RA> broadcast_all(const char*, const shape_t<RA>& a) { return a; }
+template <std::size_t RA, std::size_t RB, class... Rest>
+auto broadcast_all(const char* what, const shape_t<RA>& a, const shape_t<RB>& b, const Rest&... rest) {
+  return broadcast_all(what, broadcast_shapes(a, b, what), rest...);
+}
+
 } // namespace detail
 
-/// Lazy elementwise node: Op applied to broadcast children. Result shape follows NumPy broadcasting.
+/// Lazy elementwise node: Op applied to broadcast operands. The result shape follows NumPy broadcasting.
 template <class Op, class... C> class map_expr : public expr_base<map_expr<Op, C...>> {
   using first = std::tuple_element_t<0, std::tuple<C...>>;
   using last = std::tuple_element_t<sizeof...(C) - 1, std::tuple<C...>>;
@@ -90,57 +53,52 @@ template <class Op, class... C> class map_expr : public expr_base<map_expr<Op, C
   /// Result dtype: bool for comparisons and logical ops, kernel_dtype otherwise.
   using value_type = std::conditional_t<detail::predicate_op<Op>, bool, kernel_dtype>;
   using backend = typename detail::common_backend<typename C::backend...>::type;
-  static constexpr std::size_t rank = detail::max_rank<Op, C...>();
-  static constexpr bool is_elementwise = true;
+  static constexpr std::size_t rank = detail::max_rank<C...>();
 
-  /// Builds the node; throws shape_error when the children's shapes do not broadcast.
-  explicit map_expr(C... c) : c_(std::move(c)...) {
-    shape_ = std::apply([](const auto&... ch) { return broadcast_all(ch.shape()...); }, c_);
+  /// Builds the node; throws shape_error (prefixed with *loc's file:line when given) when the operands' shapes
+  /// do not broadcast.
+  explicit map_expr(C... c, const texpr::source_location* loc = nullptr) : c_{{std::move(c)}...} {
+    try {
+      shape_ = broadcast_operands(std::index_sequence_for<C...>{});
+    } catch (const shape_error& e) {
+      if (!loc) throw;
+      throw shape_error(detail::at(*loc) + e.what());
+    }
   }
 
   /// Broadcast result shape.
   const shape_t<rank>& shape() const { return shape_; }
-  /// The children, in operand order.
-  const std::tuple<C...>& operands() const { return c_; }
-
-  template <std::size_t RO, class B> auto accessor(const shape_t<RO>& out, detail::context<B>& ctx) const {
-    return std::apply(
-        [&](const auto&... ch) {
-          return detail::map_accessor<Op, value_type, decltype(ch.accessor(out, ctx))...>{ch.accessor(out, ctx)...};
-        },
-        c_);
+  template <std::size_t... I> shape_t<rank> broadcast_operands(std::index_sequence<I...>) const {
+    return detail::broadcast_all(Op::name.data(), detail::get<I>(c_).shape()...);
   }
-  template <class F> void for_each_child(F&& f) const {
-    std::apply([&](const auto&... ch) { (f(ch), ...); }, c_);
-  }
-  template <class F> void for_each_leaf(F&& f, bool direct) const {
-    std::apply([&](const auto&... ch) { (ch.for_each_leaf(f, direct), ...); }, c_);
-  }
+  /// The operands, in order.
+  const detail::tuple<C...>& operands() const { return c_; }
+  /// The same op over other operands (autograd rebuilds forward nodes over saved values).
+  template <class... D> map_expr<Op, D...> with_operands(D... d) const { return map_expr<Op, D...>(std::move(d)...); }
 
  private:
-  template <std::size_t RA> static shape_t<RA> broadcast_all(const shape_t<RA>& a) { return a; }
-  template <std::size_t RA, std::size_t RB, class... Rest>
-  static auto broadcast_all(const shape_t<RA>& a, const shape_t<RB>& b, const Rest&... rest) {
-    return broadcast_all(broadcast_shapes(a, b, Op::name.data()), rest...);
-  }
-
-  std::tuple<C...> c_;
+  detail::tuple<C...> c_;
   shape_t<rank> shape_{};
 };
 
 namespace detail {
 
-template <class Op, class... E> auto make_map(E&&... e) {
+template <class Op, class... E> auto make_map_at(const texpr::source_location* loc, E&&... e) {
   using node_t = map_expr<Op, captured_t<E>...>;
-  return node_t(capture(std::forward<E>(e))...);
+  return node_t(capture(std::forward<E>(e))..., loc);
 }
+template <class Op, class... E> auto make_map(E&&... e) { return make_map_at<Op>(nullptr, std::forward<E>(e)...); }
 
-template <class Op, class A, class B> auto make_binary(A&& a, B&& b) {
+template <class Op, class A, class B> auto make_binary(const texpr::source_location* loc, A&& a, B&& b) {
   using CA = captured_t<A>;
   using CB = captured_t<B>;
   check_same_dtype<typename CA::value_type, typename CB::value_type>();
   check_same_backend<typename CA::backend, typename CB::backend>();
-  return make_map<Op>(std::forward<A>(a), std::forward<B>(b));
+  if constexpr (std::is_same_v<typename CA::value_type, typename CB::value_type> &&
+                compatible_backends_v<typename CA::backend, typename CB::backend>)
+    return make_map_at<Op>(loc, std::forward<A>(a), std::forward<B>(b));
+  else
+    return capture(std::forward<A>(a));  // after the diagnostic: a stand-in, so that it is the only error
 }
 
 /// Converts a scalar to the dtype of the tensor it meets; a floating scalar with an integer tensor is an error.
@@ -151,21 +109,24 @@ template <class T, class S> auto make_scalar(S s) {
   else return scalar_expr<T>(static_cast<T>(s));
 }
 
+/// Arithmetic scalars (not texpr operands).
 template <class S> concept arithmetic = std::is_arithmetic_v<S>;
 
 } // namespace detail
 
 /// Applies a (user-defined) elementwise op tag to operands; the op needs a kernel on the graph's backend.
 template <class Op, operand... E>
-  requires(sizeof...(E) >= 1 && sizeof...(E) <= 3)
+  requires(sizeof...(E) >= 1)
 auto map(E&&... e) {
   return detail::make_map<Op>(std::forward<E>(e)...);
 }
 
+// Operators cannot take a source location (C++ forbids default arguments on them); their shape errors name the
+// op and both shapes. The named functions below prefix errors with the caller's file:line.
 #define TEXPR_BINARY_OPERATOR(SYM, OP)                                                              \
   /** Lazy elementwise OP with broadcasting. */                                                      \
   template <operand A, operand B> auto operator SYM(A&& a, B&& b) {                                   \
-    return detail::make_binary<op::OP>(std::forward<A>(a), std::forward<B>(b));                       \
+    return detail::make_binary<op::OP>(nullptr, std::forward<A>(a), std::forward<B>(b));              \
   }                                                                                                  \
   /** Lazy elementwise OP with a scalar converted to the tensor's dtype. */                          \
   template <operand A, detail::arithmetic S> auto operator SYM(A&& a, S s) {                          \
@@ -193,8 +154,9 @@ TEXPR_BINARY_OPERATOR(||, logical_or)
 
 #define TEXPR_BINARY_FUNCTION(NAME)                                                                 \
   /** Lazy elementwise NAME with broadcasting. */                                                    \
-  template <operand A, operand B> auto NAME(A&& a, B&& b) {                                           \
-    return detail::make_binary<op::NAME>(std::forward<A>(a), std::forward<B>(b));                     \
+  template <operand A, operand B>                                                                    \
+  auto NAME(A&& a, B&& b, texpr::source_location loc = texpr::source_location::current()) {              \
+    return detail::make_binary<op::NAME>(&loc, std::forward<A>(a), std::forward<B>(b));               \
   }                                                                                                  \
   /** Lazy elementwise NAME with a scalar converted to the tensor's dtype. */                        \
   template <operand A, detail::arithmetic S> auto NAME(A&& a, S s) {                                  \
@@ -239,25 +201,40 @@ template <operand A, detail::arithmetic S> auto elu(A&& a, S alpha) {
 /// ELU with alpha = 1: x for x > 0, exp(x) - 1 otherwise.
 template <operand A> auto elu(A&& a) { return elu(std::forward<A>(a), 1); }
 
-/// Elementwise select: cond ? a : b, broadcasting all three; cond must be bool, a and b one dtype.
-template <operand Cond, operand A, operand B> auto where(Cond&& c, A&& a, B&& b) {
-  using CC = detail::captured_t<Cond>;
+namespace detail {
+template <class Cond, class A, class B> auto make_where(const texpr::source_location* loc, Cond&& c, A&& a, B&& b) {
+  using CC = captured_t<Cond>;
   static_assert(std::is_same_v<typename CC::value_type, bool>,
                 "texpr: tx::where needs a bool condition; compare first (e.g. x > 0)");
-  detail::check_same_dtype<typename detail::captured_t<A>::value_type, typename detail::captured_t<B>::value_type>();
-  detail::check_same_backend<typename CC::backend, typename detail::captured_t<A>::backend>();
-  detail::check_same_backend<typename CC::backend, typename detail::captured_t<B>::backend>();
-  return detail::make_map<op::where>(std::forward<Cond>(c), std::forward<A>(a), std::forward<B>(b));
+  check_same_dtype<typename captured_t<A>::value_type, typename captured_t<B>::value_type>();
+  check_same_backend<typename CC::backend, typename captured_t<A>::backend>();
+  check_same_backend<typename CC::backend, typename captured_t<B>::backend>();
+  if constexpr (std::is_same_v<typename CC::value_type, bool> &&
+                std::is_same_v<typename captured_t<A>::value_type, typename captured_t<B>::value_type> &&
+                compatible_backends_v<typename CC::backend, typename captured_t<A>::backend> &&
+                compatible_backends_v<typename CC::backend, typename captured_t<B>::backend>)
+    return make_map_at<op::where>(loc, std::forward<Cond>(c), std::forward<A>(a), std::forward<B>(b));
+  else
+    return capture(std::forward<A>(a));  // after the diagnostic: a stand-in, so that it is the only error
+}
+} // namespace detail
+
+/// Elementwise select: cond ? a : b, broadcasting all three; cond must be bool, a and b one dtype.
+template <operand Cond, operand A, operand B>
+auto where(Cond&& c, A&& a, B&& b, texpr::source_location loc = texpr::source_location::current()) {
+  return detail::make_where(&loc, std::forward<Cond>(c), std::forward<A>(a), std::forward<B>(b));
 }
 /// where with a scalar for b.
-template <operand Cond, operand A, detail::arithmetic S> auto where(Cond&& c, A&& a, S b) {
+template <operand Cond, operand A, detail::arithmetic S>
+auto where(Cond&& c, A&& a, S b, texpr::source_location loc = texpr::source_location::current()) {
   using T = typename detail::captured_t<A>::value_type;
-  return where(std::forward<Cond>(c), std::forward<A>(a), detail::make_scalar<T>(b));
+  return detail::make_where(&loc, std::forward<Cond>(c), std::forward<A>(a), detail::make_scalar<T>(b));
 }
 /// where with a scalar for a.
-template <operand Cond, detail::arithmetic S, operand B> auto where(Cond&& c, S a, B&& b) {
+template <operand Cond, detail::arithmetic S, operand B>
+auto where(Cond&& c, S a, B&& b, texpr::source_location loc = texpr::source_location::current()) {
   using T = typename detail::captured_t<B>::value_type;
-  return where(std::forward<Cond>(c), detail::make_scalar<T>(a), std::forward<B>(b));
+  return detail::make_where(&loc, std::forward<Cond>(c), detail::make_scalar<T>(a), std::forward<B>(b));
 }
 
 /// Explicit dtype conversion; the only way to change dtype (texpr never promotes implicitly).

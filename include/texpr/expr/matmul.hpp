@@ -1,28 +1,34 @@
-// Lazy matrix product: (m, k) x (k, n), batched when either side has a leading batch dimension.
+// Lazy matrix product with NumPy's rules: (..., m, k) x (..., k, n) with broadcast batch dimensions; a rank-1
+// operand is a vector (matrix-vector, vector-matrix, dot product).
 #pragma once
 
 #include <cstddef>
+#include "texpr/core/source_location.hpp"
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "texpr/core/shape.hpp"
-#include "texpr/expr/elementwise.hpp"
+#include "texpr/detail/checks.hpp"
 #include "texpr/expr/node.hpp"
 #include "texpr/op/matmul.hpp"
 
 namespace texpr {
 
 namespace detail {
-template <class B> struct executor;
-template <class N, class B> auto materialize(const N& n, context<B>& ctx);
-template <class N, class B> auto materialize_contiguous(const N& n, context<B>& ctx);
+/// The result rank of matmul on operands of ranks RA and RB.
+constexpr std::size_t matmul_rank(std::size_t ra, std::size_t rb) {
+  if (ra == 1 && rb == 1) return 0;
+  if (ra == 1) return rb - 1;
+  if (rb == 1) return ra - 1;
+  return ra > rb ? ra : rb;
+}
 } // namespace detail
 
-/// Matrix product node. Rank 2 x rank 2 gives (m, n); a rank-3 side gives (batch, m, n), a rank-2 side
-/// being shared by every batch.
+/// Matrix product node. Operands of rank 1 are vectors; of rank 2 or more, stacks of matrices whose leading
+/// (batch) dimensions broadcast.
 template <class A, class B> class matmul_expr : public expr_base<matmul_expr<A, B>> {
-  static_assert((A::rank == 2 || A::rank == 3) && (B::rank == 2 || B::rank == 3),
-                "texpr: matmul takes operands of rank 2 (matrices) or 3 (batches of matrices)");
+  static_assert(A::rank >= 1 && B::rank >= 1, "texpr: matmul takes operands of rank 1 or more (vectors, matrices, stacks)");
 
  public:
   using texpr_node = void;
@@ -31,72 +37,60 @@ template <class A, class B> class matmul_expr : public expr_base<matmul_expr<A, 
   using kernel_dtype = typename A::value_type;
   using value_type = typename A::value_type;
   using backend = typename detail::common_backend<typename A::backend, typename B::backend>::type;
-  static constexpr std::size_t rank = A::rank > B::rank ? A::rank : B::rank;
-  static constexpr bool is_elementwise = false;
+  static constexpr std::size_t rank = detail::matmul_rank(A::rank, B::rank);
+  /// Rank of the broadcast batch shape.
+  static constexpr std::size_t batch_rank = (A::rank > B::rank ? A::rank : B::rank) > 2 ? (A::rank > B::rank ? A::rank : B::rank) - 2 : 0;
 
-  /// Builds the node; inner-dimension or batch mismatch throws shape_error naming both shapes.
-  matmul_expr(A a, B b) : a_(std::move(a)), b_(std::move(b)) { shape_ = result_shape(); }
+  /// Builds the node; mismatched inner or batch dimensions throw shape_error naming both shapes (and the
+  /// caller's file:line when given).
+  matmul_expr(A a, B b, const texpr::source_location* loc = nullptr) : c_{{std::move(a)}, {std::move(b)}} {
+    const auto as = detail::get<0>(c_).shape();
+    const auto bs = detail::get<1>(c_).shape();
+    auto fail = [&](const char* what) {
+      throw shape_error((loc ? detail::at(*loc) : std::string()) + "texpr: matmul " + what + ": LHS shape = " +
+                        to_string(as) + " RHS shape = " + to_string(bs));
+    };
+    const index_t ka = as[A::rank - 1];
+    const index_t kb = B::rank == 1 ? bs[0] : bs[B::rank - 2];
+    if (ka != kb) fail("inner dimensions differ");
+    // Batch dimensions (all but the last two of each operand of rank >= 2) broadcast from the right.
+    shape_t<batch_rank> batch{};
+    const auto batch_extent = [](const auto& s, std::size_t r, std::size_t from_end) -> index_t {
+      return r >= 2 && r - 2 >= from_end ? s[r - 2 - from_end] : 1;  // 1 where the operand has no such dimension
+    };
+    for (std::size_t i = 0; i != batch_rank; ++i) {
+      const std::size_t from_end = batch_rank - i;  // 1 = the batch dimension next to the matrix
+      const index_t ea = batch_extent(as, A::rank, from_end);
+      const index_t eb = batch_extent(bs, B::rank, from_end);
+      if (ea != eb && ea != 1 && eb != 1) fail("batch dimensions do not broadcast");
+      batch[i] = ea == 1 ? eb : ea;
+    }
+    std::size_t o = 0;
+    for (std::size_t i = 0; i != batch_rank; ++i) shape_[o++] = batch[i];
+    if constexpr (A::rank >= 2) shape_[o++] = as[A::rank - 2];
+    if constexpr (B::rank >= 2) shape_[o++] = bs[B::rank - 1];
+  }
 
-  /// (m, n) or (batch, m, n).
+  /// (..., m, n), without m for a vector on the left and without n for a vector on the right.
   const shape_t<rank>& shape() const { return shape_; }
-
-  template <class T, class Bk> void evaluate_into(const view<T, rank, Bk>& dest, detail::context<Bk>& ctx) const {
-    const auto as = a_.shape();
-    const auto bs = b_.shape();
-    const index_t m = as[A::rank - 2], k = as[A::rank - 1], n = bs[B::rank - 1];
-    const index_t batch = rank == 3 ? shape_[0] : 1;
-    auto av = detail::materialize_contiguous(a_, ctx);
-    auto bv = detail::materialize_contiguous(b_, ctx);
-    const index_t a_step = A::rank == 3 ? m * k : 0;
-    const index_t b_step = B::rank == 3 ? k * n : 0;
-    detail::executor<Bk>::gemm(batch, m, n, k, av.data(), a_step, bv.data(), b_step, dest.data(), m * n, ctx);
-  }
-  template <std::size_t RO, class Bk> auto accessor(const shape_t<RO>& out, detail::context<Bk>& ctx) const {
-    auto v = detail::materialize(*this, ctx);
-    return detail::make_leaf_accessor(v.data(), v.shape(), v.strides(), out);
-  }
-  template <class F> void for_each_child(F&& f) const {
-    f(a_);
-    f(b_);
-  }
-  template <class F> void for_each_leaf(F&& f, bool) const {
-    a_.for_each_leaf(f, false);
-    b_.for_each_leaf(f, false);
-  }
+  /// The operands (left, right).
+  const detail::tuple<A, B>& operands() const { return c_; }
+  /// The product of other operands of the same shapes.
+  template <class D, class E> matmul_expr<D, E> with_operands(D d, E e) const { return matmul_expr<D, E>(std::move(d), std::move(e)); }
 
  private:
-  shape_t<rank> result_shape() const {
-    const auto as = a_.shape();
-    const auto bs = b_.shape();
-    const index_t ka = as[A::rank - 1], kb = bs[B::rank - 2];
-    if (ka != kb)
-      throw shape_error("texpr: matmul inner dimensions differ: LHS shape = " + texpr::to_string(as) +
-                        " RHS shape = " + texpr::to_string(bs));
-    shape_t<rank> out{};
-    if constexpr (rank == 3) {
-      const index_t ba = A::rank == 3 ? as[0] : -1, bb = B::rank == 3 ? bs[0] : -1;
-      if (ba >= 0 && bb >= 0 && ba != bb)
-        throw shape_error("texpr: matmul batch sizes differ: LHS shape = " + texpr::to_string(as) +
-                          " RHS shape = " + texpr::to_string(bs));
-      out[0] = ba >= 0 ? ba : bb;
-    }
-    out[rank - 2] = as[A::rank - 2];
-    out[rank - 1] = bs[B::rank - 1];
-    return out;
-  }
-
-  A a_;
-  B b_;
+  detail::tuple<A, B> c_;
   shape_t<rank> shape_{};
 };
 
-/// Lazy matrix product of two operands of one dtype and backend.
-template <operand A, operand B> auto matmul(A&& a, B&& b) {
+/// Lazy matrix product of two operands of one dtype and backend (NumPy's matmul rules).
+template <operand A, operand B>
+auto matmul(A&& a, B&& b, texpr::source_location loc = texpr::source_location::current()) {
   using CA = detail::captured_t<A>;
   using CB = detail::captured_t<B>;
   detail::check_same_dtype<typename CA::value_type, typename CB::value_type>();
   detail::check_same_backend<typename CA::backend, typename CB::backend>();
-  return matmul_expr<CA, CB>(detail::capture(std::forward<A>(a)), detail::capture(std::forward<B>(b)));
+  return matmul_expr<CA, CB>(detail::capture(std::forward<A>(a)), detail::capture(std::forward<B>(b)), &loc);
 }
 
 } // namespace texpr

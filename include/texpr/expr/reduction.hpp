@@ -1,9 +1,14 @@
-// Lazy reductions: sum, mean, max, min, prod over everything (rank 0) or one axis (rank one lower).
-// The reduced child is read through its fused accessor: no temporary for elementwise children.
+// Lazy reductions: sum, mean, max, min, prod over everything or along one axis (optionally keeping it with
+// extent 1), and sum_to (autograd's sum over broadcast axes). The reduced operand is read fused: no temporary
+// for an elementwise operand.
 #pragma once
 
+#include <bit>
 #include <cstddef>
+#include <cstdint>
+#include "texpr/core/source_location.hpp"
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -13,124 +18,139 @@
 
 namespace texpr {
 
+/// Tag requesting that a reduction keep the reduced axis with extent 1 (`tx::sum(x, 1, tx::keepdims)`).
+struct keepdims_t {
+  explicit keepdims_t() = default;
+};
+/// Keeps reduced axes with extent 1, so the result broadcasts against the input.
+inline constexpr keepdims_t keepdims{};
+
+/// Reduction by Op of the axes of C in a bit mask, giving rank R: reduced axes are dropped, first to last, until
+/// the rank is R, and the rest are kept with extent 1. So the mask of every axis with R = 0 is a reduction over
+/// everything, one axis with R = C::rank - 1 an axis reduction, and R = C::rank keeps the axes (keepdims).
+template <class Op, class C, std::size_t R> class reduce_expr : public expr_base<reduce_expr<Op, C, R>> {
+  static_assert(R <= C::rank, "texpr: a reduction cannot raise the rank");
+
+ public:
+  using texpr_node = void;
+  using op_type = Op;
+  using children = detail::type_list<C>;
+  using kernel_dtype = typename C::value_type;  ///< The input dtype selects the kernel.
+  using value_type = typename Op::template result<kernel_dtype>;
+  using backend = typename C::backend;
+  static constexpr std::size_t rank = R;
+  /// Bit mask of reduced axes.
+  using mask_t = std::uint32_t;
+
+  /// Reduces the axes in `axes` of c (validated by the builders below).
+  reduce_expr(C c, Op op, mask_t axes) : c_{{std::move(c)}}, op_(op), axes_(axes) {
+    const auto s = detail::get<0>(c_).shape();
+    std::size_t drop = C::rank - R;
+    for (std::size_t d = 0, o = 0; d != C::rank; ++d) {
+      if (reduces(d)) {
+        if (drop > 0) {
+          --drop;
+          continue;
+        }
+        shape_[o++] = 1;
+      } else {
+        shape_[o++] = s[d];
+      }
+    }
+  }
+  /// The result shape.
+  const shape_t<R>& shape() const { return shape_; }
+  /// The reduced operand.
+  const C& child() const { return detail::get<0>(c_); }
+  /// The operand, as a tuple.
+  const detail::tuple<C>& operands() const { return c_; }
+  /// The op (it may carry parameters).
+  const Op& op() const { return op_; }
+  /// The reduced axes, as a bit mask.
+  mask_t axes() const { return axes_; }
+  /// Whether axis d of the operand is reduced.
+  bool reduces(std::size_t d) const { return (axes_ >> d) & 1u; }
+  /// Number of reduced axes.
+  int reduced_count() const { return std::popcount(axes_); }
+  /// True when every axis of the operand is reduced.
+  bool reduces_all() const { return reduced_count() == static_cast<int>(C::rank); }
+  /// The same reduction of another operand of the same shape.
+  template <class D> reduce_expr<Op, D, R> with_operands(D d) const { return reduce_expr<Op, D, R>(std::move(d), op_, axes_); }
+  /// The operand's shape with the reduced axes kept as extent 1 (what the result broadcasts back to).
+  shape_t<C::rank> kept_shape() const {
+    auto s = child().shape();
+    for (std::size_t d = 0; d != C::rank; ++d)
+      if (reduces(d)) s[d] = 1;
+    return s;
+  }
+  /// Number of elements each result element reduces.
+  index_t reduced_size() const {
+    const auto s = child().shape();
+    index_t n = 1;
+    for (std::size_t d = 0; d != C::rank; ++d)
+      if (reduces(d)) n *= s[d];
+    return n;
+  }
+
+ private:
+  detail::tuple<C> c_;
+  Op op_;
+  mask_t axes_;
+  shape_t<R> shape_{};
+};
+
 namespace detail {
-template <class B> struct executor;
-template <class N, class B> auto read_accessor(const N& n, context<B>& ctx);
-template <class N, class B> auto materialize(const N& n, context<B>& ctx);
+
+static_assert(sizeof(std::uint32_t) * 8 >= 32, "reduction masks hold 32 axes");
+
+/// Normalises a possibly negative axis; throws shape_error naming the op, the axis and the input shape.
+template <std::size_t R>
+std::size_t reduction_axis(index_t axis, const shape_t<R>& s, std::string_view what, const texpr::source_location& loc) {
+  const index_t r = static_cast<index_t>(R);
+  if (axis < -r || axis >= r)
+    throw shape_error(at(loc) + "texpr: axis " + std::to_string(axis) + " is out of range for " + std::string(what) +
+                      " over an input of rank " + std::to_string(r) + " and shape " + to_string(s));
+  return static_cast<std::size_t>(axis < 0 ? axis + r : axis);
+}
+
+template <class Op, class E> auto reduce_all(E&& e, Op op, bool keep) {
+  using C = captured_t<E>;
+  static_assert(C::rank <= 32, "texpr: reductions take operands of rank 32 or less");
+  constexpr std::uint32_t all = C::rank == 0 ? 0u : static_cast<std::uint32_t>((std::uint64_t(1) << C::rank) - 1);
+  (void)keep;
+  return reduce_expr<Op, C, 0>(capture(std::forward<E>(e)), op, all);
+}
+
+template <class Op, std::size_t R, class E>
+auto reduce_along(E&& e, Op op, index_t axis, const texpr::source_location& loc) {
+  using C = captured_t<E>;
+  static_assert(C::rank >= 1, "texpr: an axis reduction needs an operand of rank 1 or more");
+  auto c = capture(std::forward<E>(e));
+  const std::size_t a = reduction_axis(axis, c.shape(), Op::name, loc);
+  return reduce_expr<Op, C, R>(std::move(c), op, std::uint32_t(1) << a);
+}
+
 } // namespace detail
 
-/// Reduction of every element of C to one value (rank 0).
-template <class Op, class C> class reduce_expr : public expr_base<reduce_expr<Op, C>> {
- public:
-  using texpr_node = void;
-  using op_type = Op;
-  using children = detail::type_list<C>;
-  using kernel_dtype = typename C::value_type;   ///< The input dtype selects the kernel.
-  using value_type = typename C::value_type;     ///< Reductions keep the dtype (no promotion).
-  using backend = typename C::backend;
-  static constexpr std::size_t rank = 0;
-  static constexpr bool is_elementwise = false;
-
-  /// Wraps the child; an empty input throws at evaluation only for max and min (no identity).
-  explicit reduce_expr(C c) : c_(std::move(c)) {}
-  /// Always ().
-  shape_t<0> shape() const { return {}; }
-  /// The reduced expression.
-  const C& child() const { return c_; }
-
-  template <class T, class B> void evaluate_into(const view<T, 0, B>& dest, detail::context<B>& ctx) const {
-    const auto in_shape = c_.shape();
-    if constexpr (Op::needs_nonempty)
-      if (shape_size(in_shape) == 0)
-        throw shape_error(std::string("texpr: ") + std::string(Op::name) + " of an empty input of shape " +
-                          texpr::to_string(in_shape) + " has no identity");
-    auto acc = detail::read_accessor(c_, ctx);
-    detail::executor<B>::template reduce_all<Op>(acc, in_shape, dest.data(), ctx);
-  }
-  template <std::size_t RO, class B> auto accessor(const shape_t<RO>& out, detail::context<B>& ctx) const {
-    auto v = detail::materialize(*this, ctx);
-    return detail::make_leaf_accessor(v.data(), v.shape(), v.strides(), out);
-  }
-  template <class F> void for_each_child(F&& f) const { f(c_); }
-  template <class F> void for_each_leaf(F&& f, bool) const { c_.for_each_leaf(f, false); }
-
- private:
-  C c_;
-};
-
-/// Reduction of C along one axis; the result has rank C::rank - 1.
-template <class Op, class C> class reduce_axis_expr : public expr_base<reduce_axis_expr<Op, C>> {
-  static_assert(C::rank >= 1, "texpr: an axis reduction needs an input of rank 1 or more");
-
- public:
-  using texpr_node = void;
-  using op_type = Op;
-  using children = detail::type_list<C>;
-  using kernel_dtype = typename C::value_type;
-  using value_type = typename C::value_type;
-  using backend = typename C::backend;
-  static constexpr std::size_t rank = C::rank - 1;
-  static constexpr bool is_elementwise = false;
-
-  /// Wraps the child; axis may be negative (counted from the end); out of range throws shape_error.
-  reduce_axis_expr(C c, index_t axis) : c_(std::move(c)) {
-    const auto s = c_.shape();
-    const index_t r = static_cast<index_t>(C::rank);
-    if (axis < -r || axis >= r)
-      throw shape_error("texpr: axis " + std::to_string(axis) + " is out of range for " + std::string(Op::name) +
-                        " over an input of rank " + std::to_string(r) + " and shape " + texpr::to_string(s));
-    axis_ = static_cast<std::size_t>(axis < 0 ? axis + r : axis);
-    for (std::size_t d = 0, o = 0; d < C::rank; ++d)
-      if (d != axis_) shape_[o++] = s[d];
-  }
-  /// Input shape without the reduced axis.
-  const shape_t<rank>& shape() const { return shape_; }
-  /// The reduced axis (non-negative).
-  std::size_t axis() const { return axis_; }
-  /// The reduced expression.
-  const C& child() const { return c_; }
-
-  template <class T, class B> void evaluate_into(const view<T, rank, B>& dest, detail::context<B>& ctx) const {
-    const auto in_shape = c_.shape();
-    if constexpr (Op::needs_nonempty)
-      if (in_shape[axis_] == 0 && shape_size(shape_) != 0)
-        throw shape_error(std::string("texpr: ") + std::string(Op::name) + " along axis " + std::to_string(axis_) +
-                          " of length 0 (input shape " + texpr::to_string(in_shape) + ") has no identity");
-    auto acc = detail::read_accessor(c_, ctx);
-    // Reducing the only axis of a rank-1 input is a full reduction; executors see reduce_axis with rank >= 2.
-    if constexpr (C::rank == 1) detail::executor<B>::template reduce_all<Op>(acc, in_shape, dest.data(), ctx);
-    else detail::executor<B>::template reduce_axis<Op>(acc, in_shape, axis_, dest, ctx);
-  }
-  template <std::size_t RO, class B> auto accessor(const shape_t<RO>& out, detail::context<B>& ctx) const {
-    auto v = detail::materialize(*this, ctx);
-    return detail::make_leaf_accessor(v.data(), v.shape(), v.strides(), out);
-  }
-  template <class F> void for_each_child(F&& f) const { f(c_); }
-  template <class F> void for_each_leaf(F&& f, bool) const { c_.for_each_leaf(f, false); }
-
- private:
-  C c_;
-  std::size_t axis_ = 0;
-  shape_t<rank> shape_{};
-};
-
-/// Lazy reduction by op tag Op (one of op::sum, mean, max, min, prod) over every element.
-template <class Op, operand E> auto reduce(E&& e) {
-  return reduce_expr<Op, detail::captured_t<E>>(detail::capture(std::forward<E>(e)));
-}
-/// Lazy reduction by op tag Op along one axis (negative counts from the end).
-template <class Op, operand E> auto reduce(E&& e, index_t axis) {
-  return reduce_axis_expr<Op, detail::captured_t<E>>(detail::capture(std::forward<E>(e)), axis);
+/// Lazy reduction by op tag Op over every element (rank-0 result).
+template <class Op, operand E> auto reduce(E&& e, Op op = {}) { return detail::reduce_all(std::forward<E>(e), op, false); }
+/// Lazy reduction by op tag Op along one axis (negative counts from the end); the result has rank one lower.
+template <class Op, operand E>
+auto reduce(E&& e, index_t axis, Op op = {}, texpr::source_location loc = texpr::source_location::current()) {
+  return detail::reduce_along<Op, detail::captured_t<E>::rank - 1>(std::forward<E>(e), op, axis, loc);
 }
 
-#define TEXPR_REDUCTION(NAME)                                                                          \
-  /** Lazy NAME over every element (rank-0 result). */                                                 \
-  template <operand E> auto NAME(E&& e) {                                                               \
-    return reduce_expr<op::NAME, detail::captured_t<E>>(detail::capture(std::forward<E>(e)));           \
-  }                                                                                                    \
-  /** Lazy NAME along one axis (negative counts from the end); the result has rank one lower. */       \
-  template <operand E> auto NAME(E&& e, index_t axis) {                                                 \
-    return reduce_axis_expr<op::NAME, detail::captured_t<E>>(detail::capture(std::forward<E>(e)), axis); \
+#define TEXPR_REDUCTION(NAME)                                                                              \
+  /** Lazy NAME over every element (rank-0 result). */                                                     \
+  template <operand E> auto NAME(E&& e) { return detail::reduce_all(std::forward<E>(e), op::NAME{}, false); } \
+  /** Lazy NAME along one axis (negative counts from the end); the result has rank one lower. */           \
+  template <operand E> auto NAME(E&& e, index_t axis, texpr::source_location loc = texpr::source_location::current()) { \
+    return detail::reduce_along<op::NAME, detail::captured_t<E>::rank - 1>(std::forward<E>(e), op::NAME{}, axis, loc); \
+  }                                                                                                        \
+  /** Lazy NAME along one axis, kept with extent 1 (the result broadcasts against the input). */           \
+  template <operand E>                                                                                     \
+  auto NAME(E&& e, index_t axis, keepdims_t, texpr::source_location loc = texpr::source_location::current()) { \
+    return detail::reduce_along<op::NAME, detail::captured_t<E>::rank>(std::forward<E>(e), op::NAME{}, axis, loc); \
   }
 TEXPR_REDUCTION(sum)
 TEXPR_REDUCTION(mean)
@@ -138,5 +158,29 @@ TEXPR_REDUCTION(max)
 TEXPR_REDUCTION(min)
 TEXPR_REDUCTION(prod)
 #undef TEXPR_REDUCTION
+
+/// e summed to `shape` (NumPy's "unbroadcast", what autograd sends to a broadcast operand): e's leading axes
+/// beyond the shape's rank and its axes where the shape has extent 1 are summed. Throws shape_error unless e
+/// broadcasts from `shape`.
+template <operand E, std::size_t R>
+auto sum_to(E&& e, const shape_t<R>& shape, texpr::source_location loc = texpr::source_location::current()) {
+  using C = detail::captured_t<E>;
+  static_assert(R <= C::rank, "texpr: sum_to cannot raise the rank");
+  auto c = detail::capture(std::forward<E>(e));
+  const auto s = c.shape();
+  std::uint32_t mask = 0;
+  for (std::size_t d = 0; d != C::rank; ++d) {
+    if (d + R < C::rank) {
+      mask |= std::uint32_t(1) << d;
+      continue;
+    }
+    const index_t t = shape[d + R - C::rank];
+    if (t == 1 && s[d] != 1) mask |= std::uint32_t(1) << d;
+    else if (t != s[d])
+      throw shape_error(detail::at(loc) + "texpr: cannot sum an expression of shape " + to_string(s) + " to shape " +
+                        to_string(shape));
+  }
+  return reduce_expr<op::sum_to, C, R>(std::move(c), op::sum_to{}, mask);
+}
 
 } // namespace texpr

@@ -5,59 +5,63 @@
 #include <utility>
 
 #include "texpr/core/backend.hpp"
+#include "texpr/core/diagnostics.hpp"
 #include "texpr/core/dtype.hpp"
 #include "texpr/expr/node.hpp"
-#include "texpr/placement/diagnostics.hpp"
+#include "texpr/expr/saved.hpp"
 #include "texpr/registry/kernel.hpp"
 
 namespace texpr {
 
 namespace detail {
 
-// Whether node N alone (not its children) can run on Backend.
-template <class N, class Backend> constexpr bool node_runs_on() {
+// The diagnostic naming node N alone (not its children) on Backend, or void when it can run there.
+template <class N, class Backend> struct node_offender {
   using Op = typename N::op_type;
-  if constexpr (std::is_same_v<Op, op::leaf>) return std::is_same_v<typename N::backend, Backend>;
-  else if constexpr (std::is_same_v<Op, op::scalar>) return true;
-  else return has_kernel<Op, typename N::kernel_dtype, Backend>;
-}
+  static auto pick() {
+    if constexpr (op::category_v<Op> == op::kind::memory) {
+      if constexpr (!std::is_same_v<typename N::backend, Backend>)
+        return std::type_identity<diagnostic::operand_on_other_backend<typename N::backend, Backend>>{};
+      else if constexpr (is_saved_v<N>)
+        return std::type_identity<typename N::offender>{};
+      else
+        return std::type_identity<void>{};
+    } else if constexpr (op::category_v<Op> == op::kind::constant) {
+      if constexpr (std::is_same_v<typename N::backend, any_backend> || std::is_same_v<typename N::backend, Backend>)
+        return std::type_identity<void>{};
+      else
+        return std::type_identity<diagnostic::operand_on_other_backend<typename N::backend, Backend>>{};
+    } else if constexpr (has_kernel<Op, typename N::kernel_dtype, Backend>) {
+      return std::type_identity<void>{};
+    } else if constexpr (registered_kernel<Op, typename N::kernel_dtype, Backend>) {
+      return std::type_identity<diagnostic::kernel_forbidden<Op, dtype_tag_t<typename N::kernel_dtype>, Backend>>{};
+    } else {
+      return std::type_identity<diagnostic::no_kernel<Op, dtype_tag_t<typename N::kernel_dtype>, Backend>>{};
+    }
+  }
+  using type = typename decltype(pick())::type;
+};
 
 template <class N, class Backend> struct graph_check;
-template <class N, class Backend, class Children> struct children_check;
-template <class N, class Backend> struct children_check<N, Backend, type_list<>> {
-  static constexpr bool ok = true;
-  using offender = void;
-};
-template <class N, class Backend, class C, class... Cs> struct children_check<N, Backend, type_list<C, Cs...>> {
-  using head = graph_check<C, Backend>;
-  using tail = children_check<N, Backend, type_list<Cs...>>;
-  static constexpr bool ok = head::ok && tail::ok;
-  using offender = std::conditional_t<!head::ok, typename head::offender, typename tail::offender>;
+template <class List, class Backend> struct first_of;
+template <class Backend> struct first_of<type_list<>, Backend> { using type = void; };
+template <class C, class... Cs, class Backend> struct first_of<type_list<C, Cs...>, Backend> {
+  using head = typename graph_check<C, Backend>::offender;
+  using type = std::conditional_t<std::is_void_v<head>, typename first_of<type_list<Cs...>, Backend>::type, head>;
 };
 
-// The diagnostic type naming node N on Backend.
-template <class N, class Backend> auto diagnose() {
-  using Op = typename N::op_type;
-  if constexpr (std::is_same_v<Op, op::leaf>)
-    return std::type_identity<diagnostic::operand_on_other_backend<typename N::backend, Backend>>{};
-  else if constexpr (registered_kernel<Op, typename N::kernel_dtype, Backend>)
-    return std::type_identity<diagnostic::kernel_forbidden<Op, dtype_tag_t<typename N::kernel_dtype>, Backend>>{};
-  else
-    return std::type_identity<diagnostic::no_kernel<Op, dtype_tag_t<typename N::kernel_dtype>, Backend>>{};
-}
-
-// Post-order walk: the first offender is the first node that evaluation would reach.
+// Post-order: the first offender is the first node evaluation would reach.
 template <class N, class Backend> struct graph_check {
-  using kids = children_check<N, Backend, typename N::children>;
-  static constexpr bool self_ok = node_runs_on<N, Backend>();
-  static constexpr bool ok = kids::ok && self_ok;
-  using offender = std::conditional_t<!kids::ok, typename kids::offender,
-                                      std::conditional_t<self_ok, void, typename decltype(diagnose<N, Backend>())::type>>;
+  using children_offender = typename first_of<typename N::children, Backend>::type;
+  using offender = std::conditional_t<std::is_void_v<children_offender>, typename node_offender<N, Backend>::type,
+                                      children_offender>;
+  static constexpr bool ok = std::is_void_v<offender>;
 };
 
 /// Fails to compile, naming the first offending node, unless graph N runs entirely on Backend.
 template <class N, class Backend> constexpr void check_placement() {
-  if constexpr (!graph_check<N, Backend>::ok) (void)sizeof(typename graph_check<N, Backend>::offender);
+  using offender = typename graph_check<N, Backend>::offender;
+  if constexpr (!std::is_void_v<offender>) (void)sizeof(offender);
 }
 
 } // namespace detail

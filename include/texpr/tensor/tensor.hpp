@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include "texpr/core/source_location.hpp"
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -47,30 +48,34 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
     std::copy(values.begin(), values.end(), data_);
   }
 
-  /// Evaluates an expression (or copies a view) into a new tensor.
+  /// Evaluates an expression (or copies a view) into a new tensor, on `stream` for cuda (default: the stream of
+  /// the expression's first tensor operand). Shape errors name the caller's file:line.
   template <operand E>
     requires(!std::is_same_v<std::remove_cvref_t<E>, tensor>)
-  tensor(E&& e, stream_t stream = nullptr) {  // NOLINT: implicit on purpose, `tensor c = a + b;`
-    detail::assign_new(*this, std::forward<E>(e), stream);
+  tensor(E&& e, stream_t stream = nullptr,  // NOLINT: implicit on purpose, `tensor c = a + b;`
+         texpr::source_location loc = texpr::source_location::current()) {
+    detail::evaluator<Backend>::assign_new(*this, std::forward<E>(e), stream, &loc);
   }
 
+  /// Moves o's storage here; o becomes empty.
   tensor(tensor&& o) noexcept { swap(o); }
+  /// Moves o's storage here; o becomes empty.
   tensor& operator=(tensor&& o) noexcept {
     tensor(std::move(o)).swap(*this);
     return *this;
   }
-  /// Copies are deep and explicit: use clone() or tx::eval.
-  tensor(const tensor&) = delete;
+  tensor(const tensor&) = delete;  // texpr: tensors are move-only; copy explicitly with t.clone() or tx::eval(t)
   /// Copies o's elements into this tensor's storage (shapes must match unless this tensor is empty).
   tensor& operator=(const tensor& o) {
-    if (this != &o) detail::assign_to(*this, o, stream_);
+    if (this != &o) detail::evaluator<Backend>::assign_to(*this, o, stream_, nullptr);
     return *this;
   }
-  /// Evaluates e into this tensor's storage; shape mismatch throws shape_error (an empty tensor is allocated).
+  /// Evaluates e into this tensor's storage, on the tensor's stream; a shape mismatch throws shape_error
+  /// (a tensor without storage is allocated to e's shape).
   template <operand E>
     requires(!std::is_same_v<std::remove_cvref_t<E>, tensor>)
   tensor& operator=(E&& e) {
-    detail::assign_to(*this, std::forward<E>(e), stream_);
+    detail::evaluator<Backend>::assign_to(*this, std::forward<E>(e), stream_, nullptr);
     return *this;
   }
   ~tensor() { reset(); }
@@ -100,12 +105,17 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
   const T* data() const noexcept { return data_; }
   /// The stream the memory was allocated on (cuda) and on which assignments run.
   stream_t stream() const noexcept { return stream_; }
-  /// A mutable view of the whole tensor.
-  texpr::view<T, Rank, Backend> view() noexcept { return {detail::unchecked_t{}, data_, shape_}; }
-  /// A read-only view of the whole tensor.
-  texpr::view<const T, Rank, Backend> view() const noexcept { return {detail::unchecked_t{}, data_, shape_}; }
+  /// A mutable view of the whole tensor (on the tensor's stream).
+  texpr::view<T, Rank, Backend> view() noexcept {
+    return {detail::unchecked_t{}, data_, shape_, contiguous_strides(shape_), stream_};
+  }
+  /// A read-only view of the whole tensor (on the tensor's stream).
+  texpr::view<const T, Rank, Backend> view() const noexcept {
+    return {detail::unchecked_t{}, data_, shape_, contiguous_strides(shape_), stream_};
+  }
   /// A deep copy on the same backend and stream.
   tensor clone() const {
+    detail::require_memory_compiler<Backend>();
     tensor t;
     t.allocate(shape_, stream_, false);
     detail::memory<Backend>::copy(t.data_, data_, sizeof(T) * static_cast<std::size_t>(size_), stream_);
@@ -159,6 +169,7 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
   }
 
   void allocate(const shape_t<Rank>& shape, stream_t stream, bool zero) {
+    detail::require_memory_compiler<Backend>();
     const index_t n = checked_size(shape);
     const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(n);
     // Allocate before releasing, so a failed allocation leaves this tensor as it was.
@@ -203,5 +214,3 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
 };
 
 } // namespace texpr
-
-#include "texpr/eval/assign.hpp"

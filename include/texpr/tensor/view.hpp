@@ -4,15 +4,19 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 #include "texpr/core/backend.hpp"
+#include "texpr/core/context.hpp"
 #include "texpr/core/shape.hpp"
+#include "texpr/core/stream.hpp"
 #include "texpr/expr/node.hpp"
 
 namespace texpr {
 
-/// Non-owning view over existing memory on Backend (never freed by texpr). T may be const.
+/// Non-owning view over existing memory on Backend (never freed by texpr). T may be const. A view of a cuda
+/// tensor carries the tensor's stream; evaluations through the view run on it.
 /// Assigning an expression to a view writes through it; assigning a view copies elements.
 template <class T, std::size_t Rank, class Backend>
 class view : public expr_base<view<T, Rank, Backend>> {
@@ -27,30 +31,33 @@ class view : public expr_base<view<T, Rank, Backend>> {
   using backend = Backend;                         ///< Where the memory lives.
   using children = detail::type_list<>;
   static constexpr std::size_t rank = Rank;        ///< Number of dimensions.
-  static constexpr bool is_elementwise = true;
+  static constexpr bool writable = !std::is_const_v<T>;  ///< Whether expressions may be assigned through it.
 
   /// Wraps contiguous row-major memory of the given shape.
-  view(T* data, const shape_t<Rank>& shape) : view(data, shape, contiguous_strides(shape)) {}
+  view(T* data, const shape_t<Rank>& shape, stream_t stream = nullptr)
+      : view(data, shape, contiguous_strides(shape), stream) {}
   /// Wraps strided memory; strides are in elements and may be zero or negative.
-  view(T* data, const shape_t<Rank>& shape, const shape_t<Rank>& strides) : p_(data), shape_(shape), strides_(strides) {
+  view(T* data, const shape_t<Rank>& shape, const shape_t<Rank>& strides, stream_t stream = nullptr)
+      : p_(data), shape_(shape), strides_(strides), stream_(stream) {
     for (auto e : shape)
       if (e < 0) throw shape_error("texpr: negative extent in view shape " + texpr::to_string(shape));
     if (!data && shape_size(shape) != 0)
       throw std::invalid_argument("texpr: view of shape " + texpr::to_string(shape) + " over a null pointer");
   }
-  /// Wraps memory texpr itself manages (tensor storage), skipping the user-input checks.
-  view(detail::unchecked_t, T* data, const shape_t<Rank>& shape) noexcept
-      : p_(data), shape_(shape), strides_(contiguous_strides(shape)) {}
+  /// Wraps memory texpr itself manages (tensor storage, layouts of it), skipping the user-input checks.
+  view(detail::unchecked_t, T* data, const shape_t<Rank>& shape, const shape_t<Rank>& strides, stream_t stream) noexcept
+      : p_(data), shape_(shape), strides_(strides), stream_(stream) {}
   /// A mutable view converts to a read-only one.
   template <class U>
     requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>)
-  view(const view<U, Rank, Backend>& o) : p_(o.data()), shape_(o.shape()), strides_(o.strides()) {}
+  view(const view<U, Rank, Backend>& o) noexcept : p_(o.data()), shape_(o.shape()), strides_(o.strides()), stream_(o.stream()) {}
 
   view(const view&) = default;
   /// Copies o's elements into the viewed memory (shapes must match).
   view& operator=(const view& o) {
     static_assert(!std::is_const_v<T>, "texpr: cannot assign through a view of const elements");
-    if (this != &o) detail::assign_to_view(*this, o, nullptr);
+    if constexpr (!std::is_const_v<T>)
+      if (this != &o) detail::evaluator<Backend>::assign_to_view(*this, o, nullptr);
     return *this;
   }
   /// Evaluates e into the viewed memory; shapes must match (shape_error otherwise).
@@ -58,7 +65,7 @@ class view : public expr_base<view<T, Rank, Backend>> {
     requires(!std::is_same_v<std::remove_cvref_t<E>, view>)
   view& operator=(E&& e) {
     static_assert(!std::is_const_v<T>, "texpr: cannot assign through a view of const elements");
-    detail::assign_to_view(*this, std::forward<E>(e), nullptr);
+    if constexpr (!std::is_const_v<T>) detail::evaluator<Backend>::assign_to_view(*this, std::forward<E>(e), nullptr);
     return *this;
   }
 
@@ -70,6 +77,8 @@ class view : public expr_base<view<T, Rank, Backend>> {
   index_t size() const noexcept { return shape_size(shape_); }
   /// Pointer to element (0, ..., 0).
   T* data() const noexcept { return p_; }
+  /// The stream evaluations through this view run on (cuda; nullptr: the default stream).
+  stream_t stream() const noexcept { return stream_; }
   /// True when the strides are row-major contiguous.
   bool is_contiguous() const noexcept {
     const auto cs = contiguous_strides(shape_);
@@ -95,20 +104,22 @@ class view : public expr_base<view<T, Rank, Backend>> {
     return p_[off];
   }
 
-  template <std::size_t RO, class B> auto accessor(const shape_t<RO>& out, detail::context<B>&) const {
-    return detail::make_leaf_accessor<value_type>(p_, shape_, strides_, out);
+  /// The memory the leaf reads (itself, read-only).
+  template <class B> view<const value_type, Rank, Backend> storage(context<B>&) const { return *this; }
+  /// The memory, writable.
+  view writable_storage() const
+    requires writable
+  {
+    return *this;
   }
-  template <class F> void for_each_child(F&&) const {}
-  template <class F> void for_each_leaf(F&& f, bool direct) const {
-    f(detail::describe_leaf<value_type>(p_, shape_, strides_), direct);
-  }
+  /// No operands.
+  const detail::tuple<>& operands() const { return detail::no_operands(); }
 
  private:
   T* p_;
   shape_t<Rank> shape_;
   shape_t<Rank> strides_;
+  stream_t stream_ = nullptr;
 };
 
 } // namespace texpr
-
-#include "texpr/eval/assign.hpp"

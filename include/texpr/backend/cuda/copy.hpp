@@ -1,4 +1,5 @@
-// tx::to_device and tx::to_host: the only copies between host and device memory, always explicit.
+// tx::to_device and tx::to_host: the only copies between host and device memory, always explicit. Each runs on the
+// stream given, else on the stream of the tensor (or view) it reads or of the expression's first tensor operand.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -16,8 +17,8 @@
 
 namespace texpr {
 
-/// Copies a host tensor into a new device tensor allocated on `stream` (enqueued; returns once the source
-/// may be reused, since host tensors are pageable memory).
+/// Copies a host tensor into a new device tensor allocated on `stream` (enqueued; returns once the source may be
+/// reused, since host tensors are pageable memory).
 template <class T, std::size_t R>
 tensor<T, R, cuda> to_device(const tensor<T, R, host>& t, stream_t stream = nullptr) {
   tensor<T, R, cuda> d;
@@ -40,30 +41,34 @@ tensor<std::remove_const_t<T>, R, cuda> to_device(const view<T, R, host>& v, str
   return to_device(packed, stream);
 }
 
-/// Copies a device tensor to a new host tensor; waits for the tensor's stream (an explicit host read).
-template <class T, std::size_t R> tensor<T, R, host> to_host(const tensor<T, R, cuda>& t) {
+/// Copies a device tensor to a new host tensor on the tensor's stream (or `stream`) and waits for it.
+template <class T, std::size_t R> tensor<T, R, host> to_host(const tensor<T, R, cuda>& t, stream_t stream = nullptr) {
   tensor<T, R, host> h;
   h.allocate_uninitialized(t.shape(), nullptr);
-  detail::memory<cuda>::copy_to_host(h.data(), t.data(), sizeof(T) * static_cast<std::size_t>(t.size()), t.stream());
+  detail::memory<cuda>::copy_to_host(h.data(), t.data(), sizeof(T) * static_cast<std::size_t>(t.size()),
+                                     stream ? stream : t.stream());
   return h;
 }
 
-/// Evaluates a device expression (or strided device view) on `stream` and copies the result to the host.
+/// Evaluates a device expression (or copies a strided device view) on `stream` (default: the view's stream or the
+/// expression's first tensor's) and copies the result to the host, waiting for it.
 template <operand E>
   requires(!is_tensor_v<E> && std::is_same_v<typename detail::captured_t<E>::backend, cuda>)
-auto to_host(E&& e, stream_t stream = nullptr) {
+auto to_host(E&& e, stream_t stream = nullptr, source_location loc = source_location::current()) {
   using N = detail::captured_t<E>;
   using T = typename N::value_type;
+  auto n = detail::capture(std::forward<E>(e));
+  if (!stream) stream = detail::preferred_stream(n);
   if constexpr (is_view_v<E>) {
-    if (e.is_contiguous()) {
+    if (n.is_contiguous()) {
       tensor<T, N::rank, host> h;
-      h.allocate_uninitialized(e.shape(), nullptr);
-      detail::memory<cuda>::copy_to_host(h.data(), e.data(), sizeof(T) * static_cast<std::size_t>(e.size()), stream);
+      h.allocate_uninitialized(n.shape(), nullptr);
+      detail::memory<cuda>::copy_to_host(h.data(), n.data(), sizeof(T) * static_cast<std::size_t>(n.size()), stream);
       return h;
     }
   }
-  const tensor<T, N::rank, cuda> d(std::forward<E>(e), stream);
-  return to_host(d);
+  const tensor<T, N::rank, cuda> d(std::move(n), stream, loc);
+  return to_host(d, stream);
 }
 
 } // namespace texpr

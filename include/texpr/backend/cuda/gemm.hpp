@@ -1,5 +1,6 @@
-// matmul on the GPU through cuBLAS (cublasGemmStridedBatchedEx): float (TF32 opt-in), double, half and
-// bfloat16 (fp32 accumulation). One cached cuBLAS handle per device and thread, its stream set per call.
+// cuda_kernels::cublas_gemm: matmul on the GPU through cuBLAS (cublasGemmStridedBatchedEx): float (TF32 opt-in),
+// double, half and bfloat16 (fp32 accumulation). One cached cuBLAS handle per device and thread, its stream set per
+// call. Transposed, vector and batch-broadcast operands are read in place.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -9,15 +10,18 @@
 
 #include <atomic>
 #include <climits>
+#include <stdexcept>
 #include <cstddef>
 #include <string>
 #include <type_traits>
 
 #include "texpr/backend/cuda/error.hpp"
+#include "texpr/backend/cuda/registry.hpp"
 #include "texpr/core/config.hpp"
 #include "texpr/core/dtype.hpp"
 #include "texpr/core/shape.hpp"
 #include "texpr/core/stream.hpp"
+#include "texpr/eval/matmul_plan.hpp"
 
 namespace texpr {
 
@@ -83,30 +87,90 @@ inline int blas_int(index_t v, const char* what) {
   return static_cast<int>(v);
 }
 
-/// C[b] = A[b] B[b], row-major and contiguous, for b < batch; a step of 0 shares that matrix across batches.
-/// cuBLAS is column-major, so it computes C^T = B^T A^T: row-major buffers read as column-major are the
-/// transposes, and no data moves.
-template <class T>
-void gemm(index_t batch, index_t m, index_t n, index_t k, const T* a, index_t a_step, const T* b, index_t b_step,
-          T* c, index_t c_step, stream_t stream) {
-  if (batch == 0 || m == 0 || n == 0) return;
-  if (k == 0) {  // an empty sum: C = 0 (cuBLAS's beta path is not relied on for this)
-    TEXPR_CUDA_CHECK(cudaMemsetAsync(c, 0, sizeof(T) * static_cast<std::size_t>(batch * m * n), stream));
+/// How cuBLAS (column-major) reads an operand whose element (i, j) is at i * rs + j * cs, as the matrix of
+/// `rows` x `cols` it must see: untransposed when columns are contiguous in cuBLAS's sense, else transposed.
+struct blas_operand {
+  cublasOperation_t op = CUBLAS_OP_N;
+  index_t ld = 1;
+  bool ok = false;  // false: neither stride is 1 (the operand is copied to contiguous memory first)
+};
+
+/// Our row-major operand X (r x c, strides rs, cs) is, to cuBLAS, the column-major matrix X^T (c x r). cuBLAS
+/// multiplies op(M) with M column-major of leading dimension ld: X^T with op N needs cs == 1 (ld = rs); X with op T
+/// (X^T = op(X)) needs rs == 1 (ld = cs). A dimension of 1 has no stride to speak of.
+inline blas_operand blas_layout(index_t r, index_t c, index_t rs, index_t cs) {
+  blas_operand o;
+  if (cs == 1 || c == 1) {
+    o.op = CUBLAS_OP_N;
+    o.ld = r == 1 ? (c > 1 ? c : 1) : rs;
+    o.ok = o.ld >= (c > 1 ? c : 1);
+  }
+  if (!o.ok && (rs == 1 || r == 1)) {
+    o.op = CUBLAS_OP_T;
+    o.ld = c == 1 ? (r > 1 ? r : 1) : cs;
+    o.ok = o.ld >= (r > 1 ? r : 1);
+  }
+  return o;
+}
+
+/// C (batch of m x n, row-major, contiguous) = A B for a plan's operands (strided, batch-broadcast). cuBLAS computes
+/// C^T = B^T A^T: our row-major buffers are the transposes in its column-major terms, and no data moves.
+template <class T, std::size_t BR>
+void gemm(const matmul_plan<T, BR>& p, T* c, stream_t stream) {
+  const index_t batches = p.batch_count();
+  if (batches == 0 || p.m == 0 || p.n == 0) return;
+  if (p.k == 0) {  // an empty sum: C = 0 (cuBLAS's beta path is not relied on for this)
+    TEXPR_CUDA_CHECK(cudaMemsetAsync(c, 0, sizeof(T) * static_cast<std::size_t>(batches * p.m * p.n), stream));
     return;
   }
+  const blas_operand lb = blas_layout(p.k, p.n, p.b.rs, p.b.cs);  // the first cuBLAS operand: B^T (n x k)
+  const blas_operand la = blas_layout(p.m, p.k, p.a.rs, p.a.cs);  // the second: A^T (k x m)
+  if (!la.ok || !lb.ok) throw std::logic_error("texpr: cuBLAS operand layout (copied to contiguous before)");
   using types = gemm_types<T>;
   const typename types::scale alpha(1), beta(0);
   cublasHandle_t h = cublas_handle();
   TEXPR_CUDA_CHECK(cublasSetStream(h, stream));
-  TEXPR_CUDA_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, blas_int(n, "dimension n"),
-                                              blas_int(m, "dimension m"), blas_int(k, "dimension k"), &alpha, b,
-                                              types::data, blas_int(n, "dimension n"), b_step, a, types::data,
-                                              blas_int(k, "dimension k"), a_step, &beta, c, types::data,
-                                              blas_int(n, "dimension n"), c_step, blas_int(batch, "batch"),
-                                              types::compute(), CUBLAS_GEMM_DEFAULT));
+  // The last batch dimension is cuBLAS's strided batch; any others are a loop here.
+  const index_t inner = BR > 0 ? p.batch[BR > 0 ? BR - 1 : 0] : 1;
+  const index_t a_step = BR > 0 ? p.a.batch_strides[BR > 0 ? BR - 1 : 0] : 0;
+  const index_t b_step = BR > 0 ? p.b.batch_strides[BR > 0 ? BR - 1 : 0] : 0;
+  for (index_t q = 0; q < batches; q += inner) {
+    const auto [oa, ob] = p.offsets(q);
+    TEXPR_CUDA_CHECK(cublasGemmStridedBatchedEx(
+        h, lb.op, la.op, blas_int(p.n, "dimension n"), blas_int(p.m, "dimension m"), blas_int(p.k, "dimension k"), &alpha,
+        p.b.data + ob, types::data, blas_int(lb.ld, "leading dimension"), b_step, p.a.data + oa, types::data,
+        blas_int(la.ld, "leading dimension"), a_step, &beta, c + q * p.m * p.n, types::data, blas_int(p.n, "dimension n"),
+        p.m * p.n, blas_int(inner, "batch"), types::compute(), CUBLAS_GEMM_DEFAULT));
+  }
 }
 
 } // namespace detail::cuda_impl
+
+namespace cuda_kernels {
+
+template <class N, class T, std::size_t R>
+void cublas_gemm::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  using namespace detail;
+  auto p = make_matmul_plan(n, ctx);
+  // An operand whose rows and columns both have a stride other than 1 cannot be a cuBLAS matrix: copy it.
+  if (!cuda_impl::blas_layout(p.m, p.k, p.a.rs, p.a.cs).ok) {
+    const auto c = materialize_contiguous(materialize(get<0>(n.operands()), ctx), ctx);
+    p.a.data = c.data();
+    p.a.rs = p.k;
+    p.a.cs = 1;
+    fill_batch_strides(c, std::remove_cvref_t<decltype(get<0>(n.operands()))>::rank >= 2 ? 2 : 1, p.batch, p.a.batch_strides);
+  }
+  if (!cuda_impl::blas_layout(p.k, p.n, p.b.rs, p.b.cs).ok) {
+    const auto c = materialize_contiguous(materialize(get<1>(n.operands()), ctx), ctx);
+    p.b.data = c.data();
+    p.b.rs = p.n;
+    p.b.cs = 1;
+    fill_batch_strides(c, std::remove_cvref_t<decltype(get<1>(n.operands()))>::rank >= 2 ? 2 : 1, p.batch, p.b.batch_strides);
+  }
+  cuda_impl::gemm(p, dest.data(), ctx.stream);
+}
+
+} // namespace cuda_kernels
 } // namespace texpr
 
 #endif // __CUDACC__

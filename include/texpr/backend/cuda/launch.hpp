@@ -53,10 +53,13 @@ inline unsigned grid_for(index_t units) {
 /// Ceiling division for non-negative values.
 constexpr index_t ceil_div(index_t a, index_t b) { return (a + b - 1) / b; }
 
-/// Row-major unravel of a flat index over the first `count` extents of `shape` (last fastest).
-template <std::size_t R>
-TEXPR_HOST_DEVICE inline void unravel(index_t flat, const index_pack<R>& shape, std::size_t count, index_t* idx) {
-  for (std::size_t d = count; d-- > 0;) {
+/// Row-major unravel of a flat index over all R extents of `shape` (last fastest). Unrolled over the compile-time
+/// rank, so idx stays in registers.
+template <std::size_t R> TEXPR_HOST_DEVICE inline void unravel(index_t flat, const index_pack<R>& shape, index_t* idx) {
+#if defined(TEXPR_DEVICE_CODE)
+#pragma unroll
+#endif
+  for (int d = static_cast<int>(R) - 1; d >= 0; --d) {
     idx[d] = flat % shape.v[d];
     flat /= shape.v[d];
   }

@@ -29,8 +29,11 @@
 
 namespace texpr::detail::host_impl {
 
-/// C (m x n) = A (m x k) * B (k x n), row-major and contiguous, with a plain blocked loop. Integers wrap around.
-template <class T> void gemm_exact(index_t m, index_t n, index_t k, const T* a, const T* b, T* c) {
+/// C (m x n, row-major, contiguous) = A (m x k) * B (k x n) with a plain blocked loop; A and B are read through
+/// row and column strides (a transposed operand needs no copy). Integers wrap around.
+template <class T>
+void gemm_exact(index_t m, index_t n, index_t k, const T* a, index_t ars, index_t acs, const T* b, index_t brs,
+                index_t bcs, T* c) {
   std::fill(c, c + m * n, T(0));
   if (k == 0) return;
   constexpr index_t kb = 256, nb = 512, mb = 64;
@@ -43,12 +46,12 @@ template <class T> void gemm_exact(index_t m, index_t n, index_t k, const T* a, 
         for (index_t i = i0; i < i1; ++i) {
           T* ci = c + i * n;
           for (index_t p = p0; p < p1; ++p) {
-            const T aip = a[i * k + p];
-            const T* bp = b + p * n;
+            const T aip = a[i * ars + p * acs];
+            const T* bp = b + p * brs;
             if constexpr (std::is_integral_v<T>) {
-              for (index_t j = j0; j < j1; ++j) ci[j] = op::add::apply(ci[j], op::multiply::apply(aip, bp[j]));
+              for (index_t j = j0; j < j1; ++j) ci[j] = op::add::apply(ci[j], op::multiply::apply(aip, bp[j * bcs]));
             } else {
-              for (index_t j = j0; j < j1; ++j) ci[j] += aip * bp[j];
+              for (index_t j = j0; j < j1; ++j) ci[j] += aip * bp[j * bcs];
             }
           }
         }
@@ -216,32 +219,34 @@ template <class T, int Slot> T* scratch(std::size_t count) {
   return reinterpret_cast<T*>((addr + 63) & ~std::uintptr_t(63));
 }
 
-// Packs A[0..mc, 0..kc] (row stride lda) as MR-row slivers, each stored depth-major; pads rows with zeros.
-template <class T, int MR> void pack_a(index_t mc, index_t kc, const T* a, index_t lda, T* out) {
+// Packs A[0..mc, 0..kc] (element (i, p) at a[i * rs + p * cs]) as MR-row slivers, each stored depth-major; pads
+// rows with zeros. Row-major (cs == 1) and column-major (rs == 1, a transposed operand) are both read directly.
+template <class T, int MR> void pack_a(index_t mc, index_t kc, const T* a, index_t rs, index_t cs, T* out) {
   for (index_t i0 = 0; i0 < mc; i0 += MR) {
     const index_t rows = std::min<index_t>(MR, mc - i0);
     if (rows == MR) {
       for (index_t p = 0; p < kc; ++p)
-        for (int i = 0; i < MR; ++i) out[p * MR + i] = a[(i0 + i) * lda + p];
+        for (int i = 0; i < MR; ++i) out[p * MR + i] = a[(i0 + i) * rs + p * cs];
     } else {
       for (index_t p = 0; p < kc; ++p)
-        for (int i = 0; i < MR; ++i) out[p * MR + i] = i < rows ? a[(i0 + i) * lda + p] : T(0);
+        for (int i = 0; i < MR; ++i) out[p * MR + i] = i < rows ? a[(i0 + i) * rs + p * cs] : T(0);
     }
     out += kc * MR;
   }
 }
 
-// Packs slivers [s0, s1) of B[0..kc, 0..nc] (row stride ldb) as NR-column slivers; pads columns with zeros.
-template <class T, index_t NR> void pack_b(index_t s0, index_t s1, index_t nc, index_t kc, const T* b, index_t ldb,
-                                           T* out) {
+// Packs slivers [s0, s1) of B[0..kc, 0..nc] (element (p, j) at b[p * rs + j * cs]) as NR-column slivers; pads
+// columns with zeros.
+template <class T, index_t NR> void pack_b(index_t s0, index_t s1, index_t nc, index_t kc, const T* b, index_t rs,
+                                           index_t cs, T* out) {
   for (index_t s = s0; s < s1; ++s) {
     const index_t j0 = s * NR, cols = std::min<index_t>(NR, nc - j0);
     T* o = out + s * kc * NR;
-    if (cols == NR) {
-      for (index_t p = 0; p < kc; ++p) std::memcpy(o + p * NR, b + p * ldb + j0, sizeof(T) * NR);
+    if (cols == NR && cs == 1) {
+      for (index_t p = 0; p < kc; ++p) std::memcpy(o + p * NR, b + p * rs + j0, sizeof(T) * NR);
     } else {
       for (index_t p = 0; p < kc; ++p)
-        for (index_t j = 0; j < NR; ++j) o[p * NR + j] = j < cols ? b[p * ldb + j0 + j] : T(0);
+        for (index_t j = 0; j < NR; ++j) o[p * NR + j] = j < cols ? b[p * rs + (j0 + j) * cs] : T(0);
     }
   }
 }
@@ -251,8 +256,8 @@ template <class T, index_t NR> void pack_b(index_t s0, index_t s1, index_t nc, i
 // that uses matmul compiles small; the hot loop is inside the micro-kernel, called once per MR x NR tile.
 template <class T> struct kernel_set {
   using kernel_fn = void (*)(index_t kc, const T* a, const T* b, T* c, index_t ldc, bool accumulate);
-  using pack_a_fn = void (*)(index_t mc, index_t kc, const T* a, index_t lda, T* out);
-  using pack_b_fn = void (*)(index_t s0, index_t s1, index_t nc, index_t kc, const T* b, index_t ldb, T* out);
+  using pack_a_fn = void (*)(index_t mc, index_t kc, const T* a, index_t rs, index_t cs, T* out);
+  using pack_b_fn = void (*)(index_t s0, index_t s1, index_t nc, index_t kc, const T* b, index_t rs, index_t cs, T* out);
   index_t mr, nr, kc, mc, nc;
   kernel_fn kernel;
   pack_a_fn pack_a;
@@ -266,9 +271,11 @@ template <class Isa, class T, class Kernel> constexpr kernel_set<T> make_kernel_
   return {P::mr, P::nr, P::kc, P::mc, P::nc, kernel, &pack_a<T, P::mr>, &pack_b<T, P::nr>};
 }
 
-// The blocked driver: C = A * B through the kernel set's packing routines and micro-kernel.
-template <class T> void gemm_blocked(index_t m, index_t n, index_t k, const T* a, const T* b, T* c,
-                                     const kernel_set<T>& ks) {
+// The blocked driver: C = A * B through the kernel set's packing routines and micro-kernel (A and B strided as
+// in pack_a / pack_b, C row-major contiguous).
+template <class T>
+void gemm_blocked(index_t m, index_t n, index_t k, const T* a, index_t ars, index_t acs, const T* b, index_t brs,
+                  index_t bcs, T* c, const kernel_set<T>& ks) {
   const index_t MR = ks.mr, NR = ks.nr;
   const bool threaded = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= 1 << 21;
   for (index_t jc = 0; jc < n; jc += ks.nc) {
@@ -278,10 +285,10 @@ template <class T> void gemm_blocked(index_t m, index_t n, index_t k, const T* a
       const index_t kc = std::min(ks.kc, k - pc);
       const bool accumulate = pc > 0;
       T* bp = scratch<T, 0>(static_cast<std::size_t>(slivers * NR * kc));
-      const T* bsrc = b + pc * n + jc;
+      const T* bsrc = b + pc * brs + jc * bcs;
       const index_t pack_tasks = threaded && num_threads() > 1 ? std::min<index_t>(slivers, 16) : 1;
       parallel_for(pack_tasks, [&](index_t t) {
-        ks.pack_b(slivers * t / pack_tasks, slivers * (t + 1) / pack_tasks, nc, kc, bsrc, n, bp);
+        ks.pack_b(slivers * t / pack_tasks, slivers * (t + 1) / pack_tasks, nc, kc, bsrc, brs, bcs, bp);
       });
       // Tasks: row panels of A times column chunks of B, about 8 per thread: with 4, 2048^2 f32 ran as 11 tasks
       // on 2 threads and gained 1.1-1.3x over one thread; with 8 (22 tasks), 1.5x (bench/README.md).
@@ -297,7 +304,7 @@ template <class T> void gemm_blocked(index_t m, index_t n, index_t k, const T* a
         const index_t s0 = slivers * js / jsplit, s1 = slivers * (js + 1) / jsplit;
         if (s0 == s1) return;
         T* ap = scratch<T, 1>(static_cast<std::size_t>(ks.mc * kc));
-        ks.pack_a(mc, kc, a + ic * k + pc, k, ap);
+        ks.pack_a(mc, kc, a + ic * ars + pc * acs, ars, acs, ap);
         alignas(64) T tile[max_tile];
         // The A sliver stays in L1 while the B slivers stream from L2.
         for (index_t i0 = 0; i0 < mc; i0 += MR) {
@@ -349,8 +356,11 @@ inline int cpu_level() {
 
 } // namespace gemm_detail
 
-/// C (m x n) = A (m x k) * B (k x n), all row-major and contiguous. Integers wrap around.
-template <class T> void gemm(index_t m, index_t n, index_t k, const T* a, const T* b, T* c) {
+/// C (m x n, row-major, contiguous) = A (m x k) * B (k x n), A and B read through row and column strides.
+/// Integers wrap around.
+template <class T>
+void gemm(index_t m, index_t n, index_t k, const T* a, index_t ars, index_t acs, const T* b, index_t brs, index_t bcs,
+          T* c) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (m == 0 || n == 0) return;
     if (k == 0) {
@@ -372,9 +382,9 @@ template <class T> void gemm(index_t m, index_t n, index_t k, const T* a, const 
     if (level == 2) ks = &avx512;
     else if (level == 1) ks = &avx2;
 #endif
-    gemm_blocked<T>(m, n, k, a, b, c, *ks);
+    gemm_blocked<T>(m, n, k, a, ars, acs, b, brs, bcs, c, *ks);
   } else {
-    gemm_exact(m, n, k, a, b, c);
+    gemm_exact(m, n, k, a, ars, acs, b, brs, bcs, c);
   }
 }
 

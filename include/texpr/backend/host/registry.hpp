@@ -1,145 +1,124 @@
-// The host kernel registry: one line per (op, dtype) that runs on the CPU. Read it as a table.
-// The support matrix in docs/support_matrix.md and README.md is generated from this table.
+// The host kernel registry: one row per op that runs on the CPU, with its dtypes and the implementation that runs
+// it. Read it as a table. The support matrix in docs/support_matrix.md and README.md is generated from it.
 #pragma once
 
-#include <cstdint>
+#include <cstddef>
+#include <string_view>
 
 #include "texpr/core/backend.hpp"
-#include "texpr/core/dtype.hpp"
-#include "texpr/detail/type_list.hpp"
+#include "texpr/core/context.hpp"
+#include "texpr/core/dtype_set.hpp"
 #include "texpr/op/elementwise.hpp"
+#include "texpr/op/generator.hpp"
+#include "texpr/op/layout.hpp"
 #include "texpr/op/matmul.hpp"
 #include "texpr/op/reduction.hpp"
 #include "texpr/registry/kernel.hpp"
+#include "texpr/tensor/view.hpp"
+
+/// The host's implementations. Each is what a row names: its entry point is what evaluation calls, and its name
+/// is what tx::placement prints. Their bodies are in backend/host/*.hpp (included by texpr.hpp).
+namespace texpr::host_kernels {
+
+/// One pass over the destination for a whole elementwise tree, vectorised and threaded (elementwise.hpp).
+struct fused_elementwise {
+  static constexpr std::string_view name = "fused_elementwise";  ///< Shown by tx::placement.
+  /// One element of an elementwise op (16-bit floats computed in float).
+  template <class Op, class R, class... V> static R apply(V... v) { return detail::apply_op<Op, R>(v...); }
+  /// dest = acc, elementwise; dest may be strided.
+  template <class T, std::size_t R, class Acc> static void assign(const view<T, R, host>& dest, const Acc& acc, context<host>& ctx);
+};
+
+/// A layout as the operand's memory with other extents and strides: no kernel, no copy (layout.hpp).
+struct strided_view : fused_elementwise {
+  static constexpr std::string_view name = "strided_view";  ///< Shown by tx::placement.
+  /// The memory layout node n describes.
+  template <class N> static texpr::view<const typename N::value_type, N::rank, host> view_of(const N& n, context<host>& ctx);
+};
+
+/// Blocked pairwise reductions, 16 lanes per block of 256, blocks combined as a binary tree (reduce.hpp).
+struct pairwise_reduce {
+  static constexpr std::string_view name = "pairwise_reduce";  ///< Shown by tx::placement.
+  /// dest = the reduction node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
+struct blocked_gemm {
+  static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
+  /// dest = the matmul node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+} // namespace texpr::host_kernels
 
 // clang-format off
-/// The host table. Columns: op tag (in texpr::op), dtype, kernel (the implementation placement reports).
-/// Integer mean is deliberately absent: cast to a floating dtype first (no implicit promotion).
+/// The host table. Columns: op tag (in texpr::op; T is the dtype where the op depends on it), dtypes (the op's
+/// declared set, adjusted), implementation. Integer mean is absent because mean declares floating dtypes only:
+/// cast to a floating dtype first (no implicit promotion). The 16-bit floats are storage types on the host:
+/// only cast and copy take them.
 #define TEXPR_HOST_REGISTRY(X) \
-  X(add,                        float,         fused_elementwise) \
-  X(add,                        double,        fused_elementwise) \
-  X(add,                        std::int32_t,  fused_elementwise) \
-  X(add,                        std::int64_t,  fused_elementwise) \
-  X(subtract,                   float,         fused_elementwise) \
-  X(subtract,                   double,        fused_elementwise) \
-  X(subtract,                   std::int32_t,  fused_elementwise) \
-  X(subtract,                   std::int64_t,  fused_elementwise) \
-  X(multiply,                   float,         fused_elementwise) \
-  X(multiply,                   double,        fused_elementwise) \
-  X(multiply,                   std::int32_t,  fused_elementwise) \
-  X(multiply,                   std::int64_t,  fused_elementwise) \
-  X(divide,                     float,         fused_elementwise) \
-  X(divide,                     double,        fused_elementwise) \
-  X(divide,                     std::int32_t,  fused_elementwise) \
-  X(divide,                     std::int64_t,  fused_elementwise) \
-  X(maximum,                    float,         fused_elementwise) \
-  X(maximum,                    double,        fused_elementwise) \
-  X(maximum,                    std::int32_t,  fused_elementwise) \
-  X(maximum,                    std::int64_t,  fused_elementwise) \
-  X(minimum,                    float,         fused_elementwise) \
-  X(minimum,                    double,        fused_elementwise) \
-  X(minimum,                    std::int32_t,  fused_elementwise) \
-  X(minimum,                    std::int64_t,  fused_elementwise) \
-  X(pow,                        float,         fused_elementwise) \
-  X(pow,                        double,        fused_elementwise) \
-  X(elu,                        float,         fused_elementwise) \
-  X(elu,                        double,        fused_elementwise) \
-  X(exp,                        float,         fused_elementwise) \
-  X(exp,                        double,        fused_elementwise) \
-  X(log,                        float,         fused_elementwise) \
-  X(log,                        double,        fused_elementwise) \
-  X(sqrt,                       float,         fused_elementwise) \
-  X(sqrt,                       double,        fused_elementwise) \
-  X(tanh,                       float,         fused_elementwise) \
-  X(tanh,                       double,        fused_elementwise) \
-  X(sigmoid,                    float,         fused_elementwise) \
-  X(sigmoid,                    double,        fused_elementwise) \
-  X(negate,                     float,         fused_elementwise) \
-  X(negate,                     double,        fused_elementwise) \
-  X(negate,                     std::int32_t,  fused_elementwise) \
-  X(negate,                     std::int64_t,  fused_elementwise) \
-  X(abs,                        float,         fused_elementwise) \
-  X(abs,                        double,        fused_elementwise) \
-  X(abs,                        std::int32_t,  fused_elementwise) \
-  X(abs,                        std::int64_t,  fused_elementwise) \
-  X(relu,                       float,         fused_elementwise) \
-  X(relu,                       double,        fused_elementwise) \
-  X(relu,                       std::int32_t,  fused_elementwise) \
-  X(relu,                       std::int64_t,  fused_elementwise) \
-  X(equal,                      float,         fused_elementwise) \
-  X(equal,                      double,        fused_elementwise) \
-  X(equal,                      std::int32_t,  fused_elementwise) \
-  X(equal,                      std::int64_t,  fused_elementwise) \
-  X(equal,                      bool,          fused_elementwise) \
-  X(not_equal,                  float,         fused_elementwise) \
-  X(not_equal,                  double,        fused_elementwise) \
-  X(not_equal,                  std::int32_t,  fused_elementwise) \
-  X(not_equal,                  std::int64_t,  fused_elementwise) \
-  X(not_equal,                  bool,          fused_elementwise) \
-  X(less,                       float,         fused_elementwise) \
-  X(less,                       double,        fused_elementwise) \
-  X(less,                       std::int32_t,  fused_elementwise) \
-  X(less,                       std::int64_t,  fused_elementwise) \
-  X(less_equal,                 float,         fused_elementwise) \
-  X(less_equal,                 double,        fused_elementwise) \
-  X(less_equal,                 std::int32_t,  fused_elementwise) \
-  X(less_equal,                 std::int64_t,  fused_elementwise) \
-  X(greater,                    float,         fused_elementwise) \
-  X(greater,                    double,        fused_elementwise) \
-  X(greater,                    std::int32_t,  fused_elementwise) \
-  X(greater,                    std::int64_t,  fused_elementwise) \
-  X(greater_equal,              float,         fused_elementwise) \
-  X(greater_equal,              double,        fused_elementwise) \
-  X(greater_equal,              std::int32_t,  fused_elementwise) \
-  X(greater_equal,              std::int64_t,  fused_elementwise) \
-  X(logical_and,                bool,          fused_elementwise) \
-  X(logical_or,                 bool,          fused_elementwise) \
-  X(logical_not,                bool,          fused_elementwise) \
-  X(where,                      float,         fused_elementwise) \
-  X(where,                      double,        fused_elementwise) \
-  X(where,                      std::int32_t,  fused_elementwise) \
-  X(where,                      std::int64_t,  fused_elementwise) \
-  X(where,                      bool,          fused_elementwise) \
-  X(cast<float>,                float,         fused_elementwise) \
-  X(cast<double>,               double,        fused_elementwise) \
-  X(cast<std::int32_t>,         std::int32_t,  fused_elementwise) \
-  X(cast<std::int64_t>,         std::int64_t,  fused_elementwise) \
-  X(cast<bool>,                 bool,          fused_elementwise) \
-  X(cast<half>,                 half,          fused_elementwise) \
-  X(cast<bfloat16>,             bfloat16,      fused_elementwise) \
-  X(sum,                        float,         pairwise_reduce) \
-  X(sum,                        double,        pairwise_reduce) \
-  X(sum,                        std::int32_t,  pairwise_reduce) \
-  X(sum,                        std::int64_t,  pairwise_reduce) \
-  X(prod,                       float,         pairwise_reduce) \
-  X(prod,                       double,        pairwise_reduce) \
-  X(prod,                       std::int32_t,  pairwise_reduce) \
-  X(prod,                       std::int64_t,  pairwise_reduce) \
-  X(max,                        float,         pairwise_reduce) \
-  X(max,                        double,        pairwise_reduce) \
-  X(max,                        std::int32_t,  pairwise_reduce) \
-  X(max,                        std::int64_t,  pairwise_reduce) \
-  X(min,                        float,         pairwise_reduce) \
-  X(min,                        double,        pairwise_reduce) \
-  X(min,                        std::int32_t,  pairwise_reduce) \
-  X(min,                        std::int64_t,  pairwise_reduce) \
-  X(mean,                       float,         pairwise_reduce) \
-  X(mean,                       double,        pairwise_reduce) \
-  X(matmul,                     float,         blocked_gemm) \
-  X(matmul,                     double,        blocked_gemm) \
-  X(matmul,                     std::int32_t,  blocked_gemm) \
-  X(matmul,                     std::int64_t,  blocked_gemm)
+  X(add,            declared,  fused_elementwise) \
+  X(subtract,       declared,  fused_elementwise) \
+  X(multiply,       declared,  fused_elementwise) \
+  X(divide,         declared,  fused_elementwise) \
+  X(maximum,        declared,  fused_elementwise) \
+  X(minimum,        declared,  fused_elementwise) \
+  X(pow,            declared,  fused_elementwise) \
+  X(elu,            declared,  fused_elementwise) \
+  X(exp,            declared,  fused_elementwise) \
+  X(log,            declared,  fused_elementwise) \
+  X(sqrt,           declared,  fused_elementwise) \
+  X(tanh,           declared,  fused_elementwise) \
+  X(sigmoid,        declared,  fused_elementwise) \
+  X(negate,         declared,  fused_elementwise) \
+  X(abs,            declared,  fused_elementwise) \
+  X(relu,           declared,  fused_elementwise) \
+  X(equal,          declared,  fused_elementwise) \
+  X(not_equal,      declared,  fused_elementwise) \
+  X(less,           declared,  fused_elementwise) \
+  X(less_equal,     declared,  fused_elementwise) \
+  X(greater,        declared,  fused_elementwise) \
+  X(greater_equal,  declared,  fused_elementwise) \
+  X(logical_and,    declared,  fused_elementwise) \
+  X(logical_or,     declared,  fused_elementwise) \
+  X(logical_not,    declared,  fused_elementwise) \
+  X(where,          declared,  fused_elementwise) \
+  X(cast<T>,        declared,  fused_elementwise) \
+  X(copy,           declared,  fused_elementwise) \
+  X(arange,         declared,  fused_elementwise) \
+  X(transpose,      declared,  strided_view) \
+  X(permute,        declared,  strided_view) \
+  X(reshape,        declared,  strided_view) \
+  X(slice,          declared,  strided_view) \
+  X(unsqueeze,      declared,  strided_view) \
+  X(squeeze,        declared,  strided_view) \
+  X(broadcast_to,   declared,  strided_view) \
+  X(sum,            declared,  pairwise_reduce) \
+  X(sum_to,         declared,  pairwise_reduce) \
+  X(mean,           declared,  pairwise_reduce) \
+  X(prod,           declared,  pairwise_reduce) \
+  X(max,            declared,  pairwise_reduce) \
+  X(min,            declared,  pairwise_reduce) \
+  X(matmul,         declared,  blocked_gemm)
 // clang-format on
 
 namespace texpr {
 
-#define TEXPR_HOST_LINE(OP, T, KERNEL) TEXPR_REGISTER_KERNEL(host, OP, T, KERNEL)
-TEXPR_HOST_REGISTRY(TEXPR_HOST_LINE)
-#undef TEXPR_HOST_LINE
+#define TEXPR_HOST_ROW(OP, DTYPES, IMPL) TEXPR_REGISTRY_SPECIALISATION(host, host_kernels, OP, DTYPES, IMPL)
+TEXPR_HOST_REGISTRY(TEXPR_HOST_ROW)
+#undef TEXPR_HOST_ROW
 
-/// Every built-in host registry row, in table order (tests and the support matrix enumerate it).
-#define TEXPR_HOST_ENTRY(OP, T, KERNEL) registry_entry<op::OP, T, host>,
-using host_registry = detail::strip_void_t<detail::type_list<TEXPR_HOST_REGISTRY(TEXPR_HOST_ENTRY) void>>;
-#undef TEXPR_HOST_ENTRY
+namespace detail::host_rows {
+using T = dtype_parameter;  // what `cast<T>` names in the rows below
+#define TEXPR_HOST_ROW(OP, DTYPES, IMPL) TEXPR_REGISTRY_ROW_TYPE(host, host_kernels, OP, DTYPES, IMPL)
+using rows = type_list<TEXPR_HOST_REGISTRY(TEXPR_HOST_ROW) void>;
+#undef TEXPR_HOST_ROW
+} // namespace detail::host_rows
+
+/// The host table's rows, in order (tests, the support matrix and the parity check enumerate them).
+using host_rows = detail::strip_void_t<detail::host_rows::rows>;
+/// Every (op, dtype) the host registers, row by row.
+using host_registry = registry_entries_t<host_rows>;
 
 } // namespace texpr

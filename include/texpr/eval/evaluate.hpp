@@ -1,0 +1,140 @@
+// Evaluating a node into a destination: the compile-time placement check, the shape check, buffering when the
+// destination aliases what the node reads, and the call of the registry row's implementation.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <type_traits>
+
+#include "texpr/core/context.hpp"
+#include "texpr/core/shape.hpp"
+#include "texpr/detail/checks.hpp"
+#include "texpr/eval/read.hpp"
+#include "texpr/expr/node.hpp"
+#include "texpr/expr/saved.hpp"
+#include "texpr/op/kind.hpp"
+#include "texpr/placement/runs_on.hpp"
+#include "texpr/registry/kernel.hpp"
+
+namespace texpr::detail {
+
+/// What aliasing checks need to know about one operand's memory.
+struct leaf_memory {
+  const void* lo;    // first byte the leaf may read (nullptr when it reads nothing)
+  const void* hi;    // one past the last byte
+  const void* data;  // element (0, ..., 0)
+  index_t size;      // element count
+  bool contiguous;   // row-major contiguous
+};
+
+/// Memory description of a (pointer, shape, strides) view.
+template <class T, std::size_t R>
+leaf_memory describe_memory(const T* p, const shape_t<R>& shape, const shape_t<R>& strides) {
+  leaf_memory m{p, p, p, shape_size(shape), true};
+  const auto cs = contiguous_strides(shape);
+  index_t lo = 0, hi = 0;
+  bool empty = false;
+  for (std::size_t d = 0; d != R; ++d) {
+    if (shape[d] == 0) empty = true;
+    if (shape[d] > 1 && strides[d] != cs[d]) m.contiguous = false;
+    const index_t span = (shape[d] - 1) * strides[d];
+    if (span < 0) lo += span;
+    else hi += span;
+  }
+  if (empty || !p) return {nullptr, nullptr, p, 0, m.contiguous};
+  m.lo = p + lo;
+  m.hi = p + hi + 1;
+  return m;
+}
+
+// Calls f(memory, direct) for each user-memory operand of n; `direct` is false below any node that reads its
+// operand at other positions than it writes (layouts, reductions, matmul). Saved values are texpr's own memory.
+template <class N, class B, class F> void for_each_memory(const N& n, context<B>& ctx, bool direct, F& f);
+template <class N, class B, class F, std::size_t... I>
+void for_each_memory_below(const N& n, context<B>& ctx, bool direct, F& f, std::index_sequence<I...>) {
+  (for_each_memory(get<I>(n.operands()), ctx, direct, f), ...);
+}
+template <class N, class B, class F> void for_each_memory(const N& n, context<B>& ctx, bool direct, F& f) {
+  constexpr op::kind k = kind_of_v<N>;
+  if constexpr (k == op::kind::memory) {
+    if constexpr (!is_saved_v<N>) {
+      const auto v = n.storage(ctx);
+      f(describe_memory(v.data(), v.shape(), v.strides()), direct);
+    }
+  } else if constexpr (N::children::size > 0) {
+    for_each_memory_below(n, ctx, direct && k == op::kind::elementwise, f, std::make_index_sequence<N::children::size>{});
+  }
+}
+
+// Records whether an operand's memory overlaps the destination's in a way a fused pass could not read safely. A
+// plain struct rather than a lambda, so that all graphs share its one instantiation.
+struct overlap_check {
+  leaf_memory d;
+  bool unsafe = false;
+  void operator()(const leaf_memory& m, bool direct) {
+    if (!m.lo || !(m.lo < d.hi && d.lo < m.hi)) return;
+    // Reading each element exactly where it is written, in a fused pass, is safe (a = a + b).
+    const bool same_layout = direct && m.data == d.data && m.contiguous && d.contiguous && m.size == d.size;
+    if (!same_layout) unsafe = true;
+  }
+};
+
+// True when writing dest while reading n could read an element after it was overwritten, or when n's kernel needs
+// a contiguous destination that dest is not.
+template <class N, class T, std::size_t R, class B> bool needs_buffer(const view<T, R, B>& dest, const N& n, context<B>& ctx) {
+  if constexpr (kind_of_v<N> == op::kind::computed)
+    if (!dest.is_contiguous()) return true;
+  const leaf_memory d = describe_memory(dest.data(), dest.shape(), dest.strides());
+  if (!d.lo) return false;
+  overlap_check check{d};
+  for_each_memory(n, ctx, true, check);
+  return check.unsafe;
+}
+
+/// Copies (or fills) dest from a fused accessor through the backend's copy kernel.
+template <class N, class T, std::size_t R, class B> void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx);
+
+template <class T, std::size_t R, class B, class Acc> void assign_accessor(const view<T, R, B>& dest, const Acc& acc, context<B>& ctx) {
+  kernel<op::copy, T, B>::assign(dest, acc, ctx);
+}
+
+/// Evaluates node n into dest (same rank, dtype and shape; dest on n's backend). Placement is checked at compile
+/// time; the shapes at run time (shape_error names both); reads that alias dest go through a temporary.
+template <class N, class T, std::size_t R, class B> void evaluate_into(const view<T, R, B>& dest, const N& n, context<B>& ctx) {
+  static_assert(R == N::rank, "texpr: destination rank differs from the expression's rank");
+  check_same_dtype<T, typename N::value_type>();
+  if constexpr (std::is_same_v<T, typename N::value_type>) {
+    check_same_backend<B, typename N::backend>();
+    if constexpr (std::is_same_v<B, typename N::backend> || std::is_same_v<typename N::backend, any_backend>) {
+      check_placement<N, B>();
+      if constexpr (graph_check<N, B>::ok) evaluate_checked(dest, n, ctx);  // (else: one diagnostic, no cascade)
+    }
+  }
+}
+
+/// evaluate_into once the compile-time checks passed.
+template <class N, class T, std::size_t R, class B> void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx) {
+  if (n.shape() != dest.shape())
+    throw shape_error("texpr: cannot assign an expression of shape " + to_string(n.shape()) +
+                      " to a destination of shape " + to_string(dest.shape()));
+  if (needs_buffer(dest, n, ctx)) {
+    auto& tmp = temporary<T, R, B>(dest.shape(), ctx);
+    evaluate_into(tmp.view(), n, ctx);
+    const auto tv = std::as_const(tmp).view();
+    const auto acc = make_strided_accessor(memory_source<T>{tv.data()}, tv.shape(), tv.strides(), dest.shape());
+    // An elementwise node copies back with its own implementation, so a user op on a user dtype needs no copy row.
+    if constexpr (kind_of_v<N> == op::kind::elementwise) kernel<typename N::op_type, typename N::kernel_dtype, B>::assign(dest, acc, ctx);
+    else assign_accessor(dest, acc, ctx);
+    return;
+  }
+  using Op = typename N::op_type;
+  constexpr op::kind k = kind_of_v<N>;
+  if constexpr (k == op::kind::elementwise || k == op::kind::generator)
+    kernel<Op, typename N::kernel_dtype, B>::assign(dest, read(n, dest.shape(), ctx), ctx);
+  else if constexpr (k == op::kind::computed)
+    kernel<Op, typename N::kernel_dtype, B>::run(n, dest, ctx);
+  else
+    assign_accessor(dest, read(n, dest.shape(), ctx), ctx);  // memory, constants, layouts: a copy
+}
+
+} // namespace texpr::detail

@@ -1,0 +1,121 @@
+// Reading nodes: the accessor of any node (by its op kind, never its concrete type), its value as memory
+// (materialised when it is not memory already), and the memory a layout node describes.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "texpr/core/context.hpp"
+#include "texpr/core/shape.hpp"
+#include "texpr/eval/accessor.hpp"
+#include "texpr/expr/node.hpp"
+#include "texpr/op/kind.hpp"
+#include "texpr/registry/kernel.hpp"
+#include "texpr/tensor/tensor.hpp"
+#include "texpr/tensor/view.hpp"
+
+namespace texpr::detail {
+
+template <class N, class T, std::size_t R, class B> void evaluate_into(const view<T, R, B>& dest, const N& n, context<B>& ctx);
+
+/// The read-only view type of node N's value on backend B.
+template <class N, class B> using value_view_t = view<const typename N::value_type, N::rank, B>;
+
+/// A temporary for a node's value on B, kept alive by ctx.
+template <class T, std::size_t R, class B> tensor<T, R, B>& temporary(const shape_t<R>& shape, context<B>& ctx) {
+  auto t = std::make_shared<tensor<T, R, B>>();
+  t->allocate_uninitialized(shape, ctx.stream);
+  ctx.keep.push_back(t);
+  return *t;
+}
+
+/// The node's value as memory: leaves as they are, layouts as the view they describe, anything else evaluated
+/// into a temporary kept by ctx.
+template <class N, class B> value_view_t<N, B> materialize(const N& n, context<B>& ctx) {
+  using T = typename N::value_type;
+  constexpr op::kind k = kind_of_v<N>;
+  if constexpr (k == op::kind::memory) {
+    return n.storage(ctx);
+  } else if constexpr (k == op::kind::layout) {
+    return kernel<typename N::op_type, T, B>::view_of(n, ctx);
+  } else {
+    auto& t = temporary<T, N::rank, B>(n.shape(), ctx);
+    evaluate_into(t.view(), n, ctx);
+    return std::as_const(t).view();
+  }
+}
+
+/// Like materialize, and row-major contiguous (strided memory is copied), as kernels reading raw rows need.
+template <class N, class B> value_view_t<N, B> materialize_contiguous(const N& n, context<B>& ctx) {
+  auto v = materialize(n, ctx);
+  if (v.is_contiguous()) return v;
+  auto& t = temporary<typename N::value_type, N::rank, B>(v.shape(), ctx);
+  evaluate_into(t.view(), v, ctx);
+  return std::as_const(t).view();
+}
+
+/// The memory layout node n describes: its operand's memory (materialised first when the operand is not memory)
+/// with the layout's extents and strides; an operand the strides cannot express (a reshape of strided memory)
+/// is copied to contiguous memory first.
+template <class N, class B> value_view_t<N, B> layout_storage(const N& n, context<B>& ctx) {
+  constexpr std::size_t R = N::rank;
+  shape_t<R> shape{}, strides{};
+  index_t offset = 0;
+  const auto v = materialize(n.child(), ctx);
+  if (n.params().map(v.shape(), v.strides(), shape, strides, offset))
+    return value_view_t<N, B>(unchecked_t{}, v.data() + offset, shape, strides, v.stream());
+  const auto c = materialize_contiguous(v, ctx);
+  offset = 0;
+  n.params().map(c.shape(), c.strides(), shape, strides, offset);
+  return value_view_t<N, B>(unchecked_t{}, c.data() + offset, shape, strides, c.stream());
+}
+
+/// The writable memory a layout of a named tensor or mutable view selects (assignment through a layout).
+template <class N> auto layout_writable_storage(const N& n) {
+  using T = typename N::value_type;
+  using B = typename N::backend;
+  constexpr std::size_t R = N::rank;
+  const auto v = [&] {
+    if constexpr (kind_of_v<decltype(n.child())> == op::kind::layout) return layout_writable_storage(n.child());
+    else return n.child().writable_storage();
+  }();
+  shape_t<R> shape{}, strides{};
+  index_t offset = 0;
+  if (!n.params().map(v.shape(), v.strides(), shape, strides, offset))
+    throw shape_error("texpr: cannot assign through " + std::string(N::op_type::name) + " of a non-contiguous operand of shape " +
+                      to_string(v.shape()) + ": its elements have no single stride pattern");
+  return view<T, R, B>(unchecked_t{}, v.data() + offset, shape, strides, v.stream());
+}
+
+template <std::size_t RO, class N, class B> auto read(const N& n, const shape_t<RO>& out, context<B>& ctx);
+
+/// The map accessor of an elementwise node: its op (through its registry row) over its operands' accessors.
+template <std::size_t RO, class N, class B, std::size_t... I>
+auto read_map(const N& n, const shape_t<RO>& out, context<B>& ctx, std::index_sequence<I...>) {
+  using K = kernel<typename N::op_type, typename N::kernel_dtype, B>;
+  using M = map_accessor<K, typename N::op_type, typename N::value_type, decltype(read(get<I>(n.operands()), out, ctx))...>;
+  return M{{{read(get<I>(n.operands()), out, ctx)}...}};
+}
+
+/// The accessor of node n broadcast to `out`, on backend B.
+template <std::size_t RO, class N, class B> auto read(const N& n, const shape_t<RO>& out, context<B>& ctx) {
+  using T = typename N::value_type;
+  constexpr op::kind k = kind_of_v<N>;
+  if constexpr (k == op::kind::constant) {
+    check_broadcastable(n.shape(), out, "operand");
+    return constant_accessor<T>{n.value()};
+  } else if constexpr (k == op::kind::generator) {
+    return make_strided_accessor(n.source(), n.shape(), contiguous_strides(n.shape()), out);
+  } else if constexpr (k == op::kind::elementwise) {
+    return read_map(n, out, ctx, std::make_index_sequence<N::children::size>{});
+  } else {
+    const auto v = materialize(n, ctx);
+    return make_strided_accessor(memory_source<T>{v.data()}, v.shape(), v.strides(), out);
+  }
+}
+
+} // namespace texpr::detail

@@ -1,0 +1,107 @@
+// Saved values: leaves whose memory is computed once per evaluation context and shared by every graph holding
+// the same slot. Autograd saves the forward values its gradients read and the gradients several branches share,
+// so gradient graphs stay small (their types hold saved leaves, not copies of the forward graph).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include "texpr/core/context.hpp"
+#include "texpr/core/shape.hpp"
+#include "texpr/expr/node.hpp"
+
+namespace texpr {
+
+namespace detail {
+struct report_state;
+} // namespace detail
+
+/// What every saved value has, whatever its dtype: a label and a placement report of its computation.
+class slot_base {
+ public:
+  virtual ~slot_base() = default;
+  /// Appends the placement report of the computation (one line per node, indented by depth) to out; saved
+  /// values it reads are numbered in `state` and reported after it.
+  virtual void report(std::string& out, std::size_t depth, detail::report_state& state) const = 0;
+  /// What the value is, for placement reports (the op that computes it, or "gradient into <op>").
+  const std::string& what() const { return what_; }
+
+ protected:
+  explicit slot_base(std::string what) : what_(std::move(what)) {}
+
+ private:
+  std::string what_;
+};
+
+/// A shared, lazily computed value of dtype T, rank R on Backend.
+template <class T, std::size_t R, class Backend> class slot : public slot_base {
+ public:
+  /// The value, computed the first time ctx asks for it and kept by ctx; later asks in ctx reuse it.
+  virtual view<const T, R, Backend> get(context<Backend>& ctx) = 0;
+  /// The value's shape.
+  const shape_t<R>& shape() const { return shape_; }
+
+ protected:
+  slot(const shape_t<R>& shape, std::string what) : slot_base(std::move(what)), shape_(shape) {}
+
+ private:
+  shape_t<R> shape_;
+};
+
+/// The placement check of a saved value's computation, as a saved leaf carries it: offender_summary<void> when
+/// every node has a kernel, else offender_summary<Diagnostic, Args...>. The diagnostic is spelled as a template and
+/// its arguments, not as the type Diagnostic<Args...>, so that argument-dependent lookup on expressions holding
+/// the leaf never instantiates it (which would fire its static_assert).
+template <template <class...> class Diagnostic, class... Args> struct offender_summary {
+  using type = Diagnostic<Args...>;  ///< The diagnostic naming the first offending node.
+};
+namespace detail {
+template <class... A> using no_offender = void;
+template <class D> struct summarize { using type = offender_summary<no_offender>; };
+template <template <class...> class D, class... A> struct summarize<D<A...>> { using type = offender_summary<D, A...>; };
+} // namespace detail
+/// The summary of a placement check's offender type (void or a diagnostic).
+template <class Offender> using offender_summary_t = typename detail::summarize<Offender>::type;
+
+/// Leaf reading a slot. Summary (an offender_summary) is the placement check of the slot's computation on Backend,
+/// so runs_on and placement errors see through saved values without the leaf's type holding the computation's.
+template <class T, std::size_t R, class Backend, class Summary>
+class saved_ref : public expr_base<saved_ref<T, R, Backend, Summary>> {
+ public:
+  using texpr_node = void;
+  using op_type = op::saved;
+  using value_type = T;
+  using kernel_dtype = T;
+  using backend = Backend;
+  using children = detail::type_list<>;
+  using offender = typename Summary::type;  ///< The computation's first node without a kernel on Backend (void: none).
+  static constexpr std::size_t rank = R;
+
+  /// Reads slot s.
+  explicit saved_ref(std::shared_ptr<slot<T, R, Backend>> s) : s_(std::move(s)) {}
+  /// The value's shape.
+  const shape_t<R>& shape() const { return s_->shape(); }
+  /// The memory the leaf reads (computed once per context).
+  view<const T, R, Backend> storage(context<Backend>& ctx) const { return s_->get(ctx); }
+  /// The slot (its identity is the value's).
+  const slot<T, R, Backend>& get_slot() const { return *s_; }
+  /// No operands.
+  const detail::tuple<>& operands() const { return detail::no_operands(); }
+
+ private:
+  std::shared_ptr<slot<T, R, Backend>> s_;
+};
+
+namespace detail {
+template <class N> struct is_saved : std::false_type {};
+template <class T, std::size_t R, class B, class O> struct is_saved<saved_ref<T, R, B, O>> : std::true_type {};
+} // namespace detail
+
+/// True for saved leaves.
+template <class N> inline constexpr bool is_saved_v = detail::is_saved<std::remove_cvref_t<N>>::value;
+
+} // namespace texpr
