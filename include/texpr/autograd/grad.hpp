@@ -1,311 +1,271 @@
-// Reverse-mode gradients: tx::grad, tx::value_and_grad and tx::eval_all. Gradient graphs are ordinary
-// texpr graphs whose types are computed from the forward graph's type, so runs_on and placement apply.
+// Reverse-mode gradients: tx::grad, tx::value_and_grad and tx::eval_all. Gradient graphs are ordinary texpr
+// graphs (runs_on and placement apply). The forward values they read are saved: each is computed once per
+// evaluation context and read as a leaf, so a gradient graph's type holds saved leaves, not copies of the forward
+// graph, and grows linearly with it.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 #include <type_traits>
+#include <typeindex>
+#include <typeinfo>
 #include <utility>
 
-#include "texpr/autograd/detail/broadcast_axis.hpp"
-#include "texpr/autograd/detail/gemm.hpp"
-#include "texpr/autograd/detail/memo.hpp"
-#include "texpr/autograd/detail/sum_to.hpp"
 #include "texpr/autograd/diagnostics.hpp"
 #include "texpr/autograd/param.hpp"
 #include "texpr/autograd/rules.hpp"
+#include "texpr/core/context.hpp"
 #include "texpr/eval/assign.hpp"
+#include "texpr/eval/evaluate.hpp"
 #include "texpr/expr/elementwise.hpp"
-#include "texpr/expr/matmul.hpp"
 #include "texpr/expr/reduction.hpp"
+#include "texpr/expr/saved.hpp"
+#include "texpr/placement/report.hpp"
 #include "texpr/placement/runs_on.hpp"
 
-namespace texpr {
+namespace texpr::detail {
 
-namespace detail {
+/// A slot computing `node` (whose operands are already leaves or saved values) once per evaluation context.
+/// Where the node cannot be evaluated (no kernel, or a cuda node outside nvcc) get() is never reached: the saved
+/// leaf's offender makes every evaluation of a graph that reads it a compile error first. CudaCompiler is part
+/// of the type so that the two definitions never meet in one program.
+template <class Node, class B, bool CudaCompiler = cuda_compiler_v>
+class computed_slot final : public slot<typename Node::value_type, Node::rank, B> {
+  using T = typename Node::value_type;
+  static constexpr std::size_t R = Node::rank;
 
-template <class N> struct is_map : std::false_type {};
-template <class Op, class... C> struct is_map<map_expr<Op, C...>> : std::true_type {};
-template <class N> struct is_reduce_all : std::false_type {};
-template <class Op, class C> struct is_reduce_all<reduce_expr<Op, C>> : std::true_type {};
-template <class N> struct is_reduce_axis : std::false_type {};
-template <class Op, class C> struct is_reduce_axis<reduce_axis_expr<Op, C>> : std::true_type {};
-template <class N> struct is_matmul : std::false_type {};
-template <class A, class B> struct is_matmul<matmul_expr<A, B>> : std::true_type {};
+ public:
+  computed_slot(Node node, std::string what) : slot<T, R, B>(node.shape(), std::move(what)), node_(std::move(node)) {}
 
-template <class N> inline constexpr bool is_no_gradient_v = std::is_same_v<std::remove_cvref_t<N>, no_gradient>;
+  view<const T, R, B> get(context<B>& ctx) override {
+    if constexpr (graph_check<Node, B>::ok && (CudaCompiler || !std::is_same_v<B, cuda>)) {
+      if (context_ == ctx.id)
+        if (auto cached = cache_.lock()) return std::as_const(*static_cast<tensor<T, R, B>*>(cached.get())).view();
+      auto t = std::make_shared<tensor<T, R, B>>();
+      t->allocate_uninitialized(node_.shape(), ctx.stream);
+      evaluate_into(t->view(), node_, ctx);
+      ctx.keep.push_back(t);
+      cache_ = t;
+      context_ = ctx.id;
+      return std::as_const(*t).view();
+    } else {
+      throw std::logic_error("texpr: a saved value that cannot be evaluated here was evaluated");
+    }
+  }
+  void report(std::string& out, std::size_t depth, report_state& st) const override {
+    report_node<B>(node_, depth, out, st);
+  }
 
-/// Returned once a diagnostic has fired, so that the walk ends quietly (one error, not a cascade).
-struct gradient_failed {};
-template <class N> inline constexpr bool is_failed_v = std::is_same_v<std::remove_cvref_t<N>, gradient_failed>;
-template <class N> inline constexpr bool is_plain_leaf_v =
-    std::is_same_v<typename N::op_type, op::leaf> || std::is_same_v<typename N::op_type, op::scalar>;
+ private:
+  Node node_;
+  std::weak_ptr<void> cache_;
+  std::uint64_t context_ = 0;
+};
 
-// Whether the parameter Tag occurs in N's graph (a compile-time walk of the children lists).
-template <class N, class Tag, class Children = typename N::children> struct contains_param;
-template <class N, class Tag, class... C> struct contains_param<N, Tag, type_list<C...>> {
+/// The saved values of one tx::grad / tx::value_and_grad call, keyed by the forward node they stand for (its
+/// address in the loss graph, its type, since a node and its first operand can share an address) and by what
+/// is saved (its value or the gradient flowing into it).
+class tape {
+ public:
+  /// What is saved for a forward node.
+  enum class kind { value, gradient };
+
+  /// The saved leaf of `computation` for (forward_node, k); one slot per key, made on first request.
+  template <class Forward, class Node> auto save(const Forward& forward_node, kind k, Node computation) {
+    using B = typename Node::backend;
+    using T = typename Node::value_type;
+    using leaf = saved_ref<T, Node::rank, B, offender_summary_t<typename graph_check<Node, B>::offender>>;
+    auto& s = slots_[key{static_cast<const void*>(&forward_node), std::type_index(typeid(Forward)), k}];
+    if (!s) {
+      std::string what = k == kind::value ? std::string(op_label<typename Forward::op_type>())
+                                          : "gradient into " + op_label<typename Forward::op_type>();
+      s = std::make_shared<computed_slot<Node, B>>(std::move(computation), std::move(what));
+    }
+    return leaf(std::static_pointer_cast<slot<T, Node::rank, B>>(s));
+  }
+
+ private:
+  struct key {
+    const void* address;
+    std::type_index type;
+    kind what;
+    bool operator<(const key& o) const {
+      if (address != o.address) return std::less<const void*>{}(address, o.address);
+      if (type != o.type) return type < o.type;
+      return what < o.what;
+    }
+  };
+  std::map<key, std::shared_ptr<slot_base>> slots_;
+};
+
+// ---- which forward values the backward pass reads -----------------------------------------------------------
+
+template <class N, class Tags, class Children = typename N::children> struct contains_any_param;
+template <class N, class Tags, class... C> struct contains_any_param<N, Tags, type_list<C...>> {
   static constexpr bool self = [] {
-    if constexpr (parameter<N>) return std::is_same_v<typename N::param_tag, Tag>;
+    if constexpr (parameter<N>) return contains_v<Tags, typename N::param_tag>;
     else return false;
   }();
-  static constexpr bool value = self || (contains_param<C, Tag>::value || ...);
+  static constexpr bool value = self || (contains_any_param<C, Tags>::value || ...);
 };
-template <class N, class Tag> inline constexpr bool contains_param_v = contains_param<N, Tag>::value;
+/// True when node N's graph holds a parameter whose tag is in the type_list Tags.
+template <class N, class Tags> inline constexpr bool contains_any_param_v = contains_any_param<N, Tags>::value;
 
-// matmul_expr keeps its operands private; for_each_child hands them out in order (by reference into the
-// loss graph, so their addresses identify them).
-template <class A, class B> std::pair<const A*, const B*> matmul_operands(const matmul_expr<A, B>& n) {
-  const A* a = nullptr;
-  const B* b = nullptr;
-  int i = 0;
-  n.for_each_child([&](const auto& c) {
-    using C = std::remove_cvref_t<decltype(c)>;
-    if constexpr (std::is_same_v<C, A>)
-      if (i == 0) a = &c;
-    if constexpr (std::is_same_v<C, B>)
-      if (i == 1) b = &c;
-    ++i;
-  });
-  return {a, b};
-}
-
-// A copy of forward node n for use inside gradient graphs: every non-elementwise node (matmul, reductions)
-// and every materialised matmul operand becomes a memo, keyed by the forward node it copies, so all the
-// gradient graphs of one tx::grad call evaluate it once. Elementwise nodes are copied (they fuse).
-template <class N> auto memoize(const N& n, memo_table& t);
-
-template <class N> auto memo_operand(const N& n, memo_table& t) {
-  auto m = memoize(n, t);
-  using M = decltype(m);
-  if constexpr (is_plain_leaf_v<M> || memo_node<M>) return m;
-  else return t.wrap(n, memo_table::kind::value, std::move(m));
-}
-
-template <class N> auto memoize(const N& n, memo_table& t) {
-  if constexpr (is_map<N>::value) {
-    return std::apply(
-        [&](const auto&... c) {
-          return map_expr<typename N::op_type, decltype(memoize(c, t))...>(memoize(c, t)...);
-        },
-        n.operands());
-  } else if constexpr (is_matmul<N>::value) {
-    const auto [a, b] = matmul_operands(n);
-    using MA = decltype(memo_operand(*a, t));
-    using MB = decltype(memo_operand(*b, t));
-    return t.wrap(n, memo_table::kind::value, gemm_expr<MA, MB, false, false>(memo_operand(*a, t), memo_operand(*b, t)));
-  } else if constexpr (is_reduce_all<N>::value) {
-    using M = decltype(memoize(n.child(), t));
-    return t.wrap(n, memo_table::kind::value, reduce_expr<typename N::op_type, M>(memoize(n.child(), t)));
-  } else if constexpr (is_reduce_axis<N>::value) {
-    using M = decltype(memoize(n.child(), t));
-    return t.wrap(n, memo_table::kind::value,
-                  reduce_axis_expr<typename N::op_type, M>(memoize(n.child(), t), static_cast<index_t>(n.axis())));
-  } else {
-    return n;  // leaves, scalars, parameters
+template <class N, class Tags, class Children = typename N::children> struct backward_reads;
+template <class N, class Tags, class... C> struct backward_reads<N, Tags, type_list<C...>> {
+  template <std::size_t... I> static constexpr unsigned bits(std::index_sequence<I...>) {
+    unsigned b = 0;
+    ((b |= contains_any_param_v<C, Tags> ? rule_uses<typename N::op_type, I>() : 0u), ...);
+    return b;
   }
-}
-
-/// What one backward walk (one parameter) needs: the shared memo table and the parameter's tensor.
-struct grad_builder {
-  memo_table& memo;
-  const void* tensor;
+  /// What the rules of N read for the operands that lead to a parameter (uses_out / uses_operand bits).
+  static constexpr unsigned value = bits(std::index_sequence_for<C...>{});
 };
 
-template <class Tag, class N, class G> auto backprop(const N& n, const G& g, grad_builder& b);
+/// True when the gradients read node N's result (its rule needs it for an operand that leads to a parameter).
+template <class N, class Tags> inline constexpr bool reads_out_v = (backward_reads<N, Tags>::value & uses_out) != 0;
+/// True when the gradients read operand J of node N.
+template <class N, class Tags, std::size_t J>
+inline constexpr bool reads_operand_v = (backward_reads<N, Tags>::value & uses_operand(J)) != 0;
 
-// Sends the contribution `local` into child c. Elementwise children take it as it is (it may still be
-// broadcast beyond c's shape: the final sum_to at the parameter sums it once); other nodes need their exact
-// shape, so it is summed to c's shape first.
-template <class Tag, class C, class G> auto flow(const C& c, G local, grad_builder& b) {
-  if constexpr (is_failed_v<G>) {
-    return gradient_failed{};
-  } else if constexpr (is_no_gradient_v<G> || !contains_param_v<C, Tag>) {
-    return no_gradient{};
-  } else if constexpr (C::is_elementwise) {
-    return backprop<Tag>(c, local, b);
-  } else {
-    using B = typename common_backend<typename C::backend, typename G::backend>::type;
-    return backprop<Tag>(c, sum_to_expr<G, C::rank, B>(std::move(local), c.shape()), b);
+template <class G> struct is_sum_to : std::false_type {};
+template <class C, std::size_t R> struct is_sum_to<reduce_expr<op::sum_to, C, R>> : std::true_type {};
+template <class G> inline constexpr bool is_sum_to_v = is_sum_to<std::remove_cvref_t<G>>::value;
+
+/// The gradient walk's failure marker, returned once a diagnostic fired (one error, not a cascade).
+struct gradient_failed {};
+template <class G> inline constexpr bool is_failed_v = std::is_same_v<std::remove_cvref_t<G>, gradient_failed>;
+template <class G> inline constexpr bool is_no_gradient_v = std::is_same_v<std::remove_cvref_t<G>, no_gradient>;
+
+/// Builds the forward proxies and gradient graphs of one call, for the parameters with tags Tags.
+template <class Tags> struct gradient_builder {
+  tape& t;
+  const void* param_tensor = nullptr;  // the walk's parameter, to reject two tensors marked with one tag
+
+  /// The forward value of n as the gradient graphs read it: leaves as they are; a node the backward pass reads
+  /// (Needed), or a computed node (reduction, matmul), or one whose own rule reads its result, saved; any other
+  /// node rebuilt over its operands' proxies (fused into whatever reads it).
+  template <bool Needed, class N> auto fwd(const N& n) {
+    constexpr op::kind k = kind_of_v<N>;
+    if constexpr (k == op::kind::memory || k == op::kind::constant || k == op::kind::generator) {
+      return n;
+    } else {
+      auto rebuilt = rebuild(n, std::make_index_sequence<N::children::size>{});
+      constexpr bool save = Needed || k == op::kind::computed || (contains_any_param_v<N, Tags> && reads_out_v<N, Tags>);
+      if constexpr (save) return t.save(n, tape::kind::value, std::move(rebuilt));
+      else return rebuilt;
+    }
   }
-}
 
-inline no_gradient add_all() { return {}; }
-template <class X, class... Rest> auto add_all(X x, Rest... rest) {
-  auto r = add_all(std::move(rest)...);
-  if constexpr (is_failed_v<X> || is_failed_v<decltype(r)>) return gradient_failed{};
-  else if constexpr (is_no_gradient_v<X>) return r;
-  else if constexpr (is_no_gradient_v<decltype(r)>) return x;
-  else return std::move(x) + std::move(r);
-}
-
-template <class Tag, std::size_t I, class Op, class... C, class G>
-auto backprop_operand(const map_expr<Op, C...>& n, const G& g, grad_builder& b) {
-  using child_t = std::tuple_element_t<I, std::tuple<C...>>;
-  if constexpr (!contains_param_v<child_t, Tag>) {
-    return no_gradient{};
-  } else {
-    auto local = std::apply(
-        // The result goes in as a memo: rules that use it (exp, tanh, sigmoid, sqrt, elu) read it from memory,
-        // shared with the forward pass, instead of evaluating the transcendental function again.
-        [&](const auto&... x) { return gradient_rule<Op>::template partial<I>(g, memo_operand(n, b.memo), memoize(x, b.memo)...); },
-        n.operands());
-    return flow<Tag>(std::get<I>(n.operands()), std::move(local), b);
+  template <class N, std::size_t... J> auto rebuild(const N& n, std::index_sequence<J...>) {
+    return n.with_operands(fwd<reads_operand_v<N, Tags, J>>(get<J>(n.operands()))...);
   }
-}
 
-template <class Tag, class Op, class... C, class G, std::size_t... I>
-auto backprop_map(const map_expr<Op, C...>& n, const G& g, grad_builder& b, std::index_sequence<I...>) {
-  if constexpr (!has_gradient_rule<Op>) {
-    (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<typename map_expr<Op, C...>::kernel_dtype>>);
-    return gradient_failed{};
-  } else {
-    return add_all(backprop_operand<Tag, I>(n, g, b)...);
+  /// The contribution of node n's subtree to the gradient of parameter Tag, given the gradient g flowing into n.
+  template <class Tag, class N, class G> auto back(const N& n, const G& g) {
+    using Op = typename N::op_type;
+    if constexpr (!contains_any_param_v<N, type_list<Tag>>) {
+      return no_gradient{};
+    } else if constexpr (parameter<N>) {
+      if (static_cast<const void*>(&n.get()) != param_tensor)
+        throw std::invalid_argument("texpr: two different tensors are marked as the same parameter (one tag); give "
+                                    "each parameter its own tag type");
+      return g;
+    } else if constexpr (!has_gradient_rule<Op>) {
+      (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<typename N::kernel_dtype>>);
+      return gradient_failed{};
+    } else {
+      // The gradient into a computed node is saved: every parameter's walk below reads it, computed once.
+      if constexpr (kind_of_v<N> == op::kind::computed && !std::is_same_v<typename G::backend, any_backend>) {
+        auto gs = t.save(n, tape::kind::gradient, g);
+        return back_operands<Tag>(n, gs, std::make_index_sequence<N::children::size>{});
+      } else {
+        return back_operands<Tag>(n, g, std::make_index_sequence<N::children::size>{});
+      }
+    }
   }
-}
 
-// max/min: the subgradient shares g equally among the elements equal to the extreme value.
-template <class X, class M, class G, class Count> auto share_among_extremes(const X& x, const M& m, const G& g, const Count& count) {
-  return where(x == m, g / count, 0);
-}
-
-template <class Tag, class Op, class C, class G> auto backprop_reduce_all(const reduce_expr<Op, C>& n, const G& g, grad_builder& b) {
-  using T = typename C::value_type;
-  const auto& x = n.child();
-  if constexpr (std::is_same_v<Op, op::sum>) {
-    return flow<Tag>(x, g, b);
-  } else if constexpr (std::is_same_v<Op, op::mean>) {
-    return flow<Tag>(x, scale(g, 1.0 / static_cast<double>(shape_size(x.shape()))), b);
-  } else if constexpr (std::is_same_v<Op, op::max> || std::is_same_v<Op, op::min>) {
-    auto xm = memoize(x, b.memo);
-    auto m = memoize(n, b.memo);
-    auto count = sum(cast<T>(xm == m));
-    return flow<Tag>(x, share_among_extremes(xm, m, g, count), b);
-  } else {
-    (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<T>>);
-    return gradient_failed{};
+  template <class Tag, class N, class G, std::size_t... J> auto back_operands(const N& n, const G& g, std::index_sequence<J...> js) {
+    return add_all(back_operand<Tag, J>(n, g, js)...);
   }
-}
 
-template <class Tag, class Op, class C, class G>
-auto backprop_reduce_axis(const reduce_axis_expr<Op, C>& n, const G& g, grad_builder& b) {
-  using T = typename C::value_type;
-  using N = reduce_axis_expr<Op, C>;
-  const auto& x = n.child();
-  const std::size_t axis = n.axis();
-  const index_t len = x.shape()[axis];
-  // Spreads a value of the result's shape back along the reduced axis (plain broadcasting at rank 0).
-  auto spread = [&](auto e) {
-    if constexpr (N::rank == 0) return e;
-    else return broadcast_axis_expr<decltype(e)>(std::move(e), axis, len);
-  };
-  if constexpr (std::is_same_v<Op, op::sum>) {
-    return flow<Tag>(x, spread(g), b);
-  } else if constexpr (std::is_same_v<Op, op::mean>) {
-    return flow<Tag>(x, scale(spread(g), 1.0 / static_cast<double>(len)), b);
-  } else if constexpr (std::is_same_v<Op, op::max> || std::is_same_v<Op, op::min>) {
-    auto xm = memoize(x, b.memo);
-    auto count = spread(sum(cast<T>(xm == spread(memoize(n, b.memo))), static_cast<index_t>(axis)));
-    return flow<Tag>(x, share_among_extremes(xm, spread(memoize(n, b.memo)), spread(g), count), b);
-  } else {
-    (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<T>>);
-    return gradient_failed{};
-  }
-}
-
-// The gradient flowing into operand X of a matmul: a memo (every parameter below X reads it), except when
-// X is a leaf, whose gradient has one reader and is best evaluated straight into the result.
-template <class X, class N, class E> auto shared_unless_leaf(const N& n, memo_table::kind k, E e, grad_builder& b) {
-  if constexpr (is_plain_leaf_v<X>) return e;
-  else return b.memo.wrap(n, k, std::move(e));
-}
-
-// C = A B: dA = dC B^T, dB = A^T dC (summed over the batch for a rank-2 operand of a batched product).
-// dC and both products are memos, shared by every parameter's walk.
-template <class Tag, class A, class B, class G> auto backprop_matmul(const matmul_expr<A, B>& n, const G& g, grad_builder& b) {
-  using N = matmul_expr<A, B>;
-  const auto operands = matmul_operands(n);  // not a structured binding: clang 14 cannot capture those
-  const A* pa = operands.first;
-  const B* pb = operands.second;
-  auto gm = b.memo.wrap(n, memo_table::kind::gradient, g);
-  auto to_a = [&] {
-    if constexpr (!contains_param_v<A, Tag>) {
+  template <class Tag, std::size_t I, class N, class G, std::size_t... J>
+  auto back_operand(const N& n, const G& g, std::index_sequence<J...>) {
+    using Op = typename N::op_type;
+    using C = tuple_element_t<I, std::remove_cvref_t<decltype(n.operands())>>;
+    if constexpr (!contains_any_param_v<C, type_list<Tag>>) {
       return no_gradient{};
     } else {
-      using MB = decltype(memo_operand(*pb, b.memo));
-      auto ga = shared_unless_leaf<A>(n, memo_table::kind::operand_gradient_0,
-                                      gemm_expr<decltype(gm), MB, false, true>(gm, memo_operand(*pb, b.memo)), b);
-      if constexpr (A::rank < N::rank) return flow<Tag>(*pa, sum(std::move(ga), 0), b);
-      else return flow<Tag>(*pa, std::move(ga), b);
-    }
-  };
-  auto to_b = [&] {
-    if constexpr (!contains_param_v<B, Tag>) {
-      return no_gradient{};
-    } else {
-      using MA = decltype(memo_operand(*pa, b.memo));
-      auto gb = shared_unless_leaf<B>(n, memo_table::kind::operand_gradient_1,
-                                      gemm_expr<MA, decltype(gm), true, false>(memo_operand(*pa, b.memo), gm), b);
-      if constexpr (B::rank < N::rank) return flow<Tag>(*pb, sum(std::move(gb), 0), b);
-      else return flow<Tag>(*pb, std::move(gb), b);
-    }
-  };
-  return add_all(to_a(), to_b());
-}
-
-template <class Tag, class N, class G> auto backprop(const N& n, const G& g, grad_builder& b) {
-  if constexpr (!contains_param_v<N, Tag>) {
-    return no_gradient{};
-  } else if constexpr (parameter<N>) {
-    if (static_cast<const void*>(&n.get()) != b.tensor)
-      throw std::invalid_argument("texpr: two different tensors are marked as the same parameter (one tag); give "
-                                  "each parameter its own tag type");
-    return g;
-  } else if constexpr (is_map<N>::value) {
-    return backprop_map<Tag>(n, g, b, std::make_index_sequence<N::children::size>{});
-  } else if constexpr (is_reduce_all<N>::value) {
-    return backprop_reduce_all<Tag>(n, g, b);
-  } else if constexpr (is_reduce_axis<N>::value) {
-    return backprop_reduce_axis<Tag>(n, g, b);
-  } else if constexpr (is_matmul<N>::value) {
-    return backprop_matmul<Tag>(n, g, b);
-  } else {
-    (void)sizeof(diagnostic::no_gradient_rule<typename N::op_type, dtype_tag_t<typename N::kernel_dtype>>);
-    return gradient_failed{};
-  }
-}
-
-// The gradient graph of loss with respect to parameter p: the contributions of every occurrence, summed to
-// p's shape.
-template <class Loss, class P> auto gradient_graph(const Loss& loss, const P& p, memo_table& memo) {
-  using Tag = typename P::param_tag;
-  using T = typename Loss::value_type;
-  // After a diagnostic, a zero graph of the right type keeps the user's code from piling up more errors.
-  auto placeholder = [&] { return sum_to_expr<scalar_expr<T>, P::rank, typename P::backend>(make_scalar<T>(0), p.shape()); };
-  if constexpr (!contains_param_v<Loss, Tag>) {
-    (void)sizeof(diagnostic::loss_does_not_depend_on<Tag>);
-    return placeholder();
-  } else {
-    grad_builder b{memo, &p.get()};
-    auto contribution = backprop<Tag>(loss, make_scalar<T>(1), b);
-    using G = decltype(contribution);
-    if constexpr (is_failed_v<G>) {
-      return placeholder();
-    } else if constexpr (is_no_gradient_v<G>) {
-      (void)sizeof(diagnostic::loss_not_differentiable_in<Tag>);
-      return placeholder();
-    } else {
-      return sum_to_expr<G, P::rank, typename P::backend>(std::move(contribution), p.shape());
+      auto out = [&] {
+        if constexpr ((rule_uses<Op, I>() & uses_out) != 0) return fwd<true>(n);
+        else return no_gradient{};  // unused by the rule
+      }();
+      auto local = gradient_rule<Op>::template partial<I>(n, g, out, fwd<reads_operand_v<N, Tags, J>>(get<J>(n.operands()))...);
+      return flow<Tag>(get<I>(n.operands()), std::move(local));
     }
   }
-}
 
-template <class Loss> constexpr void check_loss() {
+  /// Sends a rule's contribution into operand c: elementwise operands and leaves take it as it is (it may still be
+  /// broadcast beyond c's shape; the final sum_to sums it once); other nodes get exactly their shape.
+  template <class Tag, class C, class L> auto flow(const C& c, L local) {
+    if constexpr (is_failed_v<L>) return gradient_failed{};
+    else if constexpr (is_no_gradient_v<L>) return no_gradient{};
+    else if constexpr (kind_of_v<C> == op::kind::elementwise || kind_of_v<C> == op::kind::memory) return back<Tag>(c, local);
+    else return back<Tag>(c, sum_to(std::move(local), c.shape()));
+  }
+
+  static no_gradient add_all() { return {}; }
+  template <class X, class... Rest> static auto add_all(X x, Rest... rest) {
+    auto r = add_all(std::move(rest)...);
+    if constexpr (is_failed_v<X> || is_failed_v<decltype(r)>) return gradient_failed{};
+    else if constexpr (is_no_gradient_v<X>) return r;
+    else if constexpr (is_no_gradient_v<decltype(r)>) return x;
+    else return std::move(x) + std::move(r);
+  }
+
+  /// The gradient graph of loss with respect to parameter p: every occurrence's contribution, summed to p's shape.
+  template <class Loss, class P> auto gradient_graph(const Loss& loss, const P& p) {
+    using Tag = typename P::param_tag;
+    using T = typename Loss::value_type;
+    // After a diagnostic, a zero graph of the right type keeps the user's code from piling up more errors.
+    auto placeholder = [&] { return sum_to(constant_expr<T, P::rank, typename P::backend>(T(0), p.shape()), p.shape()); };
+    if constexpr (!contains_any_param_v<Loss, type_list<Tag>>) {
+      (void)sizeof(diagnostic::loss_does_not_depend_on<Tag>);
+      return placeholder();
+    } else {
+      param_tensor = &p.get();
+      auto contribution = back<Tag>(loss, make_scalar<T>(1));
+      using G = decltype(contribution);
+      if constexpr (is_failed_v<G>) {
+        return placeholder();
+      } else if constexpr (is_no_gradient_v<G>) {
+        (void)sizeof(diagnostic::loss_not_differentiable_in<Tag>);
+        return placeholder();
+      } else if constexpr (std::is_same_v<typename G::backend, any_backend>) {
+        // Constants only (the gradient of sum(p) is 1 everywhere): place them on the parameter's backend.
+        return sum_to(std::move(contribution) + constant_expr<T, P::rank, typename P::backend>(T(0), p.shape()), p.shape());
+      } else if constexpr (is_sum_to_v<G> && G::rank == P::rank) {
+        return contribution;  // a rule already summed it to the parameter's shape
+      } else {
+        return sum_to(std::move(contribution), p.shape());
+      }
+    }
+  }
+};
+
+template <class Loss> constexpr bool check_loss() {
   static_assert(node<Loss>, "texpr: tx::grad differentiates an expression built from tx::param leaves");
   if constexpr (node<Loss>) {
     static_assert(Loss::rank == 0, "texpr: tx::grad needs a scalar (rank-0) loss, e.g. tx::mean(...) or tx::sum(...)");
     static_assert(is_floating_v<typename Loss::value_type>, "texpr: tx::grad needs a floating-point loss");
+    return Loss::rank == 0 && is_floating_v<typename Loss::value_type>;
   }
+  return false;
 }
 
 // Evaluates node n into a new tensor inside the shared context ctx.
@@ -320,36 +280,45 @@ template <class E, class B> auto eval_in(const E& e, context<B>& ctx) {
 
 template <class Tuple, class Backend> struct all_run_on_impl : std::false_type {};
 template <class... E, class Backend> struct all_run_on_impl<std::tuple<E...>, Backend>
-    : std::bool_constant<(runs_on<E, Backend> && ...)> {};
+    : std::bool_constant<(graph_check<captured_t<E>, Backend>::ok && ...)> {};
 
-} // namespace detail
+} // namespace texpr::detail
+
+namespace texpr {
 
 /// Gradients of a scalar loss with respect to parameters made by tx::param: a std::tuple of lazy gradient
-/// expressions, one per parameter, each with the parameter's shape and dtype. They are ordinary texpr
-/// graphs (check them with tx::runs_on, print them with tx::placement). Forward sub-results they share
-/// (matmuls, reductions, incoming gradients) are memos: evaluate the graphs together with tx::eval_all to
-/// compute each once. Graphs capture shapes when built, like every texpr node; rebuild them if shapes change.
+/// expressions, one per parameter, each with the parameter's shape and dtype. They are ordinary texpr graphs
+/// (check them with tx::runs_on, print them with tx::placement). The forward values they read, and gradients
+/// several of them share, are saved values: evaluate the graphs together with tx::eval_all to compute each once.
+/// Graphs capture shapes when built, like every texpr node; rebuild them if shapes change.
 template <operand Loss, parameter... P> auto grad(const Loss& loss, const P&... params) {
-  detail::check_loss<Loss>();
-  detail::memo_table memo;
-  return std::tuple{detail::gradient_graph(loss, params, memo)...};
+  if constexpr (detail::check_loss<Loss>()) {
+    detail::tape t;
+    detail::gradient_builder<detail::type_list<typename P::param_tag...>> b{t};
+    return std::tuple{b.gradient_graph(loss, params)...};
+  }
 }
 
-/// Like tx::grad, with the loss itself first: (loss, d loss / d p...). The loss graph shares its memos
-/// with the gradient graphs, so tx::eval_all evaluates the forward pass once.
+/// Like tx::grad, with the loss itself first: (loss, d loss / d p...). The loss is a saved value shared with the
+/// gradient graphs, so tx::eval_all evaluates the forward pass once.
 template <operand Loss, parameter... P> auto value_and_grad(const Loss& loss, const P&... params) {
-  detail::check_loss<Loss>();
-  detail::memo_table memo;
-  auto value = detail::memoize(loss, memo);
-  return std::tuple{std::move(value), detail::gradient_graph(loss, params, memo)...};
+  if constexpr (detail::check_loss<Loss>()) {
+    detail::tape t;
+    detail::gradient_builder<detail::type_list<typename P::param_tag...>> b{t};
+    auto value = b.template fwd<true>(loss);
+    return std::tuple{std::move(value), b.gradient_graph(loss, params)...};
+  }
 }
 
-/// Evaluates several expressions into new tensors in one evaluation context, so memos they share (the
+/// Evaluates several expressions into new tensors in one evaluation context, so saved values they share (the
 /// graphs of one tx::grad / tx::value_and_grad call) are computed once. Returns a std::tuple of tensors.
 template <operand... E> auto eval_all(const E&... e) {
   using B = typename detail::common_backend<typename detail::captured_t<const E&>::backend...>::type;
   static_assert(backend_tag<B>, "texpr: eval_all needs expressions with tensor operands on one backend");
-  detail::context<B> ctx{};
+  detail::require_backend_compiler<B>();
+  stream_t stream = nullptr;
+  ((stream = stream ? stream : detail::preferred_stream(detail::capture(e))), ...);
+  context<B> ctx{stream, {}};
   return std::tuple{detail::eval_in(e, ctx)...};
 }
 /// eval_all over a tuple of expressions (what tx::grad and tx::value_and_grad return).

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <cstddef>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
+#include "texpr/core/context.hpp"
 #include "texpr/core/dtype.hpp"
 #include "texpr/core/shape.hpp"
 #include "texpr/expr/node.hpp"
@@ -11,9 +14,9 @@
 
 namespace texpr {
 
-/// Leaf referring to a named tensor that is a parameter with compile-time identity Tag.
-/// It reads like a tensor_ref (placement shows it as a leaf in the tensor's memory); its type carries Tag,
-/// so the gradient graph for each parameter is built at compile time from the forward graph's type.
+/// Leaf referring to a named tensor that is a parameter with compile-time identity Tag. It reads like a
+/// tensor_ref (placement shows it as a leaf in the tensor's memory); its type carries Tag, so the gradient graph
+/// for each parameter is built at compile time from the forward graph's type.
 template <class Tag, class Tensor> class param_ref : public expr_base<param_ref<Tag, Tensor>> {
   const Tensor* t_;
 
@@ -27,7 +30,6 @@ template <class Tag, class Tensor> class param_ref : public expr_base<param_ref<
   using backend = typename Tensor::backend;
   using children = detail::type_list<>;
   static constexpr std::size_t rank = Tensor::rank;
-  static constexpr bool is_elementwise = true;
 
   /// References t; t must outlive the expressions built from this parameter.
   explicit param_ref(const Tensor& t) : t_(&t) {}
@@ -35,14 +37,10 @@ template <class Tag, class Tensor> class param_ref : public expr_base<param_ref<
   shape_t<rank> shape() const { return t_->shape(); }
   /// The referenced tensor.
   const Tensor& get() const { return *t_; }
-
-  template <std::size_t RO, class B> auto accessor(const shape_t<RO>& out, detail::context<B>&) const {
-    return detail::make_leaf_accessor(t_->data(), t_->shape(), contiguous_strides(t_->shape()), out);
-  }
-  template <class F> void for_each_child(F&&) const {}
-  template <class F> void for_each_leaf(F&& f, bool direct) const {
-    f(detail::describe_leaf(t_->data(), t_->shape(), contiguous_strides(t_->shape())), direct);
-  }
+  /// The memory the leaf reads.
+  template <class B> view<const value_type, rank, backend> storage(context<B>&) const { return t_->view(); }
+  /// No operands.
+  const detail::tuple<>& operands() const { return detail::no_operands(); }
 };
 
 /// Holds for parameter leaves made by tx::param.

@@ -1,193 +1,390 @@
-// Gradient rules of the elementwise ops: one tx::gradient_rule specialisation per op tag, built from
-// registered ops only, so gradient graphs run wherever the forward ops do.
+// Gradient rules: one tx::gradient_rule specialisation per differentiable op, built from registered ops only, so
+// gradient graphs run wherever the forward ops do. docs/gradients.md is generated from this file's rules.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <string_view>
 #include <type_traits>
 
 #include "texpr/core/dtype.hpp"
 #include "texpr/expr/elementwise.hpp"
+#include "texpr/expr/layout.hpp"
+#include "texpr/expr/matmul.hpp"
+#include "texpr/expr/reduction.hpp"
 #include "texpr/op/elementwise.hpp"
+#include "texpr/op/layout.hpp"
+#include "texpr/op/matmul.hpp"
+#include "texpr/op/reduction.hpp"
 
 namespace texpr {
 
-/// Returned by a rule for an operand the result does not depend on differentiably (a where condition,
-/// comparison operands, integer casts).
+/// Returned by a rule for an operand the result does not depend on differentiably (a where condition, integer
+/// casts).
 struct no_gradient {};
 
-/// Gradient rule of an elementwise op: `partial<I>(g, out, x...)` returns the contribution to operand I
-/// given the incoming gradient g, the op's result `out` and its operands `x...` (all lazy expressions that
-/// broadcast to one shape; texpr sums the contribution back to operand I's shape). Specialise it for
-/// your own ops; an op without one makes tx::grad fail to compile, naming the op.
+/// Gradient rule of op Op. A specialisation has:
+///   derivative          the rule in words, for the generated table in docs/gradients.md;
+///   uses<I>             what partial<I> reads of the forward pass, as bits: 1 the result, 2 << j operand j
+///                       (tx::grad saves exactly these values, once);
+///   partial<I>(n, g, out, x...)  the gradient for operand I, given the forward node n (shapes, axes, parameters),
+///                       the incoming gradient g, the result `out` and the operands x... (lazy expressions).
+/// For elementwise ops, g and the returned contribution may be broadcast beyond operand I's shape: texpr sums it
+/// back. Other ops return exactly operand I's shape. An op without a rule makes tx::grad fail to compile, naming
+/// the op; specialise gradient_rule for your own elementwise ops.
 template <class Op> struct gradient_rule;
 
 namespace detail {
 template <class Op> concept has_gradient_rule = requires { sizeof(gradient_rule<Op>); };
 
-template <class N> struct is_scalar_node : std::false_type {};
-template <class T> struct is_scalar_node<scalar_expr<T>> : std::bool_constant<std::is_floating_point_v<T>> {};
+/// Bits of gradient_rule<Op>::uses<I> (a rule that states nothing reads everything).
+template <class Op, std::size_t I> constexpr unsigned rule_uses() {
+  if constexpr (requires { gradient_rule<Op>::template uses<I>; }) return gradient_rule<Op>::template uses<I>;
+  else return ~0u;
+}
+inline constexpr unsigned uses_out = 1;  ///< uses<I> bit: the op's result.
+/// uses<I> bit: operand j.
+constexpr unsigned uses_operand(std::size_t j) { return 2u << j; }
+
+template <class N> struct is_constant_node : std::bool_constant<op::category_v<typename N::op_type> == op::kind::constant> {};
 
 /// a * b, folded to one constant when both are constants (the seed 1 times 1/n, alpha, an exponent).
 template <class A, class B> auto mul(const A& a, const B& b) {
-  if constexpr (is_scalar_node<A>::value && is_scalar_node<B>::value) return scalar_expr(a.value() * b.value());
-  else return a * b;
+  using T = typename A::value_type;
+  if constexpr (is_constant_node<A>::value && is_constant_node<B>::value) {
+    if constexpr (A::rank >= B::rank) return constant_expr<T, A::rank, any_backend>(a.value() * b.value(), broadcast_shapes(a.shape(), b.shape()));
+    else return constant_expr<T, B::rank, any_backend>(a.value() * b.value(), broadcast_shapes(a.shape(), b.shape()));
+  } else {
+    return a * b;
+  }
 }
 /// a * s for a number s, folded when a is a constant.
 template <class A> auto scale(const A& a, double s) {
   using T = typename A::value_type;
-  if constexpr (is_scalar_node<A>::value) return scalar_expr<T>(static_cast<T>(a.value() * s));
+  if constexpr (is_constant_node<A>::value)
+    return constant_expr<T, A::rank, any_backend>(static_cast<T>(static_cast<double>(a.value()) * s), a.shape());
   else return a * s;
 }
-/// a + s for a number s, folded when a is a constant.
+/// a + s for a number s, folded when a is a rank-0 constant.
 template <class A> auto shift(const A& a, double s) {
   using T = typename A::value_type;
-  if constexpr (is_scalar_node<A>::value) return scalar_expr<T>(static_cast<T>(a.value() + s));
+  if constexpr (is_constant_node<A>::value && A::rank == 0) return scalar_expr<T>(static_cast<T>(static_cast<double>(a.value()) + s));
   else return a + s;
+}
+
+/// v (a reduction's result or gradient) spread back over the reduction's input: its reduced axes reinstated with
+/// extent 1, then broadcast.
+template <class N, class V> auto spread(const N& n, const V& v) {
+  using C = std::remove_cvref_t<decltype(n.child())>;
+  if constexpr (is_constant_node<V>::value && V::rank == 0)  // the seed (or a folded constant): no memory at all
+    return constant_expr<typename V::value_type, C::rank, any_backend>(v.value(), n.child().shape());
+  else return broadcast_to(reshape(v, n.kept_shape()), n.child().shape());
+}
+/// The same reduction's axes, kept, of another expression (a reduction by Op2 of x, shaped to broadcast back).
+template <class Op2, class N, class X> auto reduce_kept(const N& n, X x) {
+  using C = std::remove_cvref_t<decltype(n.child())>;
+  return reduce_expr<Op2, captured_t<X>, C::rank>(capture(std::move(x)), Op2{}, n.axes());
 }
 } // namespace detail
 
+// ---- elementwise -----------------------------------------------------------------------------------------
+
 /// d(a + b) = g, g.
 template <> struct gradient_rule<op::add> {
-  template <std::size_t I, class G, class Out, class A, class B>
-  static auto partial(const G& g, const Out&, const A&, const B&) { return g; }
+  static constexpr std::string_view derivative = "da = g, db = g";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class A, class B>
+  static auto partial(const N&, const G& g, const Out&, const A&, const B&) { return g; }
 };
 /// d(a - b) = g, -g.
 template <> struct gradient_rule<op::subtract> {
-  template <std::size_t I, class G, class Out, class A, class B>
-  static auto partial(const G& g, const Out&, const A&, const B&) {
+  static constexpr std::string_view derivative = "da = g, db = -g";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class A, class B>
+  static auto partial(const N&, const G& g, const Out&, const A&, const B&) {
     if constexpr (I == 0) return g;
     else return -g;
   }
 };
 /// d(a * b) = g b, g a.
 template <> struct gradient_rule<op::multiply> {
-  template <std::size_t I, class G, class Out, class A, class B>
-  static auto partial(const G& g, const Out&, const A& a, const B& b) {
+  static constexpr std::string_view derivative = "da = g * b, db = g * a";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(1 - I);
+  template <std::size_t I, class N, class G, class Out, class A, class B>
+  static auto partial(const N&, const G& g, const Out&, const A& a, const B& b) {
     if constexpr (I == 0) return detail::mul(g, b);
     else return detail::mul(g, a);
   }
 };
-/// d(a / b) = g / b, -g a / b^2.
+/// d(a / b) = g / b, -g out / b.
 template <> struct gradient_rule<op::divide> {
-  template <std::size_t I, class G, class Out, class A, class B>
-  static auto partial(const G& g, const Out&, const A& a, const B& b) {
+  static constexpr std::string_view derivative = "da = g / b, db = -g * out / b";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(1) | (I == 1 ? detail::uses_out : 0u);
+  template <std::size_t I, class N, class G, class Out, class A, class B>
+  static auto partial(const N&, const G& g, const Out& out, const A&, const B& b) {
     if constexpr (I == 0) return g / b;
-    else return -(g * a) / (b * b);
+    else return -(g * out) / b;
   }
 };
 /// maximum selects a unless b > a (ties and NaN in a go to a), and the gradient follows the selection.
 template <> struct gradient_rule<op::maximum> {
-  template <std::size_t I, class G, class Out, class A, class B>
-  static auto partial(const G& g, const Out&, const A& a, const B& b) {
+  static constexpr std::string_view derivative = "da = where(b > a, 0, g), db = where(b > a, g, 0) (ties go to a)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0) | detail::uses_operand(1);
+  template <std::size_t I, class N, class G, class Out, class A, class B>
+  static auto partial(const N&, const G& g, const Out&, const A& a, const B& b) {
     if constexpr (I == 0) return where(b > a, 0, g);
     else return where(b > a, g, 0);
   }
 };
 /// minimum selects a unless b < a, and the gradient follows the selection.
 template <> struct gradient_rule<op::minimum> {
-  template <std::size_t I, class G, class Out, class A, class B>
-  static auto partial(const G& g, const Out&, const A& a, const B& b) {
+  static constexpr std::string_view derivative = "da = where(b < a, 0, g), db = where(b < a, g, 0) (ties go to a)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0) | detail::uses_operand(1);
+  template <std::size_t I, class N, class G, class Out, class A, class B>
+  static auto partial(const N&, const G& g, const Out&, const A& a, const B& b) {
     if constexpr (I == 0) return where(b < a, 0, g);
     else return where(b < a, g, 0);
   }
 };
 /// d(a^b) = g b a^(b-1), g a^b log(a).
 template <> struct gradient_rule<op::pow> {
-  template <std::size_t I, class G, class Out, class A, class B>
-  static auto partial(const G& g, const Out& out, const A& a, const B& b) {
+  static constexpr std::string_view derivative = "da = g * b * a^(b - 1), db = g * out * log(a)";
+  template <std::size_t I> static constexpr unsigned uses =
+      I == 0 ? detail::uses_operand(0) | detail::uses_operand(1) : detail::uses_out | detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class A, class B>
+  static auto partial(const N&, const G& g, const Out& out, const A& a, const B& b) {
     if constexpr (I == 0) return detail::mul(detail::mul(g, b), pow(a, detail::shift(b, -1)));
     else return g * out * log(a);
   }
 };
-/// d elu(x, alpha) = g for x > 0, g alpha e^x = g (out + alpha) otherwise (no exp: out is read from memory);
-/// with respect to alpha: g (e^x - 1) = g out / alpha for x <= 0.
+/// d elu(x, alpha) = g for x > 0, g (out + alpha) otherwise (e^x read from the result, not recomputed).
 template <> struct gradient_rule<op::elu> {
-  template <std::size_t I, class G, class Out, class X, class Alpha>
-  static auto partial(const G& g, const Out& out, const X& x, const Alpha& alpha) {
-    if constexpr (I == 0) return where(x > 0, g, g * (out + alpha));
-    else return where(x > 0, 0, g * exp(x) - g);
+  static constexpr std::string_view derivative = "dx = g * where(x > 0, 1, out + alpha), dalpha = g * where(x > 0, 0, out / alpha)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0) | detail::uses_operand(1);
+  template <std::size_t I, class N, class G, class Out, class X, class Alpha>
+  static auto partial(const N&, const G& g, const Out& out, const X& x, const Alpha& alpha) {
+    // g appears once: a rule that repeats it duplicates everything below it in the fused gradient.
+    if constexpr (I == 0) return g * where(x > 0, 1, out + alpha);
+    else return g * where(x > 0, 0, out / alpha);
   }
 };
 /// d(-x) = -g.
 template <> struct gradient_rule<op::negate> {
-  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out&, const X&) { return -g; }
+  static constexpr std::string_view derivative = "dx = -g";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X&) { return -g; }
 };
 /// d e^x = g e^x.
 template <> struct gradient_rule<op::exp> {
-  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out& out, const X&) {
+  static constexpr std::string_view derivative = "dx = g * out";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
     return g * out;
   }
 };
 /// d log x = g / x.
 template <> struct gradient_rule<op::log> {
-  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out&, const X& x) {
+  static constexpr std::string_view derivative = "dx = g / x";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
     return g / x;
   }
 };
 /// d sqrt x = g / (2 sqrt x).
 template <> struct gradient_rule<op::sqrt> {
-  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out& out, const X&) {
+  static constexpr std::string_view derivative = "dx = g / (2 * out)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
     return g / (2 * out);
   }
 };
 /// d |x| = g sign(x), with the subgradient 0 at x = 0.
 template <> struct gradient_rule<op::abs> {
-  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out&, const X& x) {
-    return where(x > 0, g, where(x < 0, -g, 0));
+  static constexpr std::string_view derivative = "dx = g * sign(x) (0 at x = 0)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
+    using T = typename X::value_type;
+    return g * (cast<T>(x > 0) - cast<T>(x < 0));
   }
 };
 /// d tanh x = g (1 - tanh^2 x).
 template <> struct gradient_rule<op::tanh> {
-  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out& out, const X&) {
+  static constexpr std::string_view derivative = "dx = g * (1 - out^2)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
     return g * (1 - out * out);
   }
 };
 /// d sigmoid x = g s (1 - s).
 template <> struct gradient_rule<op::sigmoid> {
-  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out& out, const X&) {
+  static constexpr std::string_view derivative = "dx = g * out * (1 - out)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
     return g * out * (1 - out);
   }
 };
 /// d relu x = g for x > 0, 0 otherwise (subgradient 0 at 0).
 template <> struct gradient_rule<op::relu> {
-  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out&, const X& x) {
+  static constexpr std::string_view derivative = "dx = where(x > 0, g, 0)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
     return where(x > 0, g, 0);
   }
 };
 /// where(c, a, b): the gradient goes to the selected branch; none to the condition.
 template <> struct gradient_rule<op::where> {
-  template <std::size_t I, class G, class Out, class C, class A, class B>
-  static auto partial(const G& g, const Out&, const C& c, const A&, const B&) {
+  static constexpr std::string_view derivative = "da = where(c, g, 0), db = where(c, 0, g), no gradient to the condition c";
+  template <std::size_t I> static constexpr unsigned uses = I == 0 ? 0u : detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class C, class A, class B>
+  static auto partial(const N&, const G& g, const Out&, const C& c, const A&, const B&) {
     if constexpr (I == 0) return no_gradient{};
     else if constexpr (I == 1) return where(c, g, 0);
     else return where(c, 0, g);
   }
 };
-/// cast<To>(x) from a floating dtype: the gradient cast back to x's dtype; none from integers or bool.
+/// cast<To>(x) between floating dtypes: the gradient cast back to x's dtype; none from integers or bool.
 template <class To> struct gradient_rule<op::cast<To>> {
-  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out&, const X&) {
+  static constexpr std::string_view derivative = "dx = cast<dtype of x>(g) between floating dtypes; no gradient from integers or bool";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X&) {
     using from = typename X::value_type;
     if constexpr (is_floating_v<from> && is_floating_v<To>) return cast<from>(g);
     else return no_gradient{};
   }
 };
 
-/// Comparisons and logical ops are piecewise constant: no gradient.
-#define TEXPR_NO_GRADIENT_RULE(OP)                                                                   \
-  template <> struct gradient_rule<op::OP> {                                                         \
-    template <std::size_t I, class G, class Out, class... X> static auto partial(const G&, const Out&, const X&...) { \
-      return no_gradient{};                                                                          \
-    }                                                                                                \
-  };
-TEXPR_NO_GRADIENT_RULE(equal)
-TEXPR_NO_GRADIENT_RULE(not_equal)
-TEXPR_NO_GRADIENT_RULE(less)
-TEXPR_NO_GRADIENT_RULE(less_equal)
-TEXPR_NO_GRADIENT_RULE(greater)
-TEXPR_NO_GRADIENT_RULE(greater_equal)
-TEXPR_NO_GRADIENT_RULE(logical_and)
-TEXPR_NO_GRADIENT_RULE(logical_or)
-TEXPR_NO_GRADIENT_RULE(logical_not)
-#undef TEXPR_NO_GRADIENT_RULE
+// ---- reductions ------------------------------------------------------------------------------------------
+
+/// sum: g spread back over the reduced axes.
+template <> struct gradient_rule<op::sum> {
+  static constexpr std::string_view derivative = "dx = g broadcast back over the reduced axes";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
+    return detail::spread(n, g);
+  }
+};
+/// sum_to: g broadcast back to the operand's shape.
+template <> struct gradient_rule<op::sum_to> : gradient_rule<op::sum> {};
+/// mean: g / count spread back.
+template <> struct gradient_rule<op::mean> {
+  static constexpr std::string_view derivative = "dx = g / n broadcast back over the reduced axes (n elements per result)";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
+    return detail::scale(detail::spread(n, g), 1.0 / static_cast<double>(n.reduced_size()));
+  }
+};
+/// max/min: g shared equally among the elements equal to the extreme value.
+template <class Op> struct extreme_gradient_rule {
+  static constexpr std::string_view derivative = "dx = where(x == out, g / count(x == out), 0): shared among ties";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X& x) {
+    using T = typename X::value_type;
+    const auto hit = x == detail::spread(n, out);
+    auto count = broadcast_to(detail::reduce_kept<op::sum>(n, cast<T>(hit)), n.child().shape());
+    return where(hit, detail::spread(n, g) / count, 0);
+  }
+};
+/// max: see extreme_gradient_rule.
+template <> struct gradient_rule<op::max> : extreme_gradient_rule<op::max> {};
+/// min: see extreme_gradient_rule.
+template <> struct gradient_rule<op::min> : extreme_gradient_rule<op::min> {};
+/// prod, zero-safe: with no zero in a product, g out / x; with one, g times the product of the others at the zero
+/// and 0 elsewhere; with two or more, 0.
+template <> struct gradient_rule<op::prod> {
+  static constexpr std::string_view derivative =
+      "dx = g * out / x without zeros; with one zero, g * (product of the others) at the zero and 0 elsewhere; "
+      "with more, 0";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X& x) {
+    using T = typename X::value_type;
+    const auto is_zero = x == 0;
+    auto zeros = broadcast_to(detail::reduce_kept<op::sum>(n, cast<T>(is_zero)), n.child().shape());
+    auto others = broadcast_to(detail::reduce_kept<op::prod>(n, where(is_zero, 1, x)), n.child().shape());
+    return detail::spread(n, g) * where(zeros == 0, detail::spread(n, out) / x, where((zeros == 1) && is_zero, others, 0));
+  }
+};
+
+// ---- matmul ----------------------------------------------------------------------------------------------
+
+/// C = A B: dA = g B^T, dB = A^T g, summed over broadcast batch dimensions; vectors as in NumPy.
+template <> struct gradient_rule<op::matmul> {
+  static constexpr std::string_view derivative = "dA = g B^T, dB = A^T g (summed over broadcast batch dimensions)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(1 - I);
+  template <std::size_t I, class N, class G, class Out, class A, class B>
+  static auto partial(const N& n, const G& g, const Out&, const A& a, const B& b) {
+    using NA = detail::tuple_element_t<0, std::remove_cvref_t<decltype(n.operands())>>;
+    using NB = detail::tuple_element_t<1, std::remove_cvref_t<decltype(n.operands())>>;
+    const auto as = detail::get<0>(n.operands()).shape();
+    const auto bs = detail::get<1>(n.operands()).shape();
+    if constexpr (NA::rank == 1 && NB::rank == 1) {  // dot: C = sum_k a_k b_k
+      if constexpr (I == 0) return g * b;
+      else return g * a;
+    } else if constexpr (NA::rank == 1) {  // (k) x (..., k, n) -> (..., n)
+      if constexpr (I == 0) return sum_to(matmul(unsqueeze(g, -2), transpose(b)), as);
+      else return sum_to(matmul(unsqueeze(a, -1), unsqueeze(g, -2)), bs);
+    } else if constexpr (NB::rank == 1) {  // (..., m, k) x (k) -> (..., m)
+      if constexpr (I == 0) return sum_to(matmul(unsqueeze(g, -1), unsqueeze(b, -2)), as);
+      else return sum_to(squeeze(matmul(transpose(a), unsqueeze(g, -1)), -1), bs);
+    } else {
+      if constexpr (I == 0) return sum_to(matmul(g, transpose(b)), as);
+      else return sum_to(matmul(transpose(a), g), bs);
+    }
+  }
+};
+
+// ---- layouts ---------------------------------------------------------------------------------------------
+
+/// transpose: g transposed back.
+template <> struct gradient_rule<op::transpose> {
+  static constexpr std::string_view derivative = "dx = transpose(g)";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X&) {
+    return transpose(g);
+  }
+};
+/// permute: g permuted by the inverse permutation.
+template <> struct gradient_rule<op::permute> {
+  static constexpr std::string_view derivative = "dx = permute(g, inverse permutation)";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
+    constexpr std::size_t R = N::rank;
+    typename N::params_type inv;
+    for (std::size_t d = 0; d != R; ++d) inv.perm[n.params().perm[d]] = d;
+    return layout_expr<op::permute, detail::captured_t<const G&>, R>(detail::capture(g), inv);
+  }
+};
+/// reshape: g reshaped to the operand's shape.
+template <> struct gradient_rule<op::reshape> {
+  static constexpr std::string_view derivative = "dx = reshape(g, shape of x)";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
+    return reshape(g, n.child().shape());
+  }
+};
+/// unsqueeze: the inserted axis removed.
+template <> struct gradient_rule<op::unsqueeze> {
+  static constexpr std::string_view derivative = "dx = squeeze(g, axis)";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
+    return squeeze(g, static_cast<index_t>(n.params().axis));
+  }
+};
+/// squeeze: the removed axis reinserted.
+template <> struct gradient_rule<op::squeeze> {
+  static constexpr std::string_view derivative = "dx = unsqueeze(g, axis)";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
+    return unsqueeze(g, static_cast<index_t>(n.params().axis));
+  }
+};
+/// broadcast_to: g summed back to the operand's shape.
+template <> struct gradient_rule<op::broadcast_to> {
+  static constexpr std::string_view derivative = "dx = sum_to(g, shape of x)";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
+    return sum_to(g, n.child().shape());
+  }
+};
 
 } // namespace texpr
