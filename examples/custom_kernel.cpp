@@ -13,8 +13,9 @@ struct softplus {
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return x > C(20) ? x : std::log1p(std::exp(x)); }
 };
 
-// One registry line: softplus on float32 runs on the host.
-template <> struct texpr::kernel<softplus, float, texpr::host> {
+// One registry line: softplus on float32 runs on the host, by the host's fused elementwise loop (the specialisation
+// is the implementation that runs; here it also gets its own name in placement reports).
+template <> struct texpr::kernel<softplus, float, texpr::host> : texpr::host_kernels::fused_elementwise {
   static constexpr std::string_view name = "user_softplus";
 };
 

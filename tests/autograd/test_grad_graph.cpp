@@ -78,11 +78,13 @@ struct counted {
 }  // namespace
 
 namespace texpr {
-template <> struct kernel<counted, double, host> {
+template <> struct kernel<counted, double, host> : host_kernels::fused_elementwise {
   static constexpr std::string_view name = "counting_identity";
 };
 template <> struct gradient_rule<counted> {
-  template <std::size_t I, class G, class Out, class X> static auto partial(const G& g, const Out&, const X&) { return g; }
+  static constexpr std::string_view derivative = "dx = g";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X&) { return g; }
 };
 }  // namespace texpr
 

@@ -1,5 +1,7 @@
 # Builds one compile-time snippet. MODE=ko defines TEXPR_KO and passes only if the compiler FAILS and its
-# output matches every `// expected-error: REGEX` line of the snippet; MODE=ok must compile cleanly.
+# output matches every `// expected-error: REGEX` line of the snippet, has exactly N errors when the snippet says
+# `// expected-errors: N` (one mistake, one error: no cascade), and matches no `// unexpected: REGEX` line (a remedy
+# that does not apply, say); MODE=ok must compile cleanly.
 # (PASS_REGULAR_EXPRESSION alone would ignore the exit code, hence this script.)
 foreach(_v COMPILER SOURCE MODE INCLUDE_DIR)
   if(NOT DEFINED ${_v})
@@ -9,6 +11,10 @@ endforeach()
 
 file(STRINGS "${SOURCE}" _expected REGEX "^// expected-error: ")
 list(TRANSFORM _expected REPLACE "^// expected-error: " "")
+file(STRINGS "${SOURCE}" _unexpected REGEX "^// unexpected: ")
+list(TRANSFORM _unexpected REPLACE "^// unexpected: " "")
+file(STRINGS "${SOURCE}" _count REGEX "^// expected-errors: [0-9]+$")
+list(TRANSFORM _count REPLACE "^// expected-errors: " "")
 
 get_filename_component(_cname "${COMPILER}" NAME)
 if(_cname MATCHES "nvcc")
@@ -42,4 +48,16 @@ foreach(_re IN LISTS _expected)
     message(FATAL_ERROR "${_cname} rejected ${SOURCE} but its output lacks /${_re}/:\n${_all}")
   endif()
 endforeach()
+foreach(_re IN LISTS _unexpected)
+  if(_all MATCHES "${_re}")
+    message(FATAL_ERROR "${_cname} rejected ${SOURCE} as expected, but its output has /${_re}/, which it must not:\n${_all}")
+  endif()
+endforeach()
+if(_count)
+  string(REGEX MATCHALL "error:" _errors "${_all}")
+  list(LENGTH _errors _n)
+  if(NOT _n EQUAL _count)
+    message(FATAL_ERROR "${_cname} rejected ${SOURCE} with ${_n} errors; the snippet expects ${_count}:\n${_all}")
+  endif()
+endif()
 message(STATUS "rejected with the expected diagnostic")

@@ -1,5 +1,6 @@
 // A view of const elements is read-only.
 // expected-error: cannot assign through a view of const elements
+// expected-errors: 1
 #include <texpr/texpr.hpp>
 namespace tx = texpr;
 int main() {

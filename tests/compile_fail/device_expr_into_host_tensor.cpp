@@ -1,5 +1,6 @@
 // Assigning a cuda expression to a host tensor would be an implicit copy.
 // expected-error: operands live on different backends
+// expected-errors: 1
 // expected-error: mixed_backends<texpr::host, texpr::cuda>
 #include <texpr/texpr.hpp>
 namespace tx = texpr;

@@ -1,5 +1,6 @@
 // Allocating device memory in a translation unit not compiled by nvcc.
 // expected-error: compile this file with nvcc
+// expected-errors: 1
 #include <texpr/texpr.hpp>
 namespace tx = texpr;
 #ifdef TEXPR_KO

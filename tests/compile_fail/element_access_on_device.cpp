@@ -1,5 +1,6 @@
 // Element access reads host memory; a cuda tensor must be copied with tx::to_host first.
 // expected-error: element access reads host memory
+// expected-errors: 1
 #include <texpr/texpr.hpp>
 namespace tx = texpr;
 #ifdef TEXPR_KO

@@ -1,5 +1,6 @@
 // Evaluating exp of an int32 tensor on host: exp has no integer kernel.
 // expected-error: texpr: no kernel for this node on this backend
+// expected-errors: 1
 // expected-error: no_kernel<texpr::op::exp, texpr::dtype::int32, texpr::host>
 #include <texpr/texpr.hpp>
 namespace tx = texpr;

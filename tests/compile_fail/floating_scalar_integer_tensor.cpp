@@ -1,5 +1,6 @@
 // A floating scalar with an integer tensor would truncate silently.
 // expected-error: a floating scalar with an integer tensor
+// expected-errors: 1
 // expected-error: floating_scalar_with_integer_tensor<texpr::dtype::int32, double>
 #include <texpr/texpr.hpp>
 namespace tx = texpr;

@@ -1,5 +1,6 @@
 // A user policy forbids double on cuda; a double graph on cuda then fails, naming the node.
 // expected-error: forbidden by a tx::forbidden specialisation
+// expected-errors: 1
 // expected-error: kernel_forbidden<texpr::op::multiply, texpr::dtype::float64, texpr::cuda>
 #include <texpr/texpr.hpp>
 namespace tx = texpr;

@@ -1,5 +1,6 @@
 // A graph of host tensors required on cuda: its leaves live in host memory.
 // expected-error: lives in another backend's memory
+// expected-errors: 1
 // expected-error: tx::to_device
 // expected-error: operand_on_other_backend<texpr::host, texpr::cuda>
 #include <texpr/texpr.hpp>

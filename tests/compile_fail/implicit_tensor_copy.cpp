@@ -1,5 +1,7 @@
-// Tensors are never copied implicitly: copy construction is deleted (use clone()).
+// Tensors are never copied implicitly: copy construction is deleted, and the diagnostic shows the hint (clone()).
 // expected-error: deleted
+// expected-error: copy explicitly with t.clone\(\)
+// expected-errors: 1
 #include <texpr/texpr.hpp>
 namespace tx = texpr;
 int main() {

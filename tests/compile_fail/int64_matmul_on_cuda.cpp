@@ -1,6 +1,8 @@
 // require_on<cuda> of an int64 matmul: no cuda kernel; names op, dtype and backend.
 // expected-error: texpr: no kernel for this node on this backend
 // expected-error: no_kernel<texpr::op::matmul, texpr::dtype::int64, texpr::cuda>
+// expected-error: tx::to_host
+// expected-errors: 1
 #include <texpr/texpr.hpp>
 namespace tx = texpr;
 #ifdef TEXPR_KO

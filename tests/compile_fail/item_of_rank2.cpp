@@ -1,5 +1,6 @@
 // item() needs a rank-0 expression.
 // expected-error: item\(\) needs a rank-0 expression
+// expected-errors: 1
 #include <texpr/texpr.hpp>
 namespace tx = texpr;
 int main() {

@@ -1,13 +1,14 @@
-// matmul takes matrices (rank 2) or batches of matrices (rank 3).
-// expected-error: matmul takes operands of rank 2
+// matmul takes vectors (rank 1), matrices and stacks of matrices; a rank-0 operand is rejected where it is built.
+// expected-error: matmul takes operands of rank 1 or more
+// expected-errors: 1
 #include <texpr/texpr.hpp>
 namespace tx = texpr;
-int main() {
+int f(const tx::tensor<float, 2>& a, const tx::tensor<float, 1>& v) {
 #ifdef TEXPR_KO
-  tx::tensor<float, 1> a({3});
+  (void)v;
+  const tx::tensor<float, 0> s({}, {2.0f});
+  return static_cast<int>(tx::matmul(a, s).size());
 #else
-  tx::tensor<float, 2> a({3, 3});
+  return static_cast<int>(tx::matmul(a, v).size());  // matrix x vector
 #endif
-  tx::tensor<float, 2> b({3, 3});
-  return static_cast<int>(tx::matmul(a, b).size());
 }

@@ -1,6 +1,10 @@
-// The mean of an integer tensor is not registered: cast to a floating dtype first.
+// The mean of an integer tensor is not registered: cast to a floating dtype first. On the host the hint names only
+// that remedy (not tx::to_host, which applies on cuda), and the mistake gives one error.
 // expected-error: texpr: no kernel for this node on this backend
 // expected-error: no_kernel<texpr::op::mean, texpr::dtype::int32, texpr::host>
+// expected-error: tx::cast<float>
+// expected-errors: 1
+// unexpected: to_host
 #include <texpr/texpr.hpp>
 namespace tx = texpr;
 int main() {

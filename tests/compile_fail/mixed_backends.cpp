@@ -1,5 +1,6 @@
 // A host tensor plus a cuda tensor: no implicit copy.
 // expected-error: operands live on different backends
+// expected-errors: 1
 // expected-error: tx::to_device
 // expected-error: mixed_backends<texpr::host, texpr::cuda>
 #include <texpr/texpr.hpp>

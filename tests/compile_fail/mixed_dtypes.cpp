@@ -1,5 +1,6 @@
 // A float tensor plus a double tensor: no implicit promotion.
 // expected-error: operands have different dtypes
+// expected-errors: 1
 // expected-error: tx::cast
 // expected-error: mixed_dtypes<texpr::dtype::float32, texpr::dtype::float64>
 #include <texpr/texpr.hpp>

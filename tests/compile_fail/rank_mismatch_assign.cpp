@@ -1,5 +1,7 @@
-// Assigning a rank-2 expression to a rank-1 tensor.
-// expected-error: rank differs
+// Assigning a rank-2 expression to a rank-1 tensor: one error naming both ranks, no cascade.
+// expected-error: the expression's rank differs from the destination's rank
+// expected-error: rank_mismatch<texpr::diagnostic::expression_rank<2>, texpr::diagnostic::destination_rank<1>
+// expected-errors: 1
 #include <texpr/texpr.hpp>
 namespace tx = texpr;
 int main() {

@@ -1,5 +1,6 @@
 // tx::where needs a bool condition.
 // expected-error: tx::where needs a bool condition
+// expected-errors: 1
 #include <texpr/texpr.hpp>
 namespace tx = texpr;
 int main() {

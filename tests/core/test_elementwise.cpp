@@ -19,9 +19,7 @@ struct counted_identity {
 
 } // namespace
 
-template <> struct texpr::kernel<counted_identity, float, texpr::host> {
-  static constexpr std::string_view name = "fused_elementwise";
-};
+template <> struct texpr::kernel<counted_identity, float, texpr::host> : texpr::host_kernels::fused_elementwise {};
 
 TEST_CASE("broadcasting follows NumPy: missing leading dims and size-1 dims") {
   auto a = test::random<double, 3>({2, 1, 4});

@@ -135,3 +135,98 @@ TEST_CASE("compound assignment updates in place with broadcasting") {
   CHECK_THROWS_AS(row += col, tx::shape_error);  // (1, 3) + (2, 1) is (2, 3): not row's shape
   CHECK(row.shape() == tx::shape_t<2>{1, 3});
 }
+
+TEST_CASE("zeros, ones, full, zeros_like, ones_like: lazy constants that cost no memory until assigned") {
+  const auto before = tx::detail::memory<tx::host>::allocations.load();
+  auto z = tx::zeros<float, 2>({3, 4});
+  auto o = tx::ones<double, 1>({5});
+  auto f = tx::full(tx::shape_t<2>{2, 3}, std::int32_t(7));
+  CHECK(tx::detail::memory<tx::host>::allocations.load() == before);  // nothing allocated yet
+  static_assert(tx::runs_on<decltype(z), tx::host>);
+  static_assert(!tx::runs_on<decltype(tx::zeros<float, 2, tx::cuda>({1, 1})), tx::host>);  // on cuda by request
+  tx::tensor<float, 2> tz = z;
+  tx::tensor<double, 1> to = o;
+  tx::tensor<std::int32_t, 2> tf = f;
+  CHECK(tz.shape() == tx::shape_t<2>{3, 4});
+  for (tx::index_t i = 0; i < tz.size(); ++i) CHECK(tz.data()[i] == 0.0f);
+  for (tx::index_t i = 0; i < to.size(); ++i) CHECK(to.data()[i] == 1.0);
+  for (tx::index_t i = 0; i < tf.size(); ++i) CHECK(tf.data()[i] == 7);
+  // As leaves of an expression they are read fused: only the result is allocated.
+  tx::tensor<float, 2> x({3, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  const auto mid = tx::detail::memory<tx::host>::allocations.load();
+  tx::tensor<float, 2> y = x * tx::ones_like(x) + tx::zeros_like(x) + tx::full(x.shape(), 0.5f);
+  CHECK(tx::detail::memory<tx::host>::allocations.load() - mid == 1);
+  for (tx::index_t i = 0; i < 12; ++i) CHECK(y.data()[i] == static_cast<float>(i + 1) + 0.5f);
+  CHECK(tx::placement(tx::ones_like(x) * x).find("constant") != std::string::npos);
+  CHECK_THROWS_AS((tx::zeros<float, 1>({-1})), tx::shape_error);
+}
+
+TEST_CASE("arange: counts, steps, negative steps, float steps, empty ranges, fused with broadcasting") {
+  tx::tensor<std::int64_t, 1> a = tx::arange<std::int64_t>(6);
+  REQUIRE(a.shape() == tx::shape_t<1>{6});
+  for (tx::index_t i = 0; i < 6; ++i) CHECK(a(i) == i);
+  tx::tensor<std::int32_t, 1> b = tx::arange(std::int32_t(10), std::int32_t(-3), std::int32_t(-4));  // 10 6 2 -2
+  REQUIRE(b.shape() == tx::shape_t<1>{4});
+  CHECK(b(3) == -2);
+  tx::tensor<double, 1> c = tx::arange(0.0, 1.0, 0.25);  // 0 .25 .5 .75 (end excluded)
+  REQUIRE(c.shape() == tx::shape_t<1>{4});
+  CHECK(c(3) == 0.75);
+  CHECK(tx::eval(tx::arange(5.0f, 1.0f, 1.0f)).size() == 0);
+  // An outer sum through broadcasting: (4, 1) + (3,) without materialising either arange.
+  tx::tensor<float, 2> t = tx::reshape(tx::arange<float>(4), {4, 1}) * 10.0f + tx::arange<float>(3);
+  for (tx::index_t i = 0; i < 4; ++i)
+    for (tx::index_t j = 0; j < 3; ++j) CHECK(t(i, j) == static_cast<float>(10 * i + j));
+  CHECK(tx::placement(tx::arange<float>(3) * 2.0f).find("arange") != std::string::npos);
+  CHECK_THROWS_WITH_AS(tx::arange(0, 5, 0), doctest::Contains("arange step must not be 0"), tx::shape_error);
+}
+
+TEST_CASE("errors raised by named functions start with the caller's file:line") {
+  tx::tensor<float, 2> a({3, 4}), b({4, 3}), e({0, 2});
+  const std::string here = std::string(__FILE__) + ":";
+  auto starts_here = [&](const std::string& what, int line) {
+    INFO(what);
+    return what.rfind(here + std::to_string(line) + ": texpr: ", 0) == 0;
+  };
+  try {
+    (void)tx::matmul(a, a);  // inner dimensions 4 and 3
+    FAIL("no error");
+  } catch (const tx::shape_error& x) {
+    CHECK(starts_here(x.what(), __LINE__ - 3));
+    CHECK(std::string(x.what()).find("LHS shape = (3, 4) RHS shape = (3, 4)") != std::string::npos);
+  }
+  try {
+    (void)tx::sum(a, 2);
+    FAIL("no error");
+  } catch (const tx::shape_error& x) {
+    CHECK(starts_here(x.what(), __LINE__ - 3));
+  }
+  try {
+    (void)tx::maximum(a, b);
+    FAIL("no error");
+  } catch (const tx::shape_error& x) {
+    CHECK(starts_here(x.what(), __LINE__ - 3));
+  }
+  try {
+    (void)tx::max(e).item();  // raised while evaluating: the location of item()
+    FAIL("no error");
+  } catch (const tx::shape_error& x) {
+    CHECK(starts_here(x.what(), __LINE__ - 3));
+  }
+  try {
+    tx::tensor<float, 1> m = tx::max(e, 0);  // the location of the constructor
+    FAIL("no error");
+  } catch (const tx::shape_error& x) {
+    CHECK(starts_here(x.what(), __LINE__ - 3));
+  }
+  try {
+    (void)tx::reshape(a, {5, -1});
+    FAIL("no error");
+  } catch (const tx::shape_error& x) {
+    CHECK(starts_here(x.what(), __LINE__ - 3));
+    CHECK(std::string(x.what()).find("(3, 4)") != std::string::npos);
+  }
+  // Operators cannot know their caller's line (C++ allows no default arguments on operators): their errors name the
+  // op and both shapes.
+  CHECK_THROWS_WITH_AS(a + b, doctest::Contains("incompatible shapes for add: LHS shape = (3, 4) RHS shape = (4, 3)"),
+                       tx::shape_error);
+}

@@ -11,12 +11,13 @@ struct softplus {
 
 } // namespace
 
-// Registered for float on host only.
-template <> struct texpr::kernel<softplus, float, texpr::host> {
+// Registered for float on host only: the specialisation is the implementation that runs (the host's fused loop),
+// here under its own name in placement reports.
+template <> struct texpr::kernel<softplus, float, texpr::host> : texpr::host_kernels::fused_elementwise {
   static constexpr std::string_view name = "user_softplus";
 };
-// A user kernel for an existing op and a new dtype combination: exp on int64 is not built in.
-template <> struct texpr::kernel<texpr::op::exp, long double, texpr::host> {
+// A user kernel for an existing op and a new dtype: exp on long double is not built in.
+template <> struct texpr::kernel<texpr::op::exp, long double, texpr::host> : texpr::host_kernels::fused_elementwise {
   static constexpr std::string_view name = "user_exp_long_double";
 };
 // Forbid all double work on cuda, as a user with a consumer GPU (slow FP64) would.

@@ -1,12 +1,16 @@
-// The cuda backend beyond the registry table: device info, streams (and that evaluation never waits for
-// the device), errors (out of memory, shapes), views over foreign device memory, strided and aliased
-// destinations, empty inputs, TF32 and half/bfloat16 matmul at larger sizes.
+// The cuda backend beyond the registry table: device info, streams (evaluation never waits for the device, and
+// every read or write of a tensor uses its stream), errors (out of memory, shapes), views over foreign device memory,
+// strided and aliased destinations, empty inputs, NaN in reductions, the reduction paths by line length, tensors of
+// more than 2^31 elements, TF32 and half/bfloat16 matmul at larger sizes.
 #include "cuda/support.cuh"
 
 #include <thrust/device_vector.h>
 
+#include <atomic>
 #include <chrono>
+#include <limits>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -22,7 +26,30 @@ __global__ void spin_until(volatile int* flag, long long max_cycles) {
 struct stream_guard {
   cudaStream_t s = nullptr;
   stream_guard() { TEXPR_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  stream_guard(const stream_guard&) = delete;
+  stream_guard& operator=(const stream_guard&) = delete;
   ~stream_guard() { (void)cudaStreamDestroy(s); }
+};
+
+/// A host-mapped flag and a kernel spinning on it: blocks a stream until release() (or about 10 s).
+struct stream_blocker {
+  int* flag = nullptr;
+  int* dflag = nullptr;
+  explicit stream_blocker(cudaStream_t s) {
+    TEXPR_CUDA_CHECK(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped));
+    *flag = 0;
+    TEXPR_CUDA_CHECK(cudaHostGetDevicePointer(&dflag, flag, 0));
+    spin_until<<<1, 1, 0, s>>>(dflag, 20'000'000'000LL);
+    TEXPR_CUDA_CHECK_LAUNCH();
+  }
+  stream_blocker(const stream_blocker&) = delete;
+  stream_blocker& operator=(const stream_blocker&) = delete;
+  void release() { *reinterpret_cast<volatile int*>(flag) = 1; }
+  ~stream_blocker() {
+    release();
+    (void)cudaDeviceSynchronize();
+    (void)cudaFreeHost(flag);
+  }
 };
 
 } // namespace
@@ -48,7 +75,7 @@ TEST_CASE("a fused graph with a reduction inside runs on the device") {
   static_assert(tx::runs_on<decltype(graph), tx::cuda>);
   const std::string report = tx::placement(graph);
   CHECK(report.find("fused_elementwise") != std::string::npos);
-  CHECK(report.find("cub_reduce") != std::string::npos);
+  CHECK(report.find("block_reduce") != std::string::npos);
   const auto got = tx::to_host(graph);
   ld mean = 0;
   for (tx::index_t i = 0; i < h.size(); ++i) mean += h.data()[i];
@@ -73,23 +100,20 @@ TEST_CASE("destinations: strided views, unaligned views, in-place updates and al
   SUBCASE("a square transpose into itself goes through a temporary") {
     auto hs = test::random<float, 2>({33, 33});
     auto s = dev(hs);
-    const tx::view<float, 2, tx::cuda> st(s.data(), {33, 33}, {1, 33});
-    s = st + 0.0f;
+    s = tx::transpose(s) + 0.0f;
     const auto got = tx::to_host(s);
     for (tx::index_t i = 0; i < 33; ++i)
       for (tx::index_t j = 0; j < 33; ++j) REQUIRE(got(i, j) == hs(j, i));
   }
-  SUBCASE("writing through a strided view (every other column)") {
-    tx::view<float, 2, tx::cuda> every_other(a.data(), {64, 24}, {48, 2});
-    every_other = every_other * 0.0f + tx::max(every_other, 0) * 0.0f + 5.0f;  // reads it through a reduction: buffered
+  SUBCASE("writing through a slice (every other column)") {
+    tx::slice(a, 1, 0, 48, 2) = tx::slice(a, 1, 0, 48, 2) * 0.0f + tx::max(tx::slice(a, 1, 0, 48, 2), 0) * 0.0f + 5.0f;
     const auto got = tx::to_host(a);
     for (tx::index_t i = 0; i < 64; ++i)
       for (tx::index_t j = 0; j < 48; ++j) REQUIRE(got(i, j) == (j % 2 == 0 ? 5.0f : ha(i, j)));
   }
   SUBCASE("an axis reduction into a strided view is buffered") {
     tx::tensor<float, 2, tx::cuda> out(tx::shape_t<2>{48, 2});
-    tx::view<float, 1, tx::cuda> col0(out.data(), {48}, {2});
-    col0 = tx::max(a, 0);
+    tx::slice(out, 1, 0, 1) = tx::max(a, 0, tx::keepdims);
     const auto got = tx::to_host(out);
     for (tx::index_t j = 0; j < 48; ++j) {
       float m = ha(0, j);
@@ -98,7 +122,7 @@ TEST_CASE("destinations: strided views, unaligned views, in-place updates and al
       REQUIRE(got(j, 1) == 0.0f);
     }
   }
-  SUBCASE("unaligned leaves and destination take the scalar path") {
+  SUBCASE("unaligned operands and destination take the scalar path") {
     const tx::view<const float, 1, tx::cuda> src(a.data() + 1, {1001});
     tx::tensor<float, 1, tx::cuda> buf(tx::shape_t<1>{1003});
     tx::view<float, 1, tx::cuda> dst(buf.data() + 1, {1001});
@@ -128,6 +152,88 @@ TEST_CASE("empty inputs and rank-0 results") {
   CHECK(test::close(tx::to_host(r)(), 2 * (test::wide(h(0)) + h(1) + h(2) + h(3) + h(4))));
 }
 
+TEST_CASE("NaN propagates through max, min, maximum and minimum on the device") {
+  auto h = test::random<float, 2>({70, 1500});
+  h(3, 7) = std::numeric_limits<float>::quiet_NaN();  // in row 3 and column 7
+  const auto x = dev(h);
+  CHECK(std::isnan(tx::max(x).item()));
+  CHECK(std::isnan(tx::min(x).item()));
+  const auto rows = tx::to_host(tx::max(x, 1));
+  const auto cols = tx::to_host(tx::min(x, 0));
+  for (tx::index_t i = 0; i < 70; ++i) CHECK(std::isnan(rows(i)) == (i == 3));
+  for (tx::index_t j = 0; j < 1500; ++j) CHECK(std::isnan(cols(j)) == (j == 7));
+  tx::tensor<float, 1> a({4}, {1, std::numeric_limits<float>::quiet_NaN(), 3, -0.0f});
+  tx::tensor<float, 1> b({4}, {std::numeric_limits<float>::quiet_NaN(), 2, 1, 0.0f});
+  const auto mx = tx::to_host(tx::maximum(dev(a), dev(b)));
+  const auto mn = tx::to_host(tx::minimum(dev(a), dev(b)));
+  CHECK(std::isnan(mx(0)));
+  CHECK(std::isnan(mx(1)));
+  CHECK(mx(2) == 3.0f);
+  CHECK(std::isnan(mn(0)));
+  CHECK(std::isnan(mn(1)));
+  CHECK(mn(2) == 1.0f);
+  CHECK(std::signbit(mx(3)));  // ties return the first operand (-0), as documented
+}
+
+TEST_CASE("last-axis reductions on every path: a warp per line, a block per line, and split lines") {
+  // 1025..8192-element lines with few rows take one block per line in a single pass; longer lines with few rows are
+  // split into chunks and combined in a second pass; short lines take a warp each.
+  for (const tx::shape_t<2> s : {tx::shape_t<2>{8, 1025}, tx::shape_t<2>{64, 4000}, tx::shape_t<2>{3, 8192},
+                                 tx::shape_t<2>{2, 100000}, tx::shape_t<2>{1000, 300}}) {
+    INFO("shape ", tx::to_string(s));
+    auto h = test::random<double, 2>(s);
+    const auto got = tx::to_host(tx::sum(dev(h), 1));
+    for (tx::index_t i = 0; i < s[0]; ++i) {
+      ld want = 0, mag = 0;
+      for (tx::index_t j = 0; j < s[1]; ++j) {
+        want += h(i, j);
+        mag += std::fabs(test::wide(h(i, j)));
+      }
+      REQUIRE(test::close(got(i), want, mag));
+    }
+  }
+}
+
+TEST_CASE("casts from bfloat16 and half round-trip through every dtype") {
+  tx::tensor<tx::bfloat16, 1> hb({6}, {tx::bfloat16(1.5f), tx::bfloat16(-2.75f), tx::bfloat16(1e30f), tx::bfloat16(-0.0f),
+                                       tx::bfloat16(std::numeric_limits<float>::quiet_NaN()), tx::bfloat16(3e-39f)});
+  const auto b = dev(hb);
+  const auto f = tx::to_host(tx::cast<float>(b));
+  const auto i = tx::to_host(tx::cast<std::int32_t>(b));
+  const auto h = tx::to_host(tx::cast<tx::half>(b));
+  for (tx::index_t k = 0; k < 6; ++k) {
+    const float v = static_cast<float>(hb(k));
+    if (std::isnan(v)) {
+      CHECK(std::isnan(f(k)));
+      CHECK(i(k) == 0);
+      continue;
+    }
+    CHECK(f(k) == v);  // widening is exact
+    CHECK(test::wide(i(k)) == test::convert_ref<std::int32_t>(v));
+    CHECK(test::wide(h(k)) == test::convert_ref<tx::half>(v));
+  }
+}
+
+TEST_CASE("tensors of more than 2^31 elements: an elementwise op and a sum") {
+  const tx::index_t n = (tx::index_t(1) << 31) + 5;
+  std::size_t free_bytes = 0, total = 0;
+  TEXPR_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  if (free_bytes < 3 * sizeof(float) * static_cast<std::size_t>(n)) {
+    MESSAGE("skipped: needs ", (3 * sizeof(float) * static_cast<std::size_t>(n)) >> 30, " GiB of device memory, ",
+            free_bytes >> 30, " GiB free");
+    return;
+  }
+  tx::tensor<float, 1, tx::cuda> x(tx::shape_t<1>{n});  // zeros
+  x = x + 1.0f;
+  tx::tensor<float, 1, tx::cuda> y = x * 2.0f + tx::cast<float>(tx::arange<std::int64_t, tx::cuda>(n) == n - 1);
+  // The count in double is exact; the elements past 2^31 were written.
+  CHECK(tx::sum(tx::cast<double>(x)).item() == static_cast<double>(n));
+  const auto tail = tx::to_host(tx::slice(y, 0, n - 3, n));
+  CHECK(tail(0) == 2.0f);
+  CHECK(tail(1) == 2.0f);
+  CHECK(tail(2) == 3.0f);
+}
+
 TEST_CASE("user streams: every step is enqueued on the stream and nothing waits for the device") {
   stream_guard sg;
   const tx::stream_t s = sg.s;
@@ -137,27 +243,21 @@ TEST_CASE("user streams: every step is enqueued on the stream and nothing waits 
   {
     tx::tensor<float, 2, tx::cuda> w(tx::matmul(a, a) + tx::sum(a, 0), s);
     tx::tensor<float, 0, tx::cuda> m(tx::mean(tx::exp(a)), s);
+    tx::tensor<float, 1, tx::cuda> mx(tx::max(w, 1), s);
     (void)tx::to_host(m);
   }
-  int* flag = nullptr;
-  TEXPR_CUDA_CHECK(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped));
-  *flag = 0;
-  int* dflag = nullptr;
-  TEXPR_CUDA_CHECK(cudaHostGetDevicePointer(&dflag, flag, 0));
-  spin_until<<<1, 1, 0, s>>>(dflag, 20'000'000'000LL);  // blocks the stream ~10 s unless released
-  TEXPR_CUDA_CHECK_LAUNCH();
+  stream_blocker block(s);
   const auto t0 = std::chrono::steady_clock::now();
   tx::tensor<float, 2, tx::cuda> c(tx::matmul(a, a) + tx::sum(a, 0), s);
   tx::tensor<float, 0, tx::cuda> m(tx::mean(tx::exp(a)), s);
   tx::tensor<float, 1, tx::cuda> mx(tx::max(c, 1), s);
   const double enqueue_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  *flag = 1;  // release the stream
+  block.release();
   MESSAGE("enqueueing matmul + axis sum + mean + max took ", enqueue_s * 1e3, " ms behind a blocked stream");
   CHECK(enqueue_s < 2.0);
   CHECK(c.stream() == s);
   const auto hc = tx::to_host(c);  // waits for s
   const float hm = tx::to_host(m)();
-  TEXPR_CUDA_CHECK(cudaFreeHost(flag));
   ld me = 0;
   for (tx::index_t i = 0; i < ha.size(); ++i) me += std::exp(test::wide(ha.data()[i]));
   CHECK(test::close(hm, me / static_cast<ld>(ha.size()), 1));
@@ -171,6 +271,48 @@ TEST_CASE("user streams: every step is enqueued on the stream and nothing waits 
       for (tx::index_t r = 0; r < 256; ++r) v += ha(r, j);
       REQUIRE(test::close(hc(i, j), v, mag + 256));
     }
+}
+
+TEST_CASE("reads and writes of a tensor use its stream: item(), to_host of views and expressions, assignment through views") {
+  // Each read is issued while the tensor's (non-blocking) stream is still blocked behind the write it must see. Work
+  // on the default stream would not wait for it and would read the old values.
+  stream_guard sg;
+  const tx::stream_t s = sg.s;
+  tx::tensor<float, 1, tx::cuda> t(tx::shape_t<1>{4096}, s);  // zeros, on s
+  (void)tx::to_host(t);
+  auto released_after = [](stream_blocker& b) {
+    return std::thread([&b] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      b.release();
+    });
+  };
+  {
+    stream_blocker block(s);
+    t = t + 1.0f;  // on s, behind the blocker
+    auto releaser = released_after(block);
+    CHECK(tx::sum(t).item() == 4096.0f);  // item() runs on s: waits for the write
+    releaser.join();
+  }
+  {
+    stream_blocker block(s);
+    t = t + 1.0f;
+    auto releaser = released_after(block);
+    const auto v = tx::to_host(tx::slice(t, 0, 0, 4096, 2));  // a strided view: evaluated and copied on s
+    CHECK(v(0) == 2.0f);
+    CHECK(v(2047) == 2.0f);
+    releaser.join();
+  }
+  {
+    stream_blocker block(s);
+    auto releaser = released_after(block);
+    tx::view<float, 1, tx::cuda> vw = t.view();  // carries s
+    vw = vw * 3.0f;                               // enqueued on s behind the blocker
+    CHECK(vw.stream() == s);
+    releaser.join();
+    const auto back = tx::to_host(t);
+    CHECK(back(0) == 6.0f);
+    CHECK(back(4095) == 6.0f);
+  }
 }
 
 TEST_CASE("errors: out of memory throws cuda_error and leaves tensors intact; shapes are checked") {
@@ -233,39 +375,30 @@ TEST_CASE("matmul: half and bfloat16 at larger sizes, float with and without TF3
   auto b = test::random<float, 2>({512, 80}, -1, 1);
   auto da = dev(a);
   auto db = dev(b);
-  auto check = [&](const auto& got, ld tol) {
+  auto run = [&](auto tag, ld tol) {
+    using T = decltype(tag);
+    const auto ta = tx::to_host(tx::cast<T>(da));
+    const auto tb = tx::to_host(tx::cast<T>(db));
+    const auto tc = tx::to_host(tx::matmul(tx::cast<T>(da), tx::cast<T>(db)));
     for (tx::index_t q = 0; q < 4; q += 3)
       for (tx::index_t i = 0; i < 96; i += 19)
         for (tx::index_t j = 0; j < 80; j += 13) {
           ld s = 0, mag = 0;
           for (tx::index_t p = 0; p < 512; ++p) {
-            const ld x = test::wide(got.a(q, i, p)), y = test::wide(got.b(p, j));
+            const ld x = test::wide(ta(q, i, p)), y = test::wide(tb(p, j));
             s += x * y;
             mag += std::fabs(x * y);
           }
-          REQUIRE_MESSAGE(test::close(got.c(q, i, j), s, mag, tol), "C(", q, ", ", i, ", ", j, ")");
+          REQUIRE_MESSAGE(test::close(tc(q, i, j), s, mag, tol), "C(", q, ", ", i, ", ", j, ")");
         }
-  };
-  auto run = [&](auto tag, ld tol) {
-    using T = decltype(tag);
-    struct result {
-      tx::tensor<T, 3> a;
-      tx::tensor<T, 2> b;
-      tx::tensor<T, 3> c;
-    };
-    auto ta = tx::to_host(tx::cast<T>(da));
-    auto tb = tx::to_host(tx::cast<T>(db));
-    auto tc = tx::to_host(tx::matmul(tx::cast<T>(da), tx::cast<T>(db)));
-    check(result{std::move(ta), std::move(tb), std::move(tc)}, tol);
   };
   SUBCASE("float, exact fp32") {
     REQUIRE_FALSE(tx::cuda_tf32());
     run(float{}, 1e-5L);
   }
-  SUBCASE("float with TF32 opted in") {
-    tx::set_cuda_tf32(true);
+  SUBCASE("float with TF32 opted in (restored however the subcase ends)") {
+    cutest::tf32_scope tf32(true);
     run(float{}, 2e-3L);  // 10-bit mantissa products, fp32 accumulation
-    tx::set_cuda_tf32(false);
   }
   SUBCASE("double") { run(double{}, 1e-13L); }
   SUBCASE("half, fp32 accumulation") { run(tx::half{}, test::tolerance<tx::half>()); }
@@ -276,4 +409,16 @@ TEST_CASE("matmul: half and bfloat16 at larger sizes, float with and without TF3
     REQUIRE(z.shape() == tx::shape_t<2>{3, 4});
     for (tx::index_t i = 0; i < z.size(); ++i) CHECK(z.data()[i] == 0.0f);
   }
+  CHECK_FALSE(tx::cuda_tf32());
+}
+
+TEST_CASE("tf32_scope restores the previous setting when a check inside it fails") {
+  REQUIRE_FALSE(tx::cuda_tf32());
+  try {
+    cutest::tf32_scope tf32(true);
+    CHECK(tx::cuda_tf32());
+    throw std::runtime_error("a failing REQUIRE throws like this");
+  } catch (const std::runtime_error&) {
+  }
+  CHECK_FALSE(tx::cuda_tf32());
 }

@@ -179,18 +179,22 @@ template <std::size_t RA, std::size_t RB> void matmul_case(reader& in) {
   auto a = small_tensor<RA>(in, as);
   auto b = small_tensor<RB>(in, bs);
   const bool inner_ok = as[RA - 1] == bs[RB - 2];
-  const bool batch_ok = !(RA == 3 && RB == 3) || as[0] == bs[0];
+  // Batch dimensions broadcast (NumPy): equal, or one of them 1.
+  const bool batch_ok = !(RA == 3 && RB == 3) || as[0] == bs[0] || as[0] == 1 || bs[0] == 1;
   try {
     tx::tensor<std::int32_t, (RA > RB ? RA : RB)> c = tx::matmul(a, b);
     FUZZ_ASSERT(inner_ok && batch_ok, "matmul accepted bad shapes");
     const tx::index_t m = as[RA - 2], k = as[RA - 1], n = bs[RB - 1];
-    const tx::index_t batch = RA == 3 ? as[0] : RB == 3 ? bs[0] : 1;
+    const tx::index_t ba = RA == 3 ? as[0] : 1, bb = RB == 3 ? bs[0] : 1;
+    const tx::index_t batch = ba == 1 ? bb : ba;
+    FUZZ_ASSERT(c.size() == batch * m * n, "matmul result size");
     for (tx::index_t p = 0; p < batch; ++p)
       for (tx::index_t i = 0; i < m; ++i)
         for (tx::index_t j = 0; j < n; ++j) {
           std::int64_t acc = 0;
+          const tx::index_t pa = ba == 1 ? 0 : p, pb = bb == 1 ? 0 : p;
           for (tx::index_t l = 0; l < k; ++l)
-            acc += std::int64_t(a.data()[(RA == 3 ? p * m * k : 0) + i * k + l]) * b.data()[(RB == 3 ? p * k * n : 0) + l * n + j];
+            acc += std::int64_t(a.data()[pa * m * k + i * k + l]) * b.data()[pb * k * n + l * n + j];
           FUZZ_ASSERT(c.data()[(p * m + i) * n + j] == acc, "matmul value");
         }
   } catch (const tx::shape_error& e) {
@@ -223,8 +227,8 @@ void view_case(reader& in) {
     if (in.pick(3) == 0) e = 1;
   auto partner = small_tensor<R>(in, ps);
   // The accessor's strides: 0 on size-1 dimensions, the view's own elsewhere.
-  tx::detail::context<tx::host> ctx;
-  const auto acc = v.accessor(s, ctx);
+  tx::context<tx::host> ctx;
+  const auto acc = tx::detail::read(v, s, ctx);
   for (std::size_t d = 0; d < R; ++d) FUZZ_ASSERT(acc.st[d] == (s[d] == 1 ? 0 : st[d]), "accessor stride");
   const auto before = buf;
   auto read_before = [&](const std::array<tx::index_t, R>& idx) {

@@ -57,9 +57,10 @@ TEST_CASE("incompatible shapes throw shape_error naming both shapes, for every k
   tx::tensor<float, 3> b2({2, 4, 5}), b3({3, 4, 5}), a2({2, 3, 4});
   CHECK_NOTHROW((void)tx::matmul(a2, b2));
   CHECK_THROWS_WITH_AS(tx::matmul(a2, b3), both("(2, 3, 4)", "(3, 4, 5)"), tx::shape_error);
-  // Batch dimensions do not broadcast (unlike numpy.matmul): 1 against 2 is an error.
+  // Batch dimensions broadcast as in numpy.matmul: 1 against 2 gives 2; 2 against 3 is an error.
   tx::tensor<float, 3> a1({1, 3, 4});
-  CHECK_THROWS_AS(tx::matmul(a1, b2), tx::shape_error);
+  CHECK(tx::matmul(a1, b2).shape() == tx::shape_t<3>{2, 3, 5});
+  CHECK_THROWS_WITH_AS(tx::matmul(a2, b3), doctest::Contains("batch dimensions do not broadcast"), tx::shape_error);
   // Assignment into existing storage, into views, and a failed assignment leaves the destination intact.
   tx::tensor<float, 2> dst({3, 4});
   dst(0, 0) = 7;

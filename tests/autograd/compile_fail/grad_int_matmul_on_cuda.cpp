@@ -1,5 +1,6 @@
 // A gradient graph that recomputes an int64 matmul of its forward graph is rejected on cuda, naming the node.
 // expected-error: no_kernel<texpr::op::matmul, texpr::dtype::int64, texpr::cuda>
+// expected-errors: 1
 // The compiling twin casts the operands to float first, so every node has a cuda kernel.
 #include <cstdint>
 

@@ -1,6 +1,7 @@
 // tx::require_on<tx::cuda> names the first node that cannot run there: exp of bool has no kernel anywhere.
 // expected-error: static assertion failed with "texpr: no kernel for this node on this backend
-// expected-error: no_kernel<Op, Dtype, Backend> \[with Op=texpr::op::exp, Dtype=texpr::dtype::boolean, Backend=texpr::cuda\]
+// expected-errors: 1
+// expected-error: no_kernel<Op, Dtype, texpr::cuda> \[with Op=texpr::op::exp, Dtype=texpr::dtype::boolean\]
 #include <texpr/texpr.hpp>
 
 namespace tx = texpr;

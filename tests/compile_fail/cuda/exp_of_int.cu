@@ -1,7 +1,8 @@
 // tx::exp of an int32 device tensor: the cuda registry has no exp kernel for int32, so evaluation is
 // rejected naming exp, int32 and cuda (texpr never converts silently).
 // expected-error: static assertion failed with "texpr: no kernel for this node on this backend
-// expected-error: no_kernel<Op, Dtype, Backend> \[with Op=texpr::op::exp, Dtype=texpr::dtype::int32, Backend=texpr::cuda\]
+// expected-errors: 1
+// expected-error: no_kernel<Op, Dtype, texpr::cuda> \[with Op=texpr::op::exp, Dtype=texpr::dtype::int32\]
 #include <texpr/texpr.hpp>
 
 #include <cstdint>

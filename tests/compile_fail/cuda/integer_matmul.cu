@@ -1,7 +1,8 @@
 // Integer matmul has no cuda kernel (cuBLAS has no integer GEMM texpr registers): rejected at compile time,
 // naming matmul, the dtype and cuda.
 // expected-error: static assertion failed with "texpr: no kernel for this node on this backend
-// expected-error: no_kernel<Op, Dtype, Backend> \[with Op=texpr::op::matmul, Dtype=texpr::dtype::int64, Backend=texpr::cuda\]
+// expected-errors: 1
+// expected-error: no_kernel<Op, Dtype, texpr::cuda> \[with Op=texpr::op::matmul, Dtype=texpr::dtype::int64\]
 #include <texpr/texpr.hpp>
 
 #include <cstdint>

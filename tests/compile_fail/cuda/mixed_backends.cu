@@ -1,6 +1,7 @@
 // A host tensor and a device tensor in one expression: rejected where the expression is written, naming
 // both backends; the fix is an explicit tx::to_device.
 // expected-error: static assertion failed with "texpr: operands live on different backends
+// expected-errors: 1
 // expected-error: mixed_backends<BackendA, BackendB> \[with BackendA=texpr::host, BackendB=texpr::cuda\]
 #include <texpr/texpr.hpp>
 

@@ -1,0 +1,618 @@
+// Every (op, dtype) row of a backend's registry table, run on that backend and compared with an independent
+// reference (long double for floats, exact 128-bit wrap-around for integers). The list comes from the table:
+// tx::host_rows / tx::cuda_rows. Used by the host suite (tests/core/test_registry.cpp) and the cuda suite
+// (tests/cuda/test_registry_part.cu), so both backends are held to the same checks.
+//
+// To keep what the compilers instantiate small, the elementwise rows of one dtype are checked together: one
+// expression selects, per element, one op of the dtype through a chain of tx::where, so a single fused kernel
+// (and a single strided one) evaluates every elementwise row of that dtype, each on elements drawn from its own
+// input domain, and every element is checked against its own op's reference. Reductions, matmul and layouts
+// have their own kernels and are checked row by row.
+#pragma once
+
+#include "core/reference.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace regcheck {
+
+using test::ld;
+
+/// Reports one mismatch (at most 20 per check, then only counts): a plain function, so the checks below, which are
+/// instantiated per (op, dtype), do not each expand doctest's message machinery.
+inline bool expect(bool ok, const std::string& what, int& failures) {
+  if (!ok && failures++ < 20) FAIL_CHECK(what);
+  return ok;
+}
+inline std::string str(ld v) { return std::to_string(static_cast<double>(v)); }
+
+/// Moving test data to backend B and results back.
+template <class B> struct on;
+template <> struct on<tx::host> {
+  template <class T, std::size_t R> static tx::tensor<T, R> up(const tx::tensor<T, R>& h) { return h.clone(); }
+  template <class E> static auto down(E&& e) { return tx::eval(std::forward<E>(e)); }
+};
+#if defined(__CUDACC__)
+template <> struct on<tx::cuda> {
+  template <class T, std::size_t R> static tx::tensor<T, R, tx::cuda> up(const tx::tensor<T, R>& h) { return tx::to_device(h); }
+  template <class E> static auto down(E&& e) { return tx::to_host(std::forward<E>(e)); }
+};
+#endif
+
+// ---- which rows are which -----------------------------------------------------------------------------------
+
+template <class Op> inline constexpr bool is_cast = tx::detail::cast_op<Op>;
+template <class Op> inline constexpr bool is_where = std::is_same_v<Op, tx::op::where>;
+template <class Op> inline constexpr bool is_copy = std::is_same_v<Op, tx::op::copy>;
+template <class Op> inline constexpr bool is_predicate = tx::detail::predicate_op<Op>;
+template <class Op> inline constexpr bool is_chained =
+    tx::op::category_v<Op> == tx::op::kind::elementwise && !is_cast<Op> && !is_where<Op> && !is_copy<Op>;
+
+/// The ops of Rows registered for dtype T whose result is bool (Predicate) or T (!Predicate), in table order.
+template <class Rows, class T, bool Predicate> struct chain_ops;
+template <class... Row, class T, bool Predicate> struct chain_ops<tx::detail::type_list<Row...>, T, Predicate> {
+  template <class R> using pick = std::conditional_t<
+      tx::in_dtype_set_v<typename R::dtypes, T> && is_chained<typename R::template op_for<T>> &&
+          is_predicate<typename R::template op_for<T>> == Predicate,
+      tx::detail::type_list<typename R::template op_for<T>>, tx::detail::type_list<>>;
+  using type = tx::detail::concat_t<pick<Row>...>;
+};
+
+// ---- elementwise chains ---------------------------------------------------------------------------------------
+
+/// The reference domain of Op on T (16-bit floats use float's).
+template <class Op, class T> test::domain domain_of() {
+  return test::ref<Op>::template dom<std::conditional_t<tx::is_float16_v<T>, float, T>>();
+}
+
+template <class Op, class A, class Bn> auto apply_one(const A& a, const Bn& b) {
+  if constexpr (test::ref<Op>::arity == 1) return tx::map<Op>(a);
+  else return tx::map<Op>(a, b);
+}
+
+/// Op K of the list, for K in [First, First + Count): a balanced tree of where(sel < middle, ..., ...), so the
+/// expression's depth (and the length of its type) grows with log2 of the number of ops, not linearly.
+template <int First, int Count, class Sel, class A, class Bn, class... Ops> auto chain(const Sel& sel, const A& a, const Bn& b) {
+  if constexpr (Count == 1) {
+    using Op = std::tuple_element_t<First, std::tuple<Ops...>>;
+    return apply_one<Op>(a, b);
+  } else {
+    constexpr int half = Count / 2;
+    return tx::where(sel < First + half, chain<First, half, Sel, A, Bn, Ops...>(sel, a, b),
+                     chain<First + half, Count - half, Sel, A, Bn, Ops...>(sel, a, b));
+  }
+}
+
+template <class T, class... Ops> struct op_table {
+  static constexpr int size = sizeof...(Ops);
+  /// Draws (a, b) from op k's domain.
+  static void draw(int k, T& a, T& b) {
+    int i = 0;
+    ((i++ == k ? draw_for<Ops>(a, b) : void()), ...);
+  }
+  /// Op k's reference value and name.
+  static ld reference(int k, T a, T b) {
+    ld r = 0;
+    int i = 0;
+    ((i++ == k ? void(r = ref_of<Ops>(a, b)) : void()), ...);
+    return r;
+  }
+  static std::string name(int k) {
+    std::string r;
+    int i = 0;
+    ((i++ == k ? void(r = std::string(Ops::name)) : void()), ...);
+    return r;
+  }
+
+ private:
+  template <class Op> static void draw_for(T& a, T& b) {
+    const auto d = domain_of<Op, T>();
+    a = test::uniform<T>(d.lo, d.hi);
+    b = test::uniform<T>(d.lo, d.hi);
+    if constexpr (std::is_same_v<Op, tx::op::divide> && !test::is_int<T>)
+      if (std::fabs(test::wide(b)) < 0.05) b = T(1);  // keep quotients finite and well conditioned
+  }
+  template <class Op> static ld ref_of(T a, T b) {
+    if constexpr (test::ref<Op>::arity == 1) return test::ref<Op>::f(a);
+    else return test::ref<Op>::f(a, b);
+  }
+};
+
+/// Checks every op of Ops... on dtype T through one chain: dense (linear path) and with a broadcast selector and
+/// transposed operands (row path: broadcast and gathered chunks on the host, the strided kernel on cuda).
+/// Returns the number of rows checked.
+template <class B, class T, class... Ops> std::size_t check_chain(tx::detail::type_list<Ops...>) {
+  if constexpr (sizeof...(Ops) == 0) {
+    return 0;
+  } else {
+    using table = op_table<T, Ops...>;
+    using R = std::conditional_t<(is_predicate<Ops> && ...), bool, T>;
+    constexpr tx::index_t m = 37, n = 61;  // odd sizes: vector bodies and tails
+    const std::string dtype(tx::dtype_name_v<T>);
+    int failures = 0;
+    // Both evaluations read rank-2 views, so they share one accessor type (one instantiation of the kernels).
+    // Dense: sel, a, b contiguous; element (i, j) uses op (i * n + j) % size, so every op sees many elements.
+    tx::tensor<std::int32_t, 2> sel({m, n});
+    tx::tensor<T, 2> a({m, n}), b({m, n});
+    for (tx::index_t i = 0; i < m * n; ++i) {
+      sel.data()[i] = static_cast<std::int32_t>(i % table::size);
+      table::draw(sel.data()[i], a.data()[i], b.data()[i]);
+    }
+    const auto ds = on<B>::up(sel);
+    const auto da = on<B>::up(a);
+    const auto db = on<B>::up(b);
+    using SV = tx::view<const std::int32_t, 2, B>;
+    using TV = tx::view<const T, 2, B>;
+    const auto got = on<B>::down(chain<0, sizeof...(Ops), SV, TV, TV, Ops...>(ds.view(), da.view(), db.view()));
+    static_assert(std::is_same_v<typename std::remove_cvref_t<decltype(got)>::value_type, R>);
+    for (tx::index_t i = 0; i < m * n; ++i) {
+      const int k = sel.data()[i];
+      const T x = a.data()[i], y = b.data()[i];
+      expect(test::close(got.data()[i], table::reference(k, x, y)),
+             "op " + table::name(k) + " dtype " + dtype + " (dense) inputs " + str(test::wide(x)) + ", " + str(test::wide(y)) +
+                 ": got " + str(test::wide(got.data()[i])) + ", want " + str(table::reference(k, x, y)),
+             failures);
+    }
+    // Row path: the selector varies by row only (a broadcast operand), a and b are transposed views.
+    tx::tensor<std::int32_t, 2> rsel({m, 1});
+    tx::tensor<T, 2> at({n, m}), bt({n, m});  // stored transposed: element (i, j) of the view is at(j, i)
+    for (tx::index_t i = 0; i < m; ++i) {
+      rsel(i, 0) = static_cast<std::int32_t>(i % table::size);
+      for (tx::index_t j = 0; j < n; ++j) table::draw(rsel(i, 0), at(j, i), bt(j, i));
+    }
+    const auto drs = on<B>::up(rsel);
+    const auto dat = on<B>::up(at);
+    const auto dbt = on<B>::up(bt);
+    const TV av(dat.data(), {m, n}, {1, m}), bv(dbt.data(), {m, n}, {1, m});
+    const auto got2 = on<B>::down(chain<0, sizeof...(Ops), SV, TV, TV, Ops...>(drs.view(), av, bv));
+    REQUIRE(got2.shape() == tx::shape_t<2>{m, n});
+    for (tx::index_t i = 0; i < m; ++i)
+      for (tx::index_t j = 0; j < n; ++j) {
+        const int k = rsel(i, 0);
+        const T x = at(j, i), y = bt(j, i);
+        expect(test::close(got2(i, j), table::reference(k, x, y)),
+               "op " + table::name(k) + " dtype " + dtype + " (rows) inputs " + str(test::wide(x)) + ", " + str(test::wide(y)),
+               failures);
+      }
+    REQUIRE(failures == 0);
+    return sizeof...(Ops);
+  }
+}
+
+// ---- where, cast, copy --------------------------------------------------------------------------------------
+
+template <class B, class T> void check_where() {
+  auto c = test::random<bool, 2>({37, 45});
+  auto a = test::random<T, 2>({37, 45});
+  auto b = test::random<T, 1>({45});
+  const auto dc = on<B>::up(c);
+  const auto da = on<B>::up(a);
+  const auto db = on<B>::up(b);
+  const auto got = on<B>::down(tx::where(dc, da, db));
+  for (tx::index_t i = 0; i < 37; ++i)
+    for (tx::index_t j = 0; j < 45; ++j) REQUIRE(test::wide(got(i, j)) == test::wide(c(i, j) ? a(i, j) : b(j)));
+}
+
+template <class From> tx::tensor<From, 1> cast_source(tx::index_t n) {
+  tx::tensor<From, 1> src({n});
+  for (tx::index_t i = 0; i < n; ++i) src.data()[i] = test::uniform<From>(-300, 300);
+  if constexpr (std::is_floating_point_v<From>) {
+    src.data()[0] = std::numeric_limits<From>::quiet_NaN();
+    src.data()[1] = std::numeric_limits<From>::infinity();
+    src.data()[2] = static_cast<From>(-1e30);
+    src.data()[3] = static_cast<From>(0.5);
+    src.data()[4] = static_cast<From>(-0.0);
+  }
+  return src;
+}
+
+template <int K, class To, class Sel, class S, class... Rest> auto cast_chain(const Sel& sel, const S& s, const Rest&... rest) {
+  if constexpr (sizeof...(Rest) == 0) return tx::cast<To>(s);
+  else return tx::where(sel == K, tx::cast<To>(s), cast_chain<K + 1, To>(sel, rest...));
+}
+
+template <class To, class From> void check_cast_from(const tx::tensor<To, 1>& got, const tx::tensor<From, 1>& src) {
+  for (tx::index_t i = 0; i < src.size(); ++i) {
+    const ld want = test::convert_ref<To>(test::wide(src(i)));
+    const ld tol = std::is_same_v<To, float> ? 1e-7L : (tx::is_float16_v<To> ? test::tolerance<To>() : 0);
+    int failures = 0;
+    expect(test::close(got(i), want, 1, tol),
+           "cast<" + std::string(tx::dtype_name_v<To>) + "> from " + std::string(tx::dtype_name_v<From>) + " of " + str(test::wide(src(i))), failures);
+    REQUIRE(failures == 0);
+  }
+}
+template <class B, class To> void check_cast_each() {
+  tx::detail::for_each_type(typename tx::detail::set_list<std::remove_cvref_t<decltype(tx::all_dtypes)>>::type{}, [&]<class From>() {
+    const auto src = cast_source<From>(61);
+    check_cast_from(on<B>::down(tx::cast<To>(on<B>::up(src))), src);
+  });
+}
+
+template <class B, class To> void check_cast_chain();
+
+/// cast<To> from every stored dtype, in one chain; checks the semantics (truncation, saturation, NaN to 0,
+/// rounding to nearest even for the 16-bit floats).
+template <class B, class To> void check_cast() {
+  if constexpr (!tx::has_kernel<tx::op::where, To, B>) {
+    check_cast_each<B, To>();  // no where to chain with (16-bit floats on the host): one evaluation per source
+  } else {
+    check_cast_chain<B, To>();
+  }
+}
+template <class B, class To> void check_cast_chain() {
+  constexpr tx::index_t n = 7 * 61;
+  tx::tensor<std::int32_t, 1> sel({n});
+  for (tx::index_t i = 0; i < n; ++i) sel(i) = static_cast<std::int32_t>((i / 61) % 7);
+  auto f32 = cast_source<float>(n);
+  auto f64 = cast_source<double>(n);
+  auto f16 = cast_source<tx::half>(n);
+  auto b16 = cast_source<tx::bfloat16>(n);
+  auto i32 = cast_source<std::int32_t>(n);
+  auto i64 = cast_source<std::int64_t>(n);
+  auto bl = cast_source<bool>(n);
+  const auto got = on<B>::down(cast_chain<0, To>(on<B>::up(sel), on<B>::up(f32), on<B>::up(f64), on<B>::up(f16),
+                                                 on<B>::up(b16), on<B>::up(i32), on<B>::up(i64), on<B>::up(bl)));
+  for (tx::index_t i = 0; i < n; ++i) {
+    const int k = sel(i);
+    const ld src = k == 0 ? test::wide(f32(i)) : k == 1 ? test::wide(f64(i)) : k == 2 ? test::wide(f16(i))
+                 : k == 3 ? test::wide(b16(i)) : k == 4 ? test::wide(i32(i)) : k == 5 ? test::wide(i64(i)) : test::wide(bl(i));
+    const ld want = test::convert_ref<To>(src);
+    // int64 -> float rounds; double -> 16-bit float rounds twice (through float), so allow the dtype's tolerance
+    const ld tol = std::is_same_v<To, float> ? 1e-7L : (tx::is_float16_v<To> ? test::tolerance<To>() : 0);
+    int failures = 0;
+    expect(test::close(got(i), want, 1, tol),
+           "cast<" + std::string(tx::dtype_name_v<To>) + "> of source " + std::to_string(k) + " value " + str(src), failures);
+    REQUIRE(failures == 0);
+  }
+}
+
+/// copy: a strided (transposed) view assigned to a tensor and a strided destination.
+template <class B, class T> void check_copy() {
+  auto x = test::random<T, 2>({29, 53});
+  auto dx = on<B>::up(x);
+  const tx::view<const T, 2, B> xt(dx.data(), {53, 29}, {1, 53});
+  tx::tensor<T, 2, B> y = xt;
+  const auto got = on<B>::down(y);
+  for (tx::index_t i = 0; i < 53; ++i)
+    for (tx::index_t j = 0; j < 29; ++j) REQUIRE(test::wide(got(i, j)) == test::wide(x(j, i)));
+}
+
+// ---- generators ---------------------------------------------------------------------------------------------
+
+/// arange: 0 .. n - 1, a negative step, and fused with broadcasting against another arange.
+template <class B, class Op, class T> void check_generator() {
+  static_assert(std::is_same_v<Op, tx::op::arange>, "a generator op without a registry check");
+  int failures = 0;
+  const std::string dtype(tx::dtype_name_v<T>);
+  const auto a = on<B>::down(tx::arange<T, B>(37));
+  REQUIRE(a.shape() == tx::shape_t<1>{37});
+  for (tx::index_t i = 0; i < 37; ++i) expect(test::close(a(i), static_cast<ld>(i)), "arange " + dtype + " element " + std::to_string(i), failures);
+  const auto b = on<B>::down(tx::arange<T, B>(T(5), T(-7), T(-3)));  // 5, 2, -1, -4
+  REQUIRE(b.shape() == tx::shape_t<1>{4});
+  for (tx::index_t i = 0; i < 4; ++i) expect(test::close(b(i), static_cast<ld>(5 - 3 * i)), "arange(5, -7, -3) " + dtype, failures);
+  const auto c = on<B>::down(tx::reshape(tx::arange<T, B>(4), {4, 1}) + tx::arange<T, B>(3));
+  REQUIRE(c.shape() == tx::shape_t<2>{4, 3});
+  for (tx::index_t i = 0; i < 4; ++i)
+    for (tx::index_t j = 0; j < 3; ++j) expect(test::close(c(i, j), static_cast<ld>(i + j)), "arange broadcast " + dtype, failures);
+  REQUIRE(failures == 0);
+}
+
+// ---- layouts ------------------------------------------------------------------------------------------------
+
+/// Every layout op on a rank-3 input, compared with index arithmetic: element for element, no arithmetic.
+template <class B, class Op, class T> void check_layout() {
+  constexpr tx::index_t d0 = 3, d1 = 5, d2 = 7;
+  auto x = test::random<T, 3>({d0, d1, d2});
+  auto dx = on<B>::up(x);
+  const tx::view<const T, 3, B> v = std::as_const(dx).view();
+  auto same = [](auto got, auto want) { REQUIRE(test::wide(got) == test::wide(want)); };
+  if constexpr (std::is_same_v<Op, tx::op::transpose>) {
+    const auto g = on<B>::down(tx::transpose(v));
+    REQUIRE(g.shape() == tx::shape_t<3>{d0, d2, d1});
+    for (tx::index_t i = 0; i < d0; ++i)
+      for (tx::index_t j = 0; j < d2; ++j)
+        for (tx::index_t k = 0; k < d1; ++k) same(g(i, j, k), x(i, k, j));
+  } else if constexpr (std::is_same_v<Op, tx::op::permute>) {
+    const auto g = on<B>::down(tx::permute(v, {2, 0, 1}));
+    REQUIRE(g.shape() == tx::shape_t<3>{d2, d0, d1});
+    for (tx::index_t i = 0; i < d2; ++i)
+      for (tx::index_t j = 0; j < d0; ++j)
+        for (tx::index_t k = 0; k < d1; ++k) same(g(i, j, k), x(j, k, i));
+  } else if constexpr (std::is_same_v<Op, tx::op::reshape>) {
+    const auto g = on<B>::down(tx::reshape(v, {d0 * d1, -1}));
+    REQUIRE(g.shape() == tx::shape_t<2>{d0 * d1, d2});
+    for (tx::index_t i = 0; i < g.size(); ++i) same(g.data()[i], x.data()[i]);
+    // A transposed operand is not contiguous: reshape copies it first.
+    const auto t = on<B>::down(tx::reshape(tx::transpose(v), {-1}));
+    for (tx::index_t i = 0; i < d0; ++i)
+      for (tx::index_t j = 0; j < d2; ++j)
+        for (tx::index_t k = 0; k < d1; ++k) same(t((i * d2 + j) * d1 + k), x(i, k, j));
+  } else if constexpr (std::is_same_v<Op, tx::op::slice>) {
+    const auto g = on<B>::down(tx::slice(v, 1, 1, 5, 2));
+    REQUIRE(g.shape() == tx::shape_t<3>{d0, 2, d2});
+    for (tx::index_t i = 0; i < d0; ++i)
+      for (tx::index_t j = 0; j < 2; ++j)
+        for (tx::index_t k = 0; k < d2; ++k) same(g(i, j, k), x(i, 1 + 2 * j, k));
+    const auto r = on<B>::down(tx::slice(v, -1, -1, -100, -3));  // reversed, negative step
+    REQUIRE(r.shape() == tx::shape_t<3>{d0, d1, 3});
+    for (tx::index_t i = 0; i < d0; ++i)
+      for (tx::index_t j = 0; j < d1; ++j)
+        for (tx::index_t k = 0; k < 3; ++k) same(r(i, j, k), x(i, j, d2 - 1 - 3 * k));
+  } else if constexpr (std::is_same_v<Op, tx::op::unsqueeze>) {
+    const auto g = on<B>::down(tx::unsqueeze(v, -2));
+    REQUIRE(g.shape() == tx::shape_t<4>{d0, d1, 1, d2});
+    for (tx::index_t i = 0; i < g.size(); ++i) same(g.data()[i], x.data()[i]);
+  } else if constexpr (std::is_same_v<Op, tx::op::squeeze>) {
+    const auto g = on<B>::down(tx::squeeze(tx::slice(v, 1, 2, 3), 1));
+    REQUIRE(g.shape() == tx::shape_t<2>{d0, d2});
+    for (tx::index_t i = 0; i < d0; ++i)
+      for (tx::index_t k = 0; k < d2; ++k) same(g(i, k), x(i, 2, k));
+  } else if constexpr (std::is_same_v<Op, tx::op::broadcast_to>) {
+    const auto g = on<B>::down(tx::broadcast_to(tx::slice(v, 1, 0, 1), {2, d0, 4, d2}));
+    REQUIRE(g.shape() == tx::shape_t<4>{2, d0, 4, d2});
+    for (tx::index_t q = 0; q < 2; ++q)
+      for (tx::index_t i = 0; i < d0; ++i)
+        for (tx::index_t j = 0; j < 4; ++j)
+          for (tx::index_t k = 0; k < d2; ++k) same(g(q, i, j, k), x(i, 0, k));
+  } else {
+    static_assert(tx::detail::always_false_v<Op>, "a layout op without a registry check");
+  }
+}
+
+// ---- reductions ---------------------------------------------------------------------------------------------
+
+template <class Op> inline constexpr bool is_mean = std::is_same_v<Op, tx::op::mean>;
+template <class Op> inline constexpr bool is_sum = std::is_same_v<Op, tx::op::sum> || std::is_same_v<Op, tx::op::sum_to>;
+
+/// The reference reduction of v and the magnitude the rounding error is relative to (sum of |x| for sums, n ulp
+/// of the result for products, the result for max and min).
+template <class Op, class T> ld reduce_ref(const std::vector<ld>& v, ld& scale) {
+  scale = 1;
+  if constexpr (is_sum<Op> || is_mean<Op>) {
+    if constexpr (test::is_int<T>) {
+      test::i128 s = 0;
+      for (ld x : v) s += static_cast<test::i128>(x);
+      return static_cast<ld>(test::wrap<T>(s));
+    } else {
+      ld s = 0, mag = 0;
+      for (ld x : v) {
+        s += x;
+        mag += std::fabs(x);
+      }
+      scale = is_mean<Op> ? mag / static_cast<ld>(v.size()) : mag;
+      return is_mean<Op> ? s / static_cast<ld>(v.size()) : s;
+    }
+  } else if constexpr (std::is_same_v<Op, tx::op::prod>) {
+    if constexpr (test::is_int<T>) {
+      test::u128 p = 1;
+      for (ld x : v) p *= static_cast<test::u128>(static_cast<test::i128>(x));
+      return static_cast<ld>(test::wrap<T>(static_cast<test::i128>(p)));
+    } else {
+      ld p = 1;
+      for (ld x : v) p *= x;
+      const ld eps = std::numeric_limits<tx::op::reduction_op::accumulator<T>>::epsilon();
+      scale = std::fabs(p) * (1 + static_cast<ld>(v.size()) * eps / test::tolerance<T>());
+      return p;
+    }
+  } else {
+    ld m = v.at(0);
+    for (ld x : v) m = std::is_same_v<Op, tx::op::max> ? std::max(m, x) : std::min(m, x);
+    return m;
+  }
+}
+
+/// The elements of x (row-major, rank 3) on the line through output index o along axis.
+template <class T> std::vector<ld> line_of(const tx::tensor<T, 3>& x, std::size_t axis, tx::index_t o) {
+  tx::shape_t<2> out{};
+  for (std::size_t d = 0, k = 0; d < 3; ++d)
+    if (d != axis) out[k++] = x.shape()[d];
+  const auto oi = test::unravel(o, out);
+  std::vector<ld> v;
+  for (tx::index_t l = 0; l < x.shape()[axis]; ++l) {
+    std::array<tx::index_t, 3> idx{};
+    for (std::size_t d = 0, k = 0; d < 3; ++d) idx[d] = d == axis ? l : oi[k++];
+    v.push_back(test::wide(x(idx[0], idx[1], idx[2])));
+  }
+  return v;
+}
+
+/// Op over everything, along each axis and along axis 1 kept, of x (rank 3) given on B as the view `e` (contiguous
+/// or strided: the same node type either way, so one instantiation per (op, dtype)).
+template <class B, class Op, class T> void check_reduction_of(const tx::tensor<T, 3>& x, const tx::view<const T, 3, B>& e, const std::string& what) {
+  int failures = 0;
+  const std::string where = std::string(Op::name) + " " + std::string(tx::dtype_name_v<T>) + " " + what + " " + tx::to_string(x.shape());
+  std::vector<ld> all;
+  for (tx::index_t i = 0; i < x.size(); ++i) all.push_back(test::wide(x.data()[i]));
+  ld scale = 1;
+  const ld want = reduce_ref<Op, T>(all, scale);
+  const T got = tx::reduce<Op>(e).item();
+  expect(test::close(got, want, scale), where + ": all elements: got " + str(test::wide(got)) + " want " + str(want), failures);
+  for (std::size_t axis = 0; axis < 3; ++axis) {
+    const auto out = on<B>::down(tx::reduce<Op>(e, static_cast<tx::index_t>(axis)));
+    for (tx::index_t o = 0; o < out.size(); ++o) {
+      ld s = 1;
+      const ld w = reduce_ref<Op, T>(line_of(x, axis, o), s);
+      expect(test::close(out.data()[o], w, s),
+             where + ": axis " + std::to_string(axis) + " output " + std::to_string(o) + " got " + str(test::wide(out.data()[o])) + " want " + str(w),
+             failures);
+    }
+  }
+  const auto kept = on<B>::down(tx::reduce_expr<Op, tx::view<const T, 3, B>, 3>(e, Op{}, 2u));
+  REQUIRE(kept.shape() == tx::shape_t<3>{x.shape()[0], 1, x.shape()[2]});
+  for (tx::index_t o = 0; o < kept.size(); ++o) {
+    ld s = 1;
+    const ld w = reduce_ref<Op, T>(line_of(x, 1, o), s);
+    expect(test::close(kept.data()[o], w, s), where + ": axis 1 kept, output " + std::to_string(o), failures);
+  }
+  REQUIRE(failures == 0);
+}
+
+/// Shapes of the reduction checks: small on the host (its deep paths have their own tests), and on cuda long
+/// rows and long columns that split the axis into chunks and a second pass.
+template <class B> std::vector<tx::shape_t<3>> reduction_shapes() {
+  if constexpr (std::is_same_v<B, tx::host>) return {{4, 33, 70}};
+  else return {{4, 33, 70}, {2, 3, 9000}, {2, 1500, 5}};
+}
+
+template <class B, class Op, class T> void check_reduction() {
+  constexpr bool prod = std::is_same_v<Op, tx::op::prod>;
+  const double lo = prod ? 0.99 : (test::is_int<T> ? -1e6 : -2), hi = prod ? 1.01 : (test::is_int<T> ? 1e6 : 2);
+  for (const auto& s : reduction_shapes<B>()) {
+    // integer products read factors that are never 0 (+-1, +-3, a few +-2), so they wrap and are not 0 = 0
+    auto x = [&] {
+      if constexpr (prod && test::is_int<T>) return test::product_factors<T, 3>(s);
+      else return test::random<T, 3>(s, lo, hi);
+    }();
+    auto dx = on<B>::up(x);
+    check_reduction_of<B, Op>(x, std::as_const(dx).view(), "dense");
+    // The same values through a strided view (last two axes stored transposed).
+    tx::tensor<T, 3> xt({s[0], s[2], s[1]});
+    for (tx::index_t i = 0; i < s[0]; ++i)
+      for (tx::index_t j = 0; j < s[1]; ++j)
+        for (tx::index_t k = 0; k < s[2]; ++k) xt(i, k, j) = x(i, j, k);
+    auto dxt = on<B>::up(xt);
+    const tx::view<const T, 3, B> strided(dxt.data(), s, {s[1] * s[2], 1, s[1]});
+    check_reduction_of<B, Op>(x, strided, "strided view");
+  }
+}
+
+// ---- matmul -------------------------------------------------------------------------------------------------
+
+/// C = A B on B against a long double loop, for operands given as host tensors of any rank and read on the
+/// device as `ea`, `eb` (tensors, or transposed views).
+template <class B, class T, std::size_t RA, std::size_t RB, class EA, class EB>
+void check_product(const tx::tensor<T, RA>& a, const tx::tensor<T, RB>& b, const EA& ea, const EB& eb, const char* what) {
+  const auto c = on<B>::down(tx::matmul(ea, eb));
+  int failures = 0;
+  // NumPy's rules, as plain loops over a broadcast batch.
+  const tx::index_t m = RA == 1 ? 1 : a.shape()[RA - 2], k = a.shape()[RA - 1], n = RB == 1 ? 1 : b.shape()[RB - 1];
+  constexpr std::size_t BR = (RA > RB ? RA : RB) > 2 ? (RA > RB ? RA : RB) - 2 : 0;
+  std::array<tx::index_t, BR + 1> batch{};
+  for (std::size_t i = 0; i != BR; ++i) {
+    const std::size_t from_end = BR - i;
+    const tx::index_t ea_ = RA >= 2 && RA - 2 >= from_end ? a.shape()[RA - 2 - from_end] : 1;
+    const tx::index_t eb_ = RB >= 2 && RB - 2 >= from_end ? b.shape()[RB - 2 - from_end] : 1;
+    batch[i] = std::max(ea_, eb_);
+  }
+  tx::index_t batches = 1;
+  for (std::size_t i = 0; i != BR; ++i) batches *= batch[i];
+  REQUIRE(c.size() == batches * m * n);
+  auto index_of = [&](tx::index_t q, std::size_t rank, const auto& shape, tx::index_t mat) {  // batch offset
+    tx::index_t off = 0, stride = mat;
+    for (std::size_t i = BR; i-- > 0;) {
+      const tx::index_t bi = q % batch[i];
+      q /= batch[i];
+      const std::size_t from_end = BR - i;
+      if (rank >= 2 && rank - 2 >= from_end) {
+        const tx::index_t e = shape[rank - 2 - from_end];
+        off += (e == 1 ? 0 : bi) * stride;
+        stride *= e;
+      }
+    }
+    return off;
+  };
+  for (tx::index_t q = 0; q < batches; ++q) {
+    const tx::index_t oa = index_of(q, RA, a.shape(), m * k), ob = index_of(q, RB, b.shape(), k * n);
+    for (tx::index_t i = 0; i < m; ++i)
+      for (tx::index_t j = 0; j < n; ++j) {
+        ld s = 0, mag = 0;
+        for (tx::index_t p = 0; p < k; ++p) {
+          const ld x = test::wide(a.data()[oa + i * k + p]), y = test::wide(b.data()[ob + p * n + j]);
+          s += x * y;
+          mag += std::fabs(x * y);
+        }
+        if constexpr (test::is_int<T>) s = static_cast<ld>(test::wrap<T>(static_cast<test::i128>(s)));
+        const T got = c.data()[(q * m + i) * n + j];
+        expect(test::close(got, s, mag),
+               std::string(what) + " " + std::string(tx::dtype_name_v<T>) + ": batch " + std::to_string(q) + " C(" + std::to_string(i) +
+                   ", " + std::to_string(j) + ") = " + str(test::wide(got)) + " want " + str(s),
+               failures);
+      }
+  }
+  REQUIRE(failures == 0);
+}
+
+template <class B, class T> void check_matmul() {
+  const double r = test::is_int<T> ? 50 : 2;
+  auto a = test::random<T, 2>({33, 17}, -r, r);
+  auto b = test::random<T, 2>({17, 45}, -r, r);
+  auto a3 = test::random<T, 3>({3, 33, 17}, -r, r);
+  auto a4 = test::random<T, 4>({2, 1, 33, 17}, -r, r);
+  auto b3 = test::random<T, 3>({3, 17, 45}, -r, r);
+  auto v = test::random<T, 1>({17}, -r, r);
+  auto da = on<B>::up(a);
+  auto db = on<B>::up(b);
+  auto da3 = on<B>::up(a3);
+  auto da4 = on<B>::up(a4);
+  auto db3 = on<B>::up(b3);
+  auto dv = on<B>::up(v);
+  check_product<B>(a, b, da, db, "matrix x matrix");
+  check_product<B>(a3, b, da3, db, "batch x shared matrix");
+  check_product<B>(a4, b3, da4, db3, "batch dimensions broadcast (2, 1) with (3)");
+  check_product<B>(v, b, dv, db, "vector x matrix");
+  check_product<B>(a, v, da, dv, "matrix x vector");
+  check_product<B>(v, v, dv, dv, "dot");
+  // A transposed operand is read in place (no copy): B given as the transpose of its transpose's storage.
+  tx::tensor<T, 2> bt({45, 17});
+  for (tx::index_t i = 0; i < 17; ++i)
+    for (tx::index_t j = 0; j < 45; ++j) bt(j, i) = b(i, j);
+  auto dbt = on<B>::up(bt);
+  check_product<B>(a, b, da, tx::transpose(dbt), "matrix x transposed matrix");
+}
+
+// ---- the whole table ----------------------------------------------------------------------------------------
+
+/// Runs the check of every row of Rows for which Select<index> holds (the cuda suite splits the table in parts);
+/// returns the number of (op, dtype) entries checked.
+template <class B, class Rows, class Select> std::size_t check_rows(Select select) {
+  std::size_t checked = 0;
+  // Elementwise ops, chained per dtype (the chain check counts its ops).
+  if (select(0)) {
+    tx::detail::for_each_type(typename tx::detail::set_list<std::remove_cvref_t<decltype(tx::all_dtypes)>>::type{}, [&]<class T>() {
+      checked += check_chain<B, T>(typename chain_ops<Rows, T, false>::type{});
+      checked += check_chain<B, T>(typename chain_ops<Rows, T, true>::type{});
+    });
+  }
+  tx::detail::for_each_indexed(Rows{}, [&]<class Row, std::size_t I>() {
+    if (!select(I + 1)) return;
+    tx::detail::for_each_type(typename tx::detail::set_list<typename Row::dtypes>::type{}, [&]<class T>() {
+      using Op = typename Row::template op_for<T>;
+      if constexpr (is_chained<Op>) {
+        // counted by its dtype's chain
+      } else if constexpr (is_where<Op>) {
+        check_where<B, T>();
+        ++checked;
+      } else if constexpr (is_cast<Op>) {
+        check_cast<B, T>();
+        ++checked;
+      } else if constexpr (is_copy<Op>) {
+        check_copy<B, T>();
+        ++checked;
+      } else if constexpr (tx::op::category_v<Op> == tx::op::kind::generator) {
+        check_generator<B, Op, T>();
+        ++checked;
+      } else if constexpr (tx::op::category_v<Op> == tx::op::kind::layout) {
+        check_layout<B, Op, T>();
+        ++checked;
+      } else if constexpr (tx::detail::reduction_op_tag<Op>) {
+        check_reduction<B, Op, T>();
+        ++checked;
+      } else if constexpr (std::is_same_v<Op, tx::op::matmul>) {
+        check_matmul<B, T>();
+        ++checked;
+      } else {
+        static_assert(tx::detail::always_false_v<Op>, "a registry row without a check");
+      }
+    });
+  });
+  return checked;
+}
+
+} // namespace regcheck
