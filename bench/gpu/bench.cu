@@ -6,6 +6,7 @@
 #include <cub/device/device_reduce.cuh>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -122,6 +123,29 @@ int main() {
   tx::tensor<float, 2, tx::cuda> r2(tx::shape_t<2>{1024, 1024});
   const double mean3_ms = time_ms([&] { r2 = tx::mean(x3, 0); });
   row("mean axis 0 (64x1024x1024 float)", mean3_ms, "D2D copy, same bytes", copy_ms * mbytes / (2 * fbytes), mbytes, 0);
+
+  // Stream-ordered pool: many small evaluations, each read back with item() (a synchronisation), with the pool
+  // keeping freed memory (texpr's setting, release threshold = max) and with CUDA's default (threshold 0: freed
+  // memory goes back to the driver at every synchronisation and is mapped again by the next allocation).
+  {
+    tx::tensor<float, 1, tx::cuda> small(tx::shape_t<1>{1 << 20});
+    auto steps = [&] {
+      for (int i = 0; i < 50; ++i) {
+        tx::tensor<float, 1, tx::cuda> t = small * 2.0f + 1.0f;
+        if (tx::sum(t).item() < 0) std::printf("impossible\n");
+      }
+    };
+    cudaMemPool_t pool = nullptr;
+    int dev = 0;
+    TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
+    TEXPR_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev));
+    std::uint64_t keep = UINT64_MAX, release = 0;
+    const double kept_ms = time_ms(steps);
+    TEXPR_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &release));
+    const double released_ms = time_ms(steps);
+    TEXPR_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    row("50 x (4 MiB alloc + item()), pool kept", kept_ms, "pool released at sync", released_ms, 0, 0);
+  }
 
   std::printf("\n");
   bench_matmul<float>("float", CUDA_R_32F, CUBLAS_COMPUTE_32F, 4096);
