@@ -145,7 +145,8 @@ TEST_CASE("a shared forward sub-result is evaluated once per eval_all") {
   counted_calls = 0;
   (void)tx::eval(std::get<2>(step));
   CHECK(counted_calls == a.size());  // a separate evaluation computes it again, once
-  // The user-defined rule is right too.
+  // The user-defined rule is right too, and its derivative text is what a generated table would show.
+  CHECK(tx::gradient_rule<counted>::derivative == "dx = g");
   grad_check::check("counted", [&](auto p, auto q) { return tx::sum(tx::tanh(tx::matmul(tx::map<counted>(p), q)) * w); }, a, b);
 }
 
