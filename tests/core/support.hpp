@@ -54,8 +54,8 @@ template <class T, std::size_t R> tx::tensor<T, R> product_factors(const tx::sha
   tx::tensor<T, R> t(shape);
   std::uniform_int_distribution<int> pick(0, 99);
   for (tx::index_t i = 0; i < t.size(); ++i) {
-    const T magnitude = pick(rng()) < 75 ? T(1) : T(3);
-    t.data()[i] = (pick(rng()) & 1) ? magnitude : T(-magnitude);
+    const int magnitude = pick(rng()) < 75 ? 1 : 3;  // int: half/bfloat16 have no unary minus under nvcc
+    t.data()[i] = T((pick(rng()) & 1) ? magnitude : -magnitude);
   }
   if (t.size() > 0) {
     std::uniform_int_distribution<tx::index_t> where(0, t.size() - 1);
