@@ -76,7 +76,7 @@ class tape {
   enum class kind { value, gradient };
 
   /// The saved leaf of `computation` for (forward_node, k); one slot per key, made on first request.
-  template <class Forward, class Node> auto save(const Forward& forward_node, kind k, Node computation) {
+  template <class Forward, class Node> TEXPR_NOINLINE auto save(const Forward& forward_node, kind k, Node computation) {
     using B = typename Node::backend;
     using T = typename Node::value_type;
     using leaf = saved_ref<T, Node::rank, B, offender_summary_t<typename graph_check<Node, B>::offender>>;
@@ -150,7 +150,7 @@ template <class Tags> struct gradient_builder {
   /// The forward value of n as the gradient graphs read it: leaves as they are; a node the backward pass reads
   /// (Needed), or a computed node (reduction, matmul), or one whose own rule reads its result, saved; any other
   /// node rebuilt over its operands' proxies (fused into whatever reads it).
-  template <bool Needed, class N> auto fwd(const N& n) {
+  template <bool Needed, class N> TEXPR_NOINLINE auto fwd(const N& n) {
     constexpr op::kind k = kind_of_v<N>;
     if constexpr (k == op::kind::memory || k == op::kind::constant || k == op::kind::generator) {
       return n;
@@ -167,7 +167,7 @@ template <class Tags> struct gradient_builder {
   }
 
   /// The contribution of node n's subtree to the gradient of parameter Tag, given the gradient g flowing into n.
-  template <class Tag, class N, class G> auto back(const N& n, const G& g) {
+  template <class Tag, class N, class G> TEXPR_NOINLINE auto back(const N& n, const G& g) {
     using Op = typename N::op_type;
     if constexpr (!contains_any_param_v<N, type_list<Tag>>) {
       return no_gradient{};
@@ -195,7 +195,7 @@ template <class Tags> struct gradient_builder {
   }
 
   template <class Tag, std::size_t I, class N, class G, std::size_t... J>
-  auto back_operand(const N& n, const G& g, std::index_sequence<J...>) {
+  TEXPR_NOINLINE auto back_operand(const N& n, const G& g, std::index_sequence<J...>) {
     using Op = typename N::op_type;
     using C = tuple_element_t<I, std::remove_cvref_t<decltype(n.operands())>>;
     if constexpr (!contains_any_param_v<C, type_list<Tag>>) {

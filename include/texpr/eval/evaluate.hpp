@@ -92,7 +92,7 @@ template <class N, class T, std::size_t R, class B> bool needs_buffer(const view
 }
 
 /// Copies (or fills) dest from a fused accessor through the backend's copy kernel.
-template <class N, class T, std::size_t R, class B> void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx);
+template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx);
 
 template <class T, std::size_t R, class B, class Acc> void assign_accessor(const view<T, R, B>& dest, const Acc& acc, context<B>& ctx) {
   kernel<op::copy, T, B>::assign(dest, acc, ctx);
@@ -113,7 +113,7 @@ template <class N, class T, std::size_t R, class B> void evaluate_into(const vie
 }
 
 /// evaluate_into once the compile-time checks passed.
-template <class N, class T, std::size_t R, class B> void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx) {
+template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx) {
   if (n.shape() != dest.shape())
     throw shape_error("texpr: cannot assign an expression of shape " + to_string(n.shape()) +
                       " to a destination of shape " + to_string(dest.shape()));

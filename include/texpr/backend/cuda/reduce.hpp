@@ -384,11 +384,12 @@ void block_reduce::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& 
     if constexpr (std::is_same_v<Op, op::sum_to>) return detail::materialize(n.child(), ctx);
     else return n.child();
   };
-  if (n.reduces_all()) {
+  if (R == 0 || n.reduces_all()) {
     reduce_all<T, A>(op, detail::read(operand(), in_shape, ctx), in_shape, dest.data(), ctx.stream);
     return;
   }
-  if constexpr (RC >= 1) {
+  // A rank-0 result reduces everything: no axis kernels are instantiated for it.
+  if constexpr (RC >= 1 && R > 0) {
     if (count == 1) {
       std::size_t axis = 0;
       while (!n.reduces(axis)) ++axis;

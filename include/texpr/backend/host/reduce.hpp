@@ -313,13 +313,14 @@ void pairwise_reduce::run(const N& n, const view<T, R, host>& dest, context<host
     if constexpr (std::is_same_v<Op, op::sum_to>) return detail::materialize(n.child(), ctx);
     else return n.child();
   };
-  if (n.reduces_all()) {
+  if (R == 0 || n.reduces_all()) {
     const auto acc = detail::read(operand(), in_shape, ctx);
     const A total = reduce_all<A>(op, acc, in_shape);
     dest.data()[0] = op.template finalize<T>(total, shape_size(in_shape));
     return;
   }
-  if constexpr (RC >= 1) {
+  // A rank-0 result reduces everything: the axis paths are not instantiated for it (a loss's mean).
+  if constexpr (RC >= 1 && R > 0) {
     if (count == 1) {
       std::size_t axis = 0;
       while (!n.reduces(axis)) ++axis;
