@@ -138,12 +138,12 @@ TEST_CASE("compound assignment updates in place with broadcasting") {
 
 TEST_CASE("zeros, ones, full, zeros_like, ones_like: lazy constants that cost no memory until assigned") {
   const auto before = tx::detail::memory<tx::host>::allocations.load();
-  auto z = tx::zeros<float, 2>({3, 4});
-  auto o = tx::ones<double, 1>({5});
+  auto z = tx::zeros<float>({3, 4});
+  auto o = tx::ones<double>({5});
   auto f = tx::full(tx::shape_t<2>{2, 3}, std::int32_t(7));
   CHECK(tx::detail::memory<tx::host>::allocations.load() == before);  // nothing allocated yet
   static_assert(tx::runs_on<decltype(z), tx::host>);
-  static_assert(!tx::runs_on<decltype(tx::zeros<float, 2, tx::cuda>({1, 1})), tx::host>);  // on cuda by request
+  static_assert(!tx::runs_on<decltype(tx::zeros<float, tx::cuda>({1, 1})), tx::host>);  // on cuda by request
   tx::tensor<float, 2> tz = z;
   tx::tensor<double, 1> to = o;
   tx::tensor<std::int32_t, 2> tf = f;
@@ -158,7 +158,10 @@ TEST_CASE("zeros, ones, full, zeros_like, ones_like: lazy constants that cost no
   CHECK(tx::detail::memory<tx::host>::allocations.load() - mid == 1);
   for (tx::index_t i = 0; i < 12; ++i) CHECK(y.data()[i] == static_cast<float>(i + 1) + 0.5f);
   CHECK(tx::placement(tx::ones_like(x) * x).find("constant") != std::string::npos);
-  CHECK_THROWS_AS((tx::zeros<float, 1>({-1})), tx::shape_error);
+  CHECK_THROWS_AS((tx::zeros<float>({-1})), tx::shape_error);
+  tx::tensor<float, 2> braced = tx::full({2, 3}, 1.5f);  // shapes as braced lists
+  CHECK(braced.shape() == tx::shape_t<2>{2, 3});
+  for (tx::index_t i = 0; i < braced.size(); ++i) CHECK(braced.data()[i] == 1.5f);
 }
 
 TEST_CASE("arange: counts, steps, negative steps, float steps, empty ranges, fused with broadcasting") {
@@ -202,6 +205,19 @@ TEST_CASE("errors raised by named functions start with the caller's file:line") 
   }
   try {
     (void)tx::maximum(a, b);
+    FAIL("no error");
+  } catch (const tx::shape_error& x) {
+    CHECK(starts_here(x.what(), __LINE__ - 3));
+  }
+  try {
+    (void)tx::add(a, b);  // the named twin of a + b
+    FAIL("no error");
+  } catch (const tx::shape_error& x) {
+    CHECK(starts_here(x.what(), __LINE__ - 3));
+    CHECK(std::string(x.what()).find("add") != std::string::npos);
+  }
+  try {
+    tx::tensor<float, 2> few({2, 2}, {1, 2, 3});  // 3 values for 4 elements
     FAIL("no error");
   } catch (const tx::shape_error& x) {
     CHECK(starts_here(x.what(), __LINE__ - 3));

@@ -168,6 +168,10 @@ TEXPR_BINARY_OPERATOR(||, logical_or)
     using T = typename detail::captured_t<B>::value_type;                                             \
     return detail::make_map<op::NAME>(detail::make_scalar<T>(s), std::forward<B>(b));                 \
   }
+TEXPR_BINARY_FUNCTION(add)
+TEXPR_BINARY_FUNCTION(subtract)
+TEXPR_BINARY_FUNCTION(multiply)
+TEXPR_BINARY_FUNCTION(divide)
 TEXPR_BINARY_FUNCTION(maximum)
 TEXPR_BINARY_FUNCTION(minimum)
 TEXPR_BINARY_FUNCTION(pow)

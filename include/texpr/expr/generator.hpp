@@ -41,6 +41,12 @@ template <class Op, class T, std::size_t R, class Backend> class generator_expr 
 };
 
 namespace detail {
+/// A shape from a braced list of extents.
+template <std::size_t R> shape_t<R> to_shape(const index_t (&s)[R]) {
+  shape_t<R> out{};
+  for (std::size_t i = 0; i != R; ++i) out[i] = s[i];
+  return out;
+}
 template <std::size_t R> void check_extents(const shape_t<R>& s, const source_location& loc) {
   for (auto e : s)
     if (e < 0) throw shape_error(at(loc) + "texpr: negative extent in shape " + to_string(s));
@@ -54,15 +60,30 @@ auto full(const shape_t<R>& shape, T value, source_location loc = source_locatio
   detail::check_extents(shape, loc);
   return constant_expr<T, R, Backend>(value, shape);
 }
+/// full with the shape written as a braced list: tx::full({2, 3}, 1.5f).
+template <class Backend = host, class T, std::size_t R>
+auto full(const index_t (&shape)[R], T value, source_location loc = source_location::current()) {
+  return full<Backend>(detail::to_shape(shape), value, loc);
+}
 /// Zeros of dtype T and `shape` on Backend: lazy (no memory) until assigned.
-template <class T, std::size_t R, class Backend = host>
+template <class T, class Backend = host, std::size_t R>
 auto zeros(const shape_t<R>& shape, source_location loc = source_location::current()) {
   return full<Backend>(shape, T(0), loc);
 }
+/// zeros with the shape written as a braced list: tx::zeros<float>({2, 3}).
+template <class T, class Backend = host, std::size_t R>
+auto zeros(const index_t (&shape)[R], source_location loc = source_location::current()) {
+  return full<Backend>(detail::to_shape(shape), T(0), loc);
+}
 /// Ones of dtype T and `shape` on Backend: lazy (no memory) until assigned.
-template <class T, std::size_t R, class Backend = host>
+template <class T, class Backend = host, std::size_t R>
 auto ones(const shape_t<R>& shape, source_location loc = source_location::current()) {
   return full<Backend>(shape, T(1), loc);
+}
+/// ones with the shape written as a braced list: tx::ones<float>({2, 3}).
+template <class T, class Backend = host, std::size_t R>
+auto ones(const index_t (&shape)[R], source_location loc = source_location::current()) {
+  return full<Backend>(detail::to_shape(shape), T(1), loc);
 }
 /// Zeros with e's dtype, shape and backend.
 template <operand E> auto zeros_like(const E& e) {

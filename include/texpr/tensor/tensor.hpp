@@ -38,11 +38,13 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
   /// Allocates a zero-filled tensor of the given shape (on `stream` for cuda; ignored on host).
   explicit tensor(const shape_t<Rank>& shape, stream_t stream = nullptr) { allocate(shape, stream, true); }
 
-  /// Allocates a host tensor and fills it, row-major, from `values`; the count must match the shape.
-  tensor(const shape_t<Rank>& shape, std::initializer_list<T> values) {
+  /// Allocates a host tensor and fills it, row-major, from `values`; the count must match the shape (else
+  /// shape_error naming the caller's file:line).
+  tensor(const shape_t<Rank>& shape, std::initializer_list<T> values,
+         texpr::source_location loc = texpr::source_location::current()) {
     static_assert(std::is_same_v<Backend, host>, "texpr: only host tensors take initial values; build on host, then tx::to_device");
     if (static_cast<index_t>(values.size()) != checked_size(shape))
-      throw shape_error("texpr: " + std::to_string(values.size()) + " initial values for a tensor of shape " +
+      throw shape_error(detail::at(loc) + "texpr: " + std::to_string(values.size()) + " initial values for a tensor of shape " +
                         texpr::to_string(shape) + " (" + std::to_string(checked_size(shape)) + " elements)");
     allocate(shape, nullptr, false);
     std::copy(values.begin(), values.end(), data_);
