@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds (sm_90) and runs every CUDA test, the CUDA example, compute-sanitizer memcheck on part of the test
+# Builds (sm_90) and runs every CUDA test, the CUDA examples (placement, MLP training), compute-sanitizer memcheck on part of the test
 # program, the GPU benchmarks and the PyTorch comparison, in under 8 minutes on one H200 with no network.
 #
 # Prepare here:    bash tests/gpu/prepare.sh          (copies doctest.h into the git-ignored .gpu-carry/)
@@ -45,9 +45,10 @@ export CUDA_MODULE_LOADING=EAGER
 
 step configure 120 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DTEXPR_DOCTEST_INCLUDE_DIR="$root/.gpu-carry" -DTEXPR_BUILD_EXAMPLES=ON -DTEXPR_BUILD_GPU_BENCH=ON
-step build 330 cmake --build "$build" -j"$jobs" --target texpr_cuda_tests cuda_placement texpr_gpu_bench
+step build 330 cmake --build "$build" -j"$jobs" --target texpr_cuda_tests cuda_placement mlp_cuda texpr_gpu_bench
 step tests 240 "$build/tests/cuda/texpr_cuda_tests" --duration=true
 step example 60 "$build/examples/cuda/cuda_placement"
+step mlp 90 "$build/examples/mlp/mlp_cuda" --steps 150 --print-every 50
 if command -v compute-sanitizer >/dev/null 2>&1; then
   step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/cuda/texpr_cuda_tests" \
     --test-case="destinations*,empty inputs*,views over*,a fused graph*"
