@@ -1,0 +1,40 @@
+# Compiles tests/cuda/ptx/reduce_columns.cu to PTX and checks the axis-reduction kernels (issue 11, item 8): no
+# local memory (ld.local/st.local: a cursor spilled to the stack) and element loads through the read-only path
+# (ld.global.nc). Inputs: COMPILER (nvcc), SOURCE, INCLUDE_DIR, OUT (the .ptx to write).
+execute_process(
+  COMMAND "${COMPILER}" -std=c++20 --expt-relaxed-constexpr -ptx -arch=sm_90 -I${INCLUDE_DIR} ${SOURCE} -o ${OUT}
+  RESULT_VARIABLE _rc ERROR_VARIABLE _err)
+if(NOT _rc EQUAL 0)
+  message(FATAL_ERROR "nvcc -ptx failed:\n${_err}")
+endif()
+file(READ "${OUT}" _ptx)
+# Walk the entries: each kernel's text runs from its ".entry" to the next one (or the end). PTX is full of [ ],
+# which CMake lists do not split inside, so this steps with string(FIND) instead.
+set(_checked 0)
+set(_rest "${_ptx}")
+string(FIND "${_rest}" ".entry " _at)
+while(NOT _at EQUAL -1)
+  math(EXPR _from "${_at} + 7")
+  string(SUBSTRING "${_rest}" ${_from} -1 _rest)
+  string(FIND "${_rest}" ".entry " _at)
+  if(_at EQUAL -1)
+    set(_part "${_rest}")
+  else()
+    string(SUBSTRING "${_rest}" 0 ${_at} _part)
+  endif()
+  if(NOT _part MATCHES "^(_Z[A-Za-z0-9_]*reduce_(columns|lines)[A-Za-z0-9_]*)")
+    continue()
+  endif()
+  set(_name "${CMAKE_MATCH_1}")
+  math(EXPR _checked "${_checked} + 1")
+  if(_part MATCHES "(ld|st)\\.local")
+    message(FATAL_ERROR "${_name} uses local memory (${CMAKE_MATCH_0}): its loop state left registers")
+  endif()
+  if(_name MATCHES "_sourceINS_16strided_accessorINS0_13memory_source" AND NOT _part MATCHES "ld\\.global\\.nc")
+    message(FATAL_ERROR "${_name} reads memory without ld.global.nc")
+  endif()
+endwhile()
+if(_checked LESS 8)
+  message(FATAL_ERROR "expected at least 8 reduce_columns/reduce_lines kernels in the PTX, found ${_checked}")
+endif()
+message(STATUS "${_checked} axis-reduction kernels: no local memory; memory reads are ld.global.nc")
