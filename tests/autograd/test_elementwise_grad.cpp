@@ -36,6 +36,32 @@ TEST_CASE("unary functions") {
   check("elu alpha 0.3", [&](auto p) { return tx::sum(tx::elu(p, 0.3) * w); }, x);
 }
 
+TEST_CASE("the model-building unary functions: log1p, expm1, softplus, gelu, silu, square, rsqrt, sin, cos") {
+  auto g = grad_check::rng(12);
+  auto x = random(shape, g, -2, 2, 0.05), pos = random(shape, g, 0.2, 3), w = random(shape, g);
+  check("log1p", [&](auto p) { return tx::sum(tx::log1p(p) * w); }, pos);
+  check("expm1", [&](auto p) { return tx::sum(tx::expm1(p) * w); }, x);
+  check("softplus", [&](auto p) { return tx::sum(tx::softplus(p) * w); }, x);
+  check("gelu", [&](auto p) { return tx::sum(tx::gelu(p) * w); }, x);
+  check("silu", [&](auto p) { return tx::sum(tx::silu(p) * w); }, x);
+  check("square", [&](auto p) { return tx::sum(tx::square(p) * w); }, x);
+  check("rsqrt", [&](auto p) { return tx::sum(tx::rsqrt(p) * w); }, pos);
+  check("sin", [&](auto p) { return tx::sum(tx::sin(p) * w); }, x);
+  check("cos", [&](auto p) { return tx::sum(tx::cos(p) * w); }, x);
+}
+
+TEST_CASE("clamp passes the gradient to x inside the bounds and to the bound that is the result") {
+  auto g = grad_check::rng(13);
+  auto x = random(shape, g, -2, 2, 0.05), w = random(shape, g);
+  auto lo = random(shape, g, -1.5, -0.2), hi = random(shape, g, 0.2, 1.5);
+  for (tx::index_t i = 0; i < x.size(); ++i) {  // keep x away from the bounds by more than the step
+    if (std::abs(x.data()[i] - lo.data()[i]) < 0.01) x.data()[i] += 0.05;
+    if (std::abs(x.data()[i] - hi.data()[i]) < 0.01) x.data()[i] -= 0.05;
+  }
+  check("clamp scalar bounds", [&](auto p) { return tx::sum(tx::clamp(p, -0.5, 0.75) * w); }, x);
+  check("clamp tensor bounds", [&](auto p, auto l, auto h) { return tx::sum(tx::clamp(p, l, h) * w); }, x, lo, hi);
+}
+
 TEST_CASE("elu with a tensor alpha (tx::map), gradient with respect to alpha too") {
   auto g = grad_check::rng(3);
   auto x = random(shape, g, -2, 2, 0.05), alpha = random(shape, g, 0.1, 2), w = random(shape, g);

@@ -101,6 +101,18 @@ TEST_UNARY(log, 0.01, 50, std::log(x))
 TEST_UNARY(sqrt, 0, 50, std::sqrt(x))
 TEST_UNARY(tanh, -5, 5, std::tanh(x))
 TEST_UNARY(sigmoid, -20, 20, 1 / (1 + std::exp(-x)))
+TEST_UNARY(log1p, -0.9, 5, std::log1p(x))
+TEST_UNARY(expm1, -5, 5, std::expm1(x))
+TEST_UNARY(softplus, -30, 30, std::log1p(std::exp(x)))
+TEST_UNARY(gelu, -6, 6, x * (1 + std::erf(x / std::sqrt(2.0L))) / 2)
+TEST_UNARY(gelu_grad, -6, 6, (1 + std::erf(x / std::sqrt(2.0L))) / 2 + x * std::exp(-x * x / 2) / std::sqrt(2 * 3.14159265358979323846264338327950288L))
+TEST_UNARY(silu, -30, 30, x / (1 + std::exp(-x)))
+TEST_UNARY(rsqrt, 0.01, 50, 1 / std::sqrt(x))
+TEST_UNARY(floor, -20, 20, std::floor(x))
+TEST_UNARY(ceil, -20, 20, std::ceil(x))
+TEST_UNARY(round, -20, 20, std::nearbyint(x))
+TEST_UNARY(sin, -7, 7, std::sin(x))
+TEST_UNARY(cos, -7, 7, std::cos(x))
 #undef TEST_UNARY
 
 template <> struct ref<tx::op::negate> {
@@ -117,6 +129,32 @@ template <> struct ref<tx::op::abs> {
   template <class T> static ld f(T a) {
     if constexpr (is_int<T>) return static_cast<ld>(wrap<T>(a < 0 ? -static_cast<i128>(a) : static_cast<i128>(a)));
     else return std::fabs(wide(a));
+  }
+};
+template <> struct ref<tx::op::square> {
+  static constexpr int arity = 1;
+  template <class T> static domain dom() { return is_int<T> ? full_int_range<T>() : domain{-3, 3}; }
+  template <class T> static ld f(T a) {
+    if constexpr (is_int<T>) return static_cast<ld>(wrap<T>(static_cast<i128>(a) * static_cast<i128>(a)));
+    else return wide(a) * wide(a);
+  }
+};
+template <> struct ref<tx::op::sign> {
+  static constexpr int arity = 1;
+  template <class T> static domain dom() { return is_int<T> ? full_int_range<T>() : domain{-3, 3}; }
+  template <class T> static ld f(T a) {
+    const ld x = wide(a);
+    return x > 0 ? 1 : x < 0 ? -1 : 0;
+  }
+};
+/// clamp(a, -|b|, |b|): the chain passes the bounds as -abs(b) and abs(b) (integers drawn small, so abs cannot wrap).
+template <> struct ref<tx::op::clamp> {
+  static constexpr int arity = 3;
+  template <class T> static domain dom() { return is_int<T> ? domain{-20, 20} : domain{-3, 3}; }
+  template <class T> static ld f(T a, T b) {
+    const ld x = wide(a), h = std::fabs(wide(b)), l = -h;
+    const ld y = x < l ? l : x;
+    return y > h ? h : y;
   }
 };
 template <> struct ref<tx::op::relu> {

@@ -74,6 +74,7 @@ template <class Op, class T> test::domain domain_of() {
 
 template <class Op, class A, class Bn> auto apply_one(const A& a, const Bn& b) {
   if constexpr (test::ref<Op>::arity == 1) return tx::map<Op>(a);
+  else if constexpr (test::ref<Op>::arity == 3) return tx::map<Op>(a, -tx::abs(b), tx::abs(b));  // clamp(a, -|b|, |b|)
   else return tx::map<Op>(a, b);
 }
 

@@ -149,3 +149,66 @@ TEST_CASE("expressions compose with reductions and matmul inside (sub-results ma
   tx::tensor<double, 2> g = tx::matmul(x, tx::tensor<double, 2>({3, 1}, {1, 1, 1})) * 2.0;
   CHECK(g(1, 0) == 30.0);
 }
+
+TEST_CASE("rounding, sign, clamp and the smooth activations at their special values") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  tx::tensor<float, 1> h({8}, {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.7f, 2.2f, -0.0f});
+  tx::tensor<float, 1> r = tx::round(h), f = tx::floor(h), c = tx::ceil(h);
+  const float want_round[] = {0, 2, 2, -0.0f, -2, -3, 2, -0.0f};  // halves to even, as NumPy and PyTorch
+  const float want_floor[] = {0, 1, 2, -1, -2, -3, 2, -0.0f};
+  const float want_ceil[] = {1, 2, 3, -0.0f, -1, -2, 3, -0.0f};
+  for (tx::index_t i = 0; i < 8; ++i) {
+    CHECK(r(i) == want_round[i]);
+    CHECK(f(i) == want_floor[i]);
+    CHECK(c(i) == want_ceil[i]);
+  }
+  tx::tensor<float, 1> s({5}, {-3.0f, -0.0f, 0.0f, 2.0f, nan});
+  tx::tensor<float, 1> sg = tx::sign(s);
+  CHECK(sg(0) == -1.0f);
+  CHECK(sg(1) == 0.0f);
+  CHECK(sg(2) == 0.0f);
+  CHECK(sg(3) == 1.0f);
+  CHECK(std::isnan(sg(4)));
+  tx::tensor<std::int32_t, 1> si({3}, {-7, 0, 9});
+  tx::tensor<std::int32_t, 1> sgi = tx::sign(si), sq = tx::square(si);
+  CHECK(sgi(0) == -1);
+  CHECK(sgi(1) == 0);
+  CHECK(sgi(2) == 1);
+  CHECK(sq(0) == 49);
+  CHECK(sq(2) == 81);
+  // clamp: NaN propagates; hi wins when lo > hi (PyTorch's min(max(x, lo), hi)); integers too.
+  tx::tensor<float, 1> cl = tx::clamp(s, -1.0f, 1.5f);
+  CHECK(cl(0) == -1.0f);
+  CHECK(cl(3) == 1.5f);
+  CHECK(std::isnan(cl(4)));
+  tx::tensor<float, 1> crossed = tx::clamp(s, 1.0f, -1.0f);
+  for (tx::index_t i = 0; i < 4; ++i) CHECK(crossed(i) == -1.0f);
+  tx::tensor<std::int32_t, 1> ci = tx::clamp(si, -5, 5);
+  CHECK(ci(0) == -5);
+  CHECK(ci(1) == 0);
+  CHECK(ci(2) == 5);
+  // The smooth activations stay finite and exact in their tails.
+  tx::tensor<float, 1> big({4}, {-200.0f, -inf, 200.0f, inf});
+  tx::tensor<float, 1> sp = tx::softplus(big), si2 = tx::silu(big), ge = tx::gelu(big);
+  CHECK(sp(0) == 0.0f);
+  CHECK(sp(1) == 0.0f);
+  CHECK(sp(2) == 200.0f);
+  CHECK(sp(3) == inf);
+  CHECK(si2(0) == -0.0f);
+  CHECK(si2(2) == 200.0f);
+  CHECK(ge(0) == -0.0f);
+  CHECK(ge(2) == 200.0f);
+  // Against long double references on a grid that crosses 0.
+  auto x = test::random<double, 1>({257}, -6, 6);
+  tx::tensor<double, 1> l1 = tx::log1p(tx::abs(x)), em = tx::expm1(x), g2 = tx::gelu(x), rs = tx::rsqrt(tx::abs(x) + 0.5),
+                        sn = tx::sin(x), cs = tx::cos(x);
+  for (tx::index_t i = 0; i < x.size(); ++i) {
+    const long double v = x.data()[i];
+    REQUIRE(test::close(l1.data()[i], std::log1p(std::fabs(v))));
+    REQUIRE(test::close(em.data()[i], std::expm1(v)));
+    REQUIRE(test::close(g2.data()[i], v * (1 + std::erf(v / std::sqrt(2.0L))) / 2));
+    REQUIRE(test::close(rs.data()[i], 1 / std::sqrt(std::fabs(v) + 0.5L)));
+    REQUIRE(test::close(sn.data()[i], std::sin(v)));
+    REQUIRE(test::close(cs.data()[i], std::cos(v)));
+  }
+}

@@ -232,6 +232,90 @@ template <> struct gradient_rule<op::relu> {
     return where(x > 0, g, 0);
   }
 };
+/// d log(1 + x) = g / (1 + x).
+template <> struct gradient_rule<op::log1p> {
+  static constexpr std::string_view derivative = "dx = g / (1 + x)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
+    return g / (x + 1);
+  }
+};
+/// d (e^x - 1) = g (out + 1).
+template <> struct gradient_rule<op::expm1> {
+  static constexpr std::string_view derivative = "dx = g * (out + 1)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
+    return g * (out + 1);
+  }
+};
+/// d softplus x = g sigmoid(x).
+template <> struct gradient_rule<op::softplus> {
+  static constexpr std::string_view derivative = "dx = g * sigmoid(x)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
+    return g * sigmoid(x);
+  }
+};
+/// d gelu x = g (Phi(x) + x phi(x)), by the registered helper op gelu_grad.
+template <> struct gradient_rule<op::gelu> {
+  static constexpr std::string_view derivative = "dx = g * gelu_grad(x), gelu_grad(x) = Phi(x) + x phi(x)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
+    return g * detail::make_map<op::gelu_grad>(x);
+  }
+};
+/// d silu x = g s (1 + x (1 - s)), s = sigmoid(x).
+template <> struct gradient_rule<op::silu> {
+  static constexpr std::string_view derivative = "dx = g * s * (1 + x * (1 - s)), s = sigmoid(x)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
+    return g * sigmoid(x) * (1 + x * (1 - sigmoid(x)));
+  }
+};
+/// d x^2 = 2 g x.
+template <> struct gradient_rule<op::square> {
+  static constexpr std::string_view derivative = "dx = 2 * g * x";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
+    return g * (x * 2);
+  }
+};
+/// d x^-1/2 = -g out^3 / 2.
+template <> struct gradient_rule<op::rsqrt> {
+  static constexpr std::string_view derivative = "dx = -g * out^3 / 2";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
+    return g * (out * out * out * -0.5);
+  }
+};
+/// d sin x = g cos x.
+template <> struct gradient_rule<op::sin> {
+  static constexpr std::string_view derivative = "dx = g * cos(x)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
+    return g * cos(x);
+  }
+};
+/// d cos x = -g sin x.
+template <> struct gradient_rule<op::cos> {
+  static constexpr std::string_view derivative = "dx = -g * sin(x)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
+    return g * -sin(x);
+  }
+};
+/// clamp(x, lo, hi) = min(max(x, lo), hi): the gradient goes to whichever of x, lo, hi the result is.
+template <> struct gradient_rule<op::clamp> {
+  static constexpr std::string_view derivative =
+      "dx = where(lo <= x <= hi, g, 0), dlo = where(x < lo <= hi, g, 0), dhi = where(max(x, lo) > hi, g, 0)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0) | detail::uses_operand(1) | detail::uses_operand(2);
+  template <std::size_t I, class N, class G, class Out, class X, class Lo, class Hi>
+  static auto partial(const N&, const G& g, const Out&, const X& x, const Lo& lo, const Hi& hi) {
+    if constexpr (I == 0) return where((x >= lo) && (x <= hi), g, 0);
+    else if constexpr (I == 1) return where((x < lo) && (lo <= hi), g, 0);
+    else return where(maximum(x, lo) > hi, g, 0);
+  }
+};
 /// where(c, a, b): the gradient goes to the selected branch; none to the condition.
 template <> struct gradient_rule<op::where> {
   static constexpr std::string_view derivative = "da = where(c, g, 0), db = where(c, 0, g), no gradient to the condition c";

@@ -26,6 +26,13 @@ TEXPR_MATH1(log)
 TEXPR_MATH1(sqrt)
 TEXPR_MATH1(tanh)
 TEXPR_MATH1(fabs)
+TEXPR_MATH1(log1p)
+TEXPR_MATH1(sin)
+TEXPR_MATH1(cos)
+TEXPR_MATH1(floor)
+TEXPR_MATH1(ceil)
+TEXPR_MATH1(erf)
+TEXPR_MATH1(nearbyint)  // round half to even (the default rounding mode), as NumPy and PyTorch round
 #undef TEXPR_MATH1
 
 #if defined(TEXPR_DEVICE_CODE)

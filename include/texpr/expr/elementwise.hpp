@@ -190,6 +190,19 @@ TEXPR_UNARY_FUNCTION(tanh)
 TEXPR_UNARY_FUNCTION(sigmoid)
 TEXPR_UNARY_FUNCTION(relu)
 TEXPR_UNARY_FUNCTION(logical_not)
+TEXPR_UNARY_FUNCTION(log1p)
+TEXPR_UNARY_FUNCTION(expm1)
+TEXPR_UNARY_FUNCTION(softplus)
+TEXPR_UNARY_FUNCTION(gelu)
+TEXPR_UNARY_FUNCTION(silu)
+TEXPR_UNARY_FUNCTION(square)
+TEXPR_UNARY_FUNCTION(rsqrt)
+TEXPR_UNARY_FUNCTION(sign)
+TEXPR_UNARY_FUNCTION(floor)
+TEXPR_UNARY_FUNCTION(ceil)
+TEXPR_UNARY_FUNCTION(round)
+TEXPR_UNARY_FUNCTION(sin)
+TEXPR_UNARY_FUNCTION(cos)
 #undef TEXPR_UNARY_FUNCTION
 
 /// Lazy elementwise negation.
@@ -239,6 +252,19 @@ template <operand Cond, detail::arithmetic S, operand B>
 auto where(Cond&& c, S a, B&& b, texpr::source_location loc = texpr::source_location::current()) {
   using T = typename detail::captured_t<B>::value_type;
   return detail::make_where(&loc, std::forward<Cond>(c), detail::make_scalar<T>(a), std::forward<B>(b));
+}
+
+/// x limited to [lo, hi] elementwise: min(max(x, lo), hi) with lo and hi in x's dtype (hi wins when lo > hi, as PyTorch).
+template <operand A, detail::arithmetic L, detail::arithmetic H> auto clamp(A&& x, L lo, H hi) {
+  using T = typename detail::captured_t<A>::value_type;
+  return detail::make_map<op::clamp>(std::forward<A>(x), detail::make_scalar<T>(lo), detail::make_scalar<T>(hi));
+}
+/// clamp with tensor bounds, broadcasting all three (one dtype).
+template <operand A, operand L, operand H>
+auto clamp(A&& x, L&& lo, H&& hi, texpr::source_location loc = texpr::source_location::current()) {
+  detail::check_same_dtype<typename detail::captured_t<A>::value_type, typename detail::captured_t<L>::value_type>();
+  detail::check_same_dtype<typename detail::captured_t<A>::value_type, typename detail::captured_t<H>::value_type>();
+  return detail::make_map_at<op::clamp>(&loc, std::forward<A>(x), std::forward<L>(lo), std::forward<H>(hi));
 }
 
 /// Explicit dtype conversion; the only way to change dtype (texpr never promotes implicitly).

@@ -147,6 +147,120 @@ struct relu : elementwise_op {
   }
 };
 
+/// log(1 + x), accurate near 0.
+struct log1p : elementwise_op {
+  static constexpr std::string_view name = "log1p";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::log1p_(x); }
+};
+/// e^x - 1, accurate near 0.
+struct expm1 : elementwise_op {
+  static constexpr std::string_view name = "expm1";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::expm1_(x); }
+};
+/// log(1 + e^x), without overflow for large x (x + log1p(e^-x) for x > 0).
+struct softplus : elementwise_op {
+  static constexpr std::string_view name = "softplus";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
+    return x > C(0) ? x + detail::log1p_(detail::exp_(-x)) : detail::log1p_(detail::exp_(x));
+  }
+};
+/// GELU with the exact normal CDF: x * (1 + erf(x / sqrt 2)) / 2 (PyTorch's default, not the tanh approximation).
+struct gelu : elementwise_op {
+  static constexpr std::string_view name = "gelu";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
+    return C(0.5) * x * (C(1) + detail::erf_(x * C(0.70710678118654752440)));
+  }
+};
+/// d gelu / dx = Phi(x) + x phi(x): the helper node of gelu's gradient rule (a registered op, so it shows in placement).
+struct gelu_grad : elementwise_op {
+  static constexpr std::string_view name = "gelu_grad";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
+    const C cdf = C(0.5) * (C(1) + detail::erf_(x * C(0.70710678118654752440)));
+    const C pdf = detail::exp_(C(-0.5) * x * x) * C(0.39894228040143267794);
+    return cdf + x * pdf;
+  }
+};
+/// SiLU (swish): x * sigmoid(x).
+struct silu : elementwise_op {
+  static constexpr std::string_view name = "silu";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
+    // x / (1 + e^-x), with e^x / (1 + e^x) for x < 0 so that e^-x cannot overflow
+    if (x >= C(0)) return x / (C(1) + detail::exp_(-x));
+    const C e = detail::exp_(x);
+    return x * e / (C(1) + e);
+  }
+};
+/// x * x (integers wrap around).
+struct square : elementwise_op {
+  static constexpr std::string_view name = "square";
+  static constexpr auto dtypes = numeric;
+  template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
+    if constexpr (std::is_integral_v<C>) return detail::wrap_mul(x, x);
+    else return x * x;
+  }
+};
+/// 1 / sqrt(x).
+struct rsqrt : elementwise_op {
+  static constexpr std::string_view name = "rsqrt";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return C(1) / detail::sqrt_(x); }
+};
+/// -1, 0 or 1 by the sign of x (0 for ±0; NaN stays NaN).
+struct sign : elementwise_op {
+  static constexpr std::string_view name = "sign";
+  static constexpr auto dtypes = numeric;
+  template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
+    if (detail::is_nan(x)) return x;
+    return x > C(0) ? C(1) : x < C(0) ? C(-1) : C(0);
+  }
+};
+/// Largest integer value not above x.
+struct floor : elementwise_op {
+  static constexpr std::string_view name = "floor";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::floor_(x); }
+};
+/// Smallest integer value not below x.
+struct ceil : elementwise_op {
+  static constexpr std::string_view name = "ceil";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::ceil_(x); }
+};
+/// Nearest integer value, halves to even (as NumPy and PyTorch): round(0.5) = 0, round(1.5) = 2.
+struct round : elementwise_op {
+  static constexpr std::string_view name = "round";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::nearbyint_(x); }
+};
+/// Sine (radians).
+struct sin : elementwise_op {
+  static constexpr std::string_view name = "sin";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::sin_(x); }
+};
+/// Cosine (radians).
+struct cos : elementwise_op {
+  static constexpr std::string_view name = "cos";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::cos_(x); }
+};
+/// min(max(x, lo), hi), as PyTorch's clamp (hi wins when lo > hi); NaN in x propagates.
+struct clamp : elementwise_op {
+  static constexpr std::string_view name = "clamp";
+  static constexpr auto dtypes = numeric;
+  template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x, C lo, C hi) {
+    if (detail::is_nan(x)) return x;
+    const C y = x < lo ? lo : x;
+    return y > hi ? hi : y;
+  }
+};
+
 /// Ops whose result is bool whatever the operand dtype.
 #define TEXPR_PREDICATE(NAME, DTYPES, EXPR)                                          \
   struct NAME : elementwise_op {                                                     \

@@ -77,6 +77,21 @@ struct cublas_gemm {
   X(negate,         declared + half_floats,                    fused_elementwise) \
   X(abs,            declared + half_floats,                    fused_elementwise) \
   X(relu,           declared + half_floats,                    fused_elementwise) \
+  X(log1p,          declared + half_floats,                    fused_elementwise) \
+  X(expm1,          declared + half_floats,                    fused_elementwise) \
+  X(softplus,       declared + half_floats,                    fused_elementwise) \
+  X(gelu,           declared + half_floats,                    fused_elementwise) \
+  X(gelu_grad,      declared + half_floats,                    fused_elementwise) \
+  X(silu,           declared + half_floats,                    fused_elementwise) \
+  X(square,         declared + half_floats,                    fused_elementwise) \
+  X(rsqrt,          declared + half_floats,                    fused_elementwise) \
+  X(sign,           declared + half_floats,                    fused_elementwise) \
+  X(floor,          declared + half_floats,                    fused_elementwise) \
+  X(ceil,           declared + half_floats,                    fused_elementwise) \
+  X(round,          declared + half_floats,                    fused_elementwise) \
+  X(sin,            declared + half_floats,                    fused_elementwise) \
+  X(cos,            declared + half_floats,                    fused_elementwise) \
+  X(clamp,          declared + half_floats,                    fused_elementwise) \
   X(equal,          declared + half_floats,                    fused_elementwise) \
   X(not_equal,      declared + half_floats,                    fused_elementwise) \
   X(less,           declared + half_floats,                    fused_elementwise) \

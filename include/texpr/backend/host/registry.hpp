@@ -74,6 +74,21 @@ struct blocked_gemm {
   X(negate,         declared,  fused_elementwise) \
   X(abs,            declared,  fused_elementwise) \
   X(relu,           declared,  fused_elementwise) \
+  X(log1p,          declared,  fused_elementwise) \
+  X(expm1,          declared,  fused_elementwise) \
+  X(softplus,       declared,  fused_elementwise) \
+  X(gelu,           declared,  fused_elementwise) \
+  X(gelu_grad,      declared,  fused_elementwise) \
+  X(silu,           declared,  fused_elementwise) \
+  X(square,         declared,  fused_elementwise) \
+  X(rsqrt,          declared,  fused_elementwise) \
+  X(sign,           declared,  fused_elementwise) \
+  X(floor,          declared,  fused_elementwise) \
+  X(ceil,           declared,  fused_elementwise) \
+  X(round,          declared,  fused_elementwise) \
+  X(sin,            declared,  fused_elementwise) \
+  X(cos,            declared,  fused_elementwise) \
+  X(clamp,          declared,  fused_elementwise) \
   X(equal,          declared,  fused_elementwise) \
   X(not_equal,      declared,  fused_elementwise) \
   X(less,           declared,  fused_elementwise) \
