@@ -843,6 +843,13 @@ TEXPR_MATH1(log)
 TEXPR_MATH1(sqrt)
 TEXPR_MATH1(tanh)
 TEXPR_MATH1(fabs)
+TEXPR_MATH1(log1p)
+TEXPR_MATH1(sin)
+TEXPR_MATH1(cos)
+TEXPR_MATH1(floor)
+TEXPR_MATH1(ceil)
+TEXPR_MATH1(erf)
+TEXPR_MATH1(nearbyint)  // round half to even (the default rounding mode), as NumPy and PyTorch round
 #undef TEXPR_MATH1
 
 #if defined(TEXPR_DEVICE_CODE)
@@ -1111,6 +1118,120 @@ struct relu : elementwise_op {
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
     if (detail::is_nan(x)) return x;
     return x > C(0) ? x : C(0);
+  }
+};
+
+/// log(1 + x), accurate near 0.
+struct log1p : elementwise_op {
+  static constexpr std::string_view name = "log1p";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::log1p_(x); }
+};
+/// e^x - 1, accurate near 0.
+struct expm1 : elementwise_op {
+  static constexpr std::string_view name = "expm1";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::expm1_(x); }
+};
+/// log(1 + e^x), without overflow for large x (x + log1p(e^-x) for x > 0).
+struct softplus : elementwise_op {
+  static constexpr std::string_view name = "softplus";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
+    return x > C(0) ? x + detail::log1p_(detail::exp_(-x)) : detail::log1p_(detail::exp_(x));
+  }
+};
+/// GELU with the exact normal CDF: x * (1 + erf(x / sqrt 2)) / 2 (PyTorch's default, not the tanh approximation).
+struct gelu : elementwise_op {
+  static constexpr std::string_view name = "gelu";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
+    return C(0.5) * x * (C(1) + detail::erf_(x * C(0.70710678118654752440)));
+  }
+};
+/// d gelu / dx = Phi(x) + x phi(x): the helper node of gelu's gradient rule (a registered op, so it shows in placement).
+struct gelu_grad : elementwise_op {
+  static constexpr std::string_view name = "gelu_grad";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
+    const C cdf = C(0.5) * (C(1) + detail::erf_(x * C(0.70710678118654752440)));
+    const C pdf = detail::exp_(C(-0.5) * x * x) * C(0.39894228040143267794);
+    return cdf + x * pdf;
+  }
+};
+/// SiLU (swish): x * sigmoid(x).
+struct silu : elementwise_op {
+  static constexpr std::string_view name = "silu";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
+    // x / (1 + e^-x), with e^x / (1 + e^x) for x < 0 so that e^-x cannot overflow
+    if (x >= C(0)) return x / (C(1) + detail::exp_(-x));
+    const C e = detail::exp_(x);
+    return x * e / (C(1) + e);
+  }
+};
+/// x * x (integers wrap around).
+struct square : elementwise_op {
+  static constexpr std::string_view name = "square";
+  static constexpr auto dtypes = numeric;
+  template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
+    if constexpr (std::is_integral_v<C>) return detail::wrap_mul(x, x);
+    else return x * x;
+  }
+};
+/// 1 / sqrt(x).
+struct rsqrt : elementwise_op {
+  static constexpr std::string_view name = "rsqrt";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return C(1) / detail::sqrt_(x); }
+};
+/// -1, 0 or 1 by the sign of x (0 for ±0; NaN stays NaN).
+struct sign : elementwise_op {
+  static constexpr std::string_view name = "sign";
+  static constexpr auto dtypes = numeric;
+  template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
+    if (detail::is_nan(x)) return x;
+    return x > C(0) ? C(1) : x < C(0) ? C(-1) : C(0);
+  }
+};
+/// Largest integer value not above x.
+struct floor : elementwise_op {
+  static constexpr std::string_view name = "floor";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::floor_(x); }
+};
+/// Smallest integer value not below x.
+struct ceil : elementwise_op {
+  static constexpr std::string_view name = "ceil";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::ceil_(x); }
+};
+/// Nearest integer value, halves to even (as NumPy and PyTorch): round(0.5) = 0, round(1.5) = 2.
+struct round : elementwise_op {
+  static constexpr std::string_view name = "round";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::nearbyint_(x); }
+};
+/// Sine (radians).
+struct sin : elementwise_op {
+  static constexpr std::string_view name = "sin";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::sin_(x); }
+};
+/// Cosine (radians).
+struct cos : elementwise_op {
+  static constexpr std::string_view name = "cos";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::cos_(x); }
+};
+/// min(max(x, lo), hi), as PyTorch's clamp (hi wins when lo > hi); NaN in x propagates.
+struct clamp : elementwise_op {
+  static constexpr std::string_view name = "clamp";
+  static constexpr auto dtypes = numeric;
+  template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x, C lo, C hi) {
+    if (detail::is_nan(x)) return x;
+    const C y = x < lo ? lo : x;
+    return y > hi ? hi : y;
   }
 };
 
@@ -1949,6 +2070,21 @@ struct blocked_gemm {
   X(negate,         declared,  fused_elementwise) \
   X(abs,            declared,  fused_elementwise) \
   X(relu,           declared,  fused_elementwise) \
+  X(log1p,          declared,  fused_elementwise) \
+  X(expm1,          declared,  fused_elementwise) \
+  X(softplus,       declared,  fused_elementwise) \
+  X(gelu,           declared,  fused_elementwise) \
+  X(gelu_grad,      declared,  fused_elementwise) \
+  X(silu,           declared,  fused_elementwise) \
+  X(square,         declared,  fused_elementwise) \
+  X(rsqrt,          declared,  fused_elementwise) \
+  X(sign,           declared,  fused_elementwise) \
+  X(floor,          declared,  fused_elementwise) \
+  X(ceil,           declared,  fused_elementwise) \
+  X(round,          declared,  fused_elementwise) \
+  X(sin,            declared,  fused_elementwise) \
+  X(cos,            declared,  fused_elementwise) \
+  X(clamp,          declared,  fused_elementwise) \
   X(equal,          declared,  fused_elementwise) \
   X(not_equal,      declared,  fused_elementwise) \
   X(less,           declared,  fused_elementwise) \
@@ -2065,6 +2201,21 @@ struct cublas_gemm {
   X(negate,         declared + half_floats,                    fused_elementwise) \
   X(abs,            declared + half_floats,                    fused_elementwise) \
   X(relu,           declared + half_floats,                    fused_elementwise) \
+  X(log1p,          declared + half_floats,                    fused_elementwise) \
+  X(expm1,          declared + half_floats,                    fused_elementwise) \
+  X(softplus,       declared + half_floats,                    fused_elementwise) \
+  X(gelu,           declared + half_floats,                    fused_elementwise) \
+  X(gelu_grad,      declared + half_floats,                    fused_elementwise) \
+  X(silu,           declared + half_floats,                    fused_elementwise) \
+  X(square,         declared + half_floats,                    fused_elementwise) \
+  X(rsqrt,          declared + half_floats,                    fused_elementwise) \
+  X(sign,           declared + half_floats,                    fused_elementwise) \
+  X(floor,          declared + half_floats,                    fused_elementwise) \
+  X(ceil,           declared + half_floats,                    fused_elementwise) \
+  X(round,          declared + half_floats,                    fused_elementwise) \
+  X(sin,            declared + half_floats,                    fused_elementwise) \
+  X(cos,            declared + half_floats,                    fused_elementwise) \
+  X(clamp,          declared + half_floats,                    fused_elementwise) \
   X(equal,          declared + half_floats,                    fused_elementwise) \
   X(not_equal,      declared + half_floats,                    fused_elementwise) \
   X(less,           declared + half_floats,                    fused_elementwise) \
@@ -2583,6 +2734,19 @@ TEXPR_UNARY_FUNCTION(tanh)
 TEXPR_UNARY_FUNCTION(sigmoid)
 TEXPR_UNARY_FUNCTION(relu)
 TEXPR_UNARY_FUNCTION(logical_not)
+TEXPR_UNARY_FUNCTION(log1p)
+TEXPR_UNARY_FUNCTION(expm1)
+TEXPR_UNARY_FUNCTION(softplus)
+TEXPR_UNARY_FUNCTION(gelu)
+TEXPR_UNARY_FUNCTION(silu)
+TEXPR_UNARY_FUNCTION(square)
+TEXPR_UNARY_FUNCTION(rsqrt)
+TEXPR_UNARY_FUNCTION(sign)
+TEXPR_UNARY_FUNCTION(floor)
+TEXPR_UNARY_FUNCTION(ceil)
+TEXPR_UNARY_FUNCTION(round)
+TEXPR_UNARY_FUNCTION(sin)
+TEXPR_UNARY_FUNCTION(cos)
 #undef TEXPR_UNARY_FUNCTION
 
 /// Lazy elementwise negation.
@@ -2632,6 +2796,19 @@ template <operand Cond, detail::arithmetic S, operand B>
 auto where(Cond&& c, S a, B&& b, texpr::source_location loc = texpr::source_location::current()) {
   using T = typename detail::captured_t<B>::value_type;
   return detail::make_where(&loc, std::forward<Cond>(c), detail::make_scalar<T>(a), std::forward<B>(b));
+}
+
+/// x limited to [lo, hi] elementwise: min(max(x, lo), hi) with lo and hi in x's dtype (hi wins when lo > hi, as PyTorch).
+template <operand A, detail::arithmetic L, detail::arithmetic H> auto clamp(A&& x, L lo, H hi) {
+  using T = typename detail::captured_t<A>::value_type;
+  return detail::make_map<op::clamp>(std::forward<A>(x), detail::make_scalar<T>(lo), detail::make_scalar<T>(hi));
+}
+/// clamp with tensor bounds, broadcasting all three (one dtype).
+template <operand A, operand L, operand H>
+auto clamp(A&& x, L&& lo, H&& hi, texpr::source_location loc = texpr::source_location::current()) {
+  detail::check_same_dtype<typename detail::captured_t<A>::value_type, typename detail::captured_t<L>::value_type>();
+  detail::check_same_dtype<typename detail::captured_t<A>::value_type, typename detail::captured_t<H>::value_type>();
+  return detail::make_map_at<op::clamp>(&loc, std::forward<A>(x), std::forward<L>(lo), std::forward<H>(hi));
 }
 
 /// Explicit dtype conversion; the only way to change dtype (texpr never promotes implicitly).
@@ -5754,6 +5931,90 @@ template <> struct gradient_rule<op::relu> {
   template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
   template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
     return where(x > 0, g, 0);
+  }
+};
+/// d log(1 + x) = g / (1 + x).
+template <> struct gradient_rule<op::log1p> {
+  static constexpr std::string_view derivative = "dx = g / (1 + x)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
+    return g / (x + 1);
+  }
+};
+/// d (e^x - 1) = g (out + 1).
+template <> struct gradient_rule<op::expm1> {
+  static constexpr std::string_view derivative = "dx = g * (out + 1)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
+    return g * (out + 1);
+  }
+};
+/// d softplus x = g sigmoid(x).
+template <> struct gradient_rule<op::softplus> {
+  static constexpr std::string_view derivative = "dx = g * sigmoid(x)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
+    return g * sigmoid(x);
+  }
+};
+/// d gelu x = g (Phi(x) + x phi(x)), by the registered helper op gelu_grad.
+template <> struct gradient_rule<op::gelu> {
+  static constexpr std::string_view derivative = "dx = g * gelu_grad(x), gelu_grad(x) = Phi(x) + x phi(x)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
+    return g * detail::make_map<op::gelu_grad>(x);
+  }
+};
+/// d silu x = g s (1 + x (1 - s)), s = sigmoid(x).
+template <> struct gradient_rule<op::silu> {
+  static constexpr std::string_view derivative = "dx = g * s * (1 + x * (1 - s)), s = sigmoid(x)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
+    return g * sigmoid(x) * (1 + x * (1 - sigmoid(x)));
+  }
+};
+/// d x^2 = 2 g x.
+template <> struct gradient_rule<op::square> {
+  static constexpr std::string_view derivative = "dx = 2 * g * x";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
+    return g * (x * 2);
+  }
+};
+/// d x^-1/2 = -g out^3 / 2.
+template <> struct gradient_rule<op::rsqrt> {
+  static constexpr std::string_view derivative = "dx = -g * out^3 / 2";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
+    return g * (out * out * out * -0.5);
+  }
+};
+/// d sin x = g cos x.
+template <> struct gradient_rule<op::sin> {
+  static constexpr std::string_view derivative = "dx = g * cos(x)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
+    return g * cos(x);
+  }
+};
+/// d cos x = -g sin x.
+template <> struct gradient_rule<op::cos> {
+  static constexpr std::string_view derivative = "dx = -g * sin(x)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
+    return g * -sin(x);
+  }
+};
+/// clamp(x, lo, hi) = min(max(x, lo), hi): the gradient goes to whichever of x, lo, hi the result is.
+template <> struct gradient_rule<op::clamp> {
+  static constexpr std::string_view derivative =
+      "dx = where(lo <= x <= hi, g, 0), dlo = where(x < lo <= hi, g, 0), dhi = where(max(x, lo) > hi, g, 0)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0) | detail::uses_operand(1) | detail::uses_operand(2);
+  template <std::size_t I, class N, class G, class Out, class X, class Lo, class Hi>
+  static auto partial(const N&, const G& g, const Out&, const X& x, const Lo& lo, const Hi& hi) {
+    if constexpr (I == 0) return where((x >= lo) && (x <= hi), g, 0);
+    else if constexpr (I == 1) return where((x < lo) && (lo <= hi), g, 0);
+    else return where(maximum(x, lo) > hi, g, 0);
   }
 };
 /// where(c, a, b): the gradient goes to the selected branch; none to the condition.
