@@ -170,3 +170,39 @@ TEST_CASE("one tag on two tensors is an error") {
   auto pv = tx::param<struct same>(v);
   CHECK_THROWS_AS((void)tx::grad(tx::sum(pu * pv), pu), std::invalid_argument);
 }
+
+namespace {
+// The report's line for the first node named `op`, or "" (nodes are indented by depth, then named).
+std::string node_line(const std::string& report, const std::string& op) {
+  std::size_t start = 0;
+  while (start < report.size()) {
+    std::size_t end = report.find('\n', start);
+    if (end == std::string::npos) end = report.size();
+    const std::string line = report.substr(start, end - start);
+    const std::size_t first = line.find_first_not_of(' ');
+    if (first != std::string::npos && line.compare(first, op.size() + 1, op + " ") == 0) return line;
+    start = end + 1;
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("gradient graphs name their helper ops in placement: sum_to and broadcast_to, never cast or sum") {
+  tx::tensor<float, 2> x({4, 3}), w({4, 3});
+  tx::tensor<float, 1> b({3}), v({4});
+  auto B = tx::param<struct Bias>(b);
+  auto X = tx::param<struct Input>(x);
+  // A broadcast bias: its gradient is summed back to (3,) by sum_to, which the host runs by pairwise_reduce.
+  auto [db] = tx::grad(tx::sum(tx::tanh(x + B) * w), B);
+  const std::string rb = tx::placement(db);
+  INFO(rb);
+  CHECK(node_line(rb, "sum_to").find("(3,)             host    pairwise_reduce") != std::string::npos);
+  CHECK(node_line(rb, "cast").empty());
+  // A reduction's gradient is spread back over the reduced axis by broadcast_to (a strided view, no copy).
+  auto [dx] = tx::grad(tx::sum(tx::tanh(tx::sum(X, 1)) * v), X);
+  const std::string rx = tx::placement(dx);
+  INFO(rx);
+  CHECK(node_line(rx, "broadcast_to").find("(4, 3)           host    strided_view") != std::string::npos);
+  CHECK(node_line(rx, "cast").empty());
+  CHECK(node_line(rx, "sum").find("(4,)             host    pairwise_reduce") != std::string::npos);  // the forward sum, saved
+}
