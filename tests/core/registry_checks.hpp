@@ -370,6 +370,7 @@ template <class B, class Op, class T> void check_layout() {
 // ---- reductions ---------------------------------------------------------------------------------------------
 
 template <class Op> inline constexpr bool is_mean = std::is_same_v<Op, tx::op::mean>;
+template <class Op> inline constexpr bool is_arg = std::is_same_v<Op, tx::op::argmax> || std::is_same_v<Op, tx::op::argmin>;
 template <class Op> inline constexpr bool is_sum = std::is_same_v<Op, tx::op::sum> || std::is_same_v<Op, tx::op::sum_to>;
 
 /// The reference reduction of v and the magnitude the rounding error is relative to (sum of |x| for sums, n ulp
@@ -402,6 +403,14 @@ template <class Op, class T> ld reduce_ref(const std::vector<ld>& v, ld& scale) 
       scale = std::fabs(p) * (1 + static_cast<ld>(v.size()) * eps / test::tolerance<T>());
       return p;
     }
+  } else if constexpr (is_arg<Op>) {
+    // The first index of the largest (smallest) value; the first NaN if there is one.
+    std::size_t best = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (std::isnan(v[i])) return static_cast<ld>(i);
+      if (std::is_same_v<Op, tx::op::argmax> ? v[i] > v[best] : v[i] < v[best]) best = i;
+    }
+    return static_cast<ld>(best);
   } else {
     ld m = v.at(0);
     for (ld x : v) m = std::is_same_v<Op, tx::op::max> ? std::max(m, x) : std::min(m, x);
@@ -433,7 +442,7 @@ template <class B, class Op, class T> void check_reduction_of(const tx::tensor<T
   for (tx::index_t i = 0; i < x.size(); ++i) all.push_back(test::wide(x.data()[i]));
   ld scale = 1;
   const ld want = reduce_ref<Op, T>(all, scale);
-  const T got = tx::reduce<Op>(e).item();
+  const auto got = tx::reduce<Op>(e).item();  // T, or int64 for argmax and argmin
   expect(test::close(got, want, scale), where + ": all elements: got " + str(test::wide(got)) + " want " + str(want), failures);
   for (std::size_t axis = 0; axis < 3; ++axis) {
     const auto out = on<B>::down(tx::reduce<Op>(e, static_cast<tx::index_t>(axis)));

@@ -143,3 +143,33 @@ TEST_CASE("NaN propagates through sum, mean, max and min") {
   tx::tensor<double, 1> inf({2}, {std::numeric_limits<double>::infinity(), 1});
   CHECK(tx::sum(inf).item() == std::numeric_limits<double>::infinity());
 }
+
+TEST_CASE("argmax and argmin: int64 indices, first on ties, NaN wins, flat over everything, keepdims, empty throws") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  tx::tensor<float, 2> x({3, 4}, {1, 5, 5, 2, 7, 0, 7, -1, 3, nan, 9, nan});
+  tx::tensor<std::int64_t, 1> a1 = tx::argmax(x, 1), a0 = tx::argmax(x, -2), m1 = tx::argmin(x, 1);
+  const std::int64_t want_a1[] = {1, 0, 1}, want_a0[] = {1, 2, 2, 2}, want_m1[] = {0, 3, 1};
+  for (tx::index_t i = 0; i < 3; ++i) CHECK(a1(i) == want_a1[i]);  // ties: the first; NaN: the first NaN
+  for (tx::index_t i = 0; i < 4; ++i) CHECK(a0(i) == want_a0[i]);
+  for (tx::index_t i = 0; i < 3; ++i) CHECK(m1(i) == want_m1[i]);
+  CHECK(tx::argmax(x).item() == 9);  // over everything: the row-major index, as numpy.argmax
+  static_assert(std::is_same_v<decltype(tx::argmax(x))::value_type, std::int64_t>);
+  tx::tensor<std::int32_t, 2> y({2, 3}, {4, 9, 9, -5, -5, 2});
+  tx::tensor<std::int64_t, 2> k = tx::argmin(y, 1, tx::keepdims);
+  CHECK(k.shape() == tx::shape_t<2>{2, 1});
+  CHECK(k(0, 0) == 0);
+  CHECK(k(1, 0) == 0);
+  CHECK(tx::argmax(y).item() == 1);
+  // Fused: the operand is read through the elementwise expression, on a long line (lanes and blocks).
+  tx::tensor<double, 1> big = tx::sin(tx::arange<double>(100000) * 0.001);
+  std::int64_t best = 0, worst = 0;
+  for (tx::index_t i = 0; i < big.size(); ++i) {
+    if (big(i) > big(best)) best = i;
+    if (big(i) < big(worst)) worst = i;
+  }
+  CHECK(tx::argmax(tx::sin(tx::arange<double>(100000) * 0.001)).item() == best);
+  CHECK(tx::argmin(big).item() == worst);
+  tx::tensor<float, 2> empty({2, 0});
+  CHECK_THROWS_AS((void)tx::eval(tx::argmax(empty, 1)), tx::shape_error);
+  CHECK(tx::placement(tx::argmax(x, 1)).find("argmax") != std::string::npos);
+}

@@ -157,6 +157,8 @@ TEXPR_REDUCTION(mean)
 TEXPR_REDUCTION(max)
 TEXPR_REDUCTION(min)
 TEXPR_REDUCTION(prod)
+TEXPR_REDUCTION(argmax)
+TEXPR_REDUCTION(argmin)
 #undef TEXPR_REDUCTION
 
 /// e summed to `shape` (NumPy's "unbroadcast", what autograd sends to a broadcast operand): e's leading axes

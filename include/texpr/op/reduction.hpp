@@ -3,6 +3,7 @@
 // and finalize(a, n) into the result dtype. The functions are const members so that an op may carry parameters.
 #pragma once
 
+#include <cstdint>
 #include <limits>
 #include <string_view>
 #include <type_traits>
@@ -106,6 +107,53 @@ struct min : reduction_op {
     return b < a ? b : a;
   }
   template <class R, class A> TEXPR_HOST_DEVICE constexpr R finalize(A a, index_t) const { return detail::narrow<R>(a); }
+};
+
+/// An arg-reduction's accumulator: the best value so far and its index in the reduced range.
+template <class C> struct indexed {
+  C value;        ///< The candidate's value (in the compute type).
+  index_t index;  ///< Its position along the reduced axis (row-major over all axes for a full reduction).
+};
+
+/// Shared by argmax and argmin: the first index of the best value; NaN wins over numbers (as NumPy), the first NaN.
+template <bool Max> struct arg_reduction : reduction_op {
+  static constexpr auto dtypes = numeric;        ///< Defined on.
+  static constexpr bool needs_nonempty = true;   ///< No index to return for zero elements.
+  static constexpr bool decomposable = false;    ///< An index along one axis is not one along two.
+  template <class T> using accumulator = indexed<compute_t<T>>;
+  template <class T> using result = std::int64_t;  ///< Indices are int64, as in NumPy and PyTorch.
+  template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
+    using C = decltype(A::value);
+    // The worst value at the last index: any element beats it, ties included (a smaller index wins).
+    if constexpr (std::numeric_limits<C>::has_infinity)
+      return A{Max ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity(), std::numeric_limits<index_t>::max()};
+    else return A{Max ? std::numeric_limits<C>::lowest() : std::numeric_limits<C>::max(), std::numeric_limits<index_t>::max()};
+  }
+  template <class A, class V> TEXPR_HOST_DEVICE constexpr A lift(V x, index_t i) const {
+    return A{static_cast<decltype(A::value)>(x), i};
+  }
+  template <class A> TEXPR_HOST_DEVICE constexpr A combine(A a, A b) const {
+    const bool na = detail::is_nan(a.value), nb = detail::is_nan(b.value);
+    if (na || nb) {
+      if (na && nb) return a.index <= b.index ? a : b;
+      return na ? a : b;
+    }
+    const bool b_better = Max ? b.value > a.value : b.value < a.value;
+    const bool a_better = Max ? a.value > b.value : a.value < b.value;
+    if (b_better) return b;
+    if (a_better) return a;
+    return a.index <= b.index ? a : b;  // a tie: the first index
+  }
+  template <class R, class A> TEXPR_HOST_DEVICE constexpr R finalize(A a, index_t) const { return static_cast<R>(a.index); }
+};
+
+/// Index of the largest element (the first on ties; NaN wins, as numpy.argmax); int64 result.
+struct argmax : arg_reduction<true> {
+  static constexpr std::string_view name = "argmax";  ///< Shown by tx::placement.
+};
+/// Index of the smallest element (the first on ties; NaN wins, as numpy.argmin); int64 result.
+struct argmin : arg_reduction<false> {
+  static constexpr std::string_view name = "argmin";  ///< Shown by tx::placement.
 };
 
 } // namespace texpr::op

@@ -118,6 +118,8 @@ struct cublas_gemm {
   X(prod,           declared + half_floats,                    block_reduce) \
   X(max,            declared + half_floats,                    block_reduce) \
   X(min,            declared + half_floats,                    block_reduce) \
+  X(argmax,         declared + half_floats,                    block_reduce) \
+  X(argmin,         declared + half_floats,                    block_reduce) \
   X(matmul,         declared + half_floats - signed_integral,  cublas_gemm)
 // clang-format on
 

@@ -329,8 +329,8 @@ void pairwise_reduce::run(const N& n, const view<T, R, host>& dest, context<host
       return;
     }
     // Several axes (sum_to): one axis at a time, keeping each reduced axis with extent 1, the last into dest.
-    static_assert(Op::decomposable || RC < 2, "texpr: this reduction cannot be split over several axes");
-    if constexpr (std::is_same_v<T, KT>) {
+    // (argmax and argmin are not decomposable; their API reduces one axis or all, never this path)
+    if constexpr (Op::decomposable && std::is_same_v<T, KT>) {
       const auto first = detail::materialize(n.child(), ctx);
       const T* data = first.data();  // (views assign elements, so the current input is kept as pointer + layout)
       shape_t<RC> shape = in_shape, strides = first.strides();

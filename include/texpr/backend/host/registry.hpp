@@ -115,6 +115,8 @@ struct blocked_gemm {
   X(prod,           declared,  pairwise_reduce) \
   X(max,            declared,  pairwise_reduce) \
   X(min,            declared,  pairwise_reduce) \
+  X(argmax,         declared,  pairwise_reduce) \
+  X(argmin,         declared,  pairwise_reduce) \
   X(matmul,         declared,  blocked_gemm)
 // clang-format on
 
