@@ -1625,6 +1625,53 @@ struct min : reduction_op {
   template <class R, class A> TEXPR_HOST_DEVICE constexpr R finalize(A a, index_t) const { return detail::narrow<R>(a); }
 };
 
+/// An arg-reduction's accumulator: the best value so far and its index in the reduced range.
+template <class C> struct indexed {
+  C value;        ///< The candidate's value (in the compute type).
+  index_t index;  ///< Its position along the reduced axis (row-major over all axes for a full reduction).
+};
+
+/// Shared by argmax and argmin: the first index of the best value; NaN wins over numbers (as NumPy), the first NaN.
+template <bool Max> struct arg_reduction : reduction_op {
+  static constexpr auto dtypes = numeric;        ///< Defined on.
+  static constexpr bool needs_nonempty = true;   ///< No index to return for zero elements.
+  static constexpr bool decomposable = false;    ///< An index along one axis is not one along two.
+  template <class T> using accumulator = indexed<compute_t<T>>;
+  template <class T> using result = std::int64_t;  ///< Indices are int64, as in NumPy and PyTorch.
+  template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
+    using C = decltype(A::value);
+    // The worst value at the last index: any element beats it, ties included (a smaller index wins).
+    if constexpr (std::numeric_limits<C>::has_infinity)
+      return A{Max ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity(), std::numeric_limits<index_t>::max()};
+    else return A{Max ? std::numeric_limits<C>::lowest() : std::numeric_limits<C>::max(), std::numeric_limits<index_t>::max()};
+  }
+  template <class A, class V> TEXPR_HOST_DEVICE constexpr A lift(V x, index_t i) const {
+    return A{static_cast<decltype(A::value)>(x), i};
+  }
+  template <class A> TEXPR_HOST_DEVICE constexpr A combine(A a, A b) const {
+    const bool na = detail::is_nan(a.value), nb = detail::is_nan(b.value);
+    if (na || nb) {
+      if (na && nb) return a.index <= b.index ? a : b;
+      return na ? a : b;
+    }
+    const bool b_better = Max ? b.value > a.value : b.value < a.value;
+    const bool a_better = Max ? a.value > b.value : a.value < b.value;
+    if (b_better) return b;
+    if (a_better) return a;
+    return a.index <= b.index ? a : b;  // a tie: the first index
+  }
+  template <class R, class A> TEXPR_HOST_DEVICE constexpr R finalize(A a, index_t) const { return static_cast<R>(a.index); }
+};
+
+/// Index of the largest element (the first on ties; NaN wins, as numpy.argmax); int64 result.
+struct argmax : arg_reduction<true> {
+  static constexpr std::string_view name = "argmax";  ///< Shown by tx::placement.
+};
+/// Index of the smallest element (the first on ties; NaN wins, as numpy.argmin); int64 result.
+struct argmin : arg_reduction<false> {
+  static constexpr std::string_view name = "argmin";  ///< Shown by tx::placement.
+};
+
 } // namespace texpr::op
 
 namespace texpr::detail {
@@ -2111,6 +2158,8 @@ struct blocked_gemm {
   X(prod,           declared,  pairwise_reduce) \
   X(max,            declared,  pairwise_reduce) \
   X(min,            declared,  pairwise_reduce) \
+  X(argmax,         declared,  pairwise_reduce) \
+  X(argmin,         declared,  pairwise_reduce) \
   X(matmul,         declared,  blocked_gemm)
 // clang-format on
 
@@ -2242,6 +2291,8 @@ struct cublas_gemm {
   X(prod,           declared + half_floats,                    block_reduce) \
   X(max,            declared + half_floats,                    block_reduce) \
   X(min,            declared + half_floats,                    block_reduce) \
+  X(argmax,         declared + half_floats,                    block_reduce) \
+  X(argmin,         declared + half_floats,                    block_reduce) \
   X(matmul,         declared + half_floats - signed_integral,  cublas_gemm)
 // clang-format on
 
@@ -3408,6 +3459,8 @@ TEXPR_REDUCTION(mean)
 TEXPR_REDUCTION(max)
 TEXPR_REDUCTION(min)
 TEXPR_REDUCTION(prod)
+TEXPR_REDUCTION(argmax)
+TEXPR_REDUCTION(argmin)
 #undef TEXPR_REDUCTION
 
 /// e summed to `shape` (NumPy's "unbroadcast", what autograd sends to a broadcast operand): e's leading axes
@@ -5635,8 +5688,8 @@ void pairwise_reduce::run(const N& n, const view<T, R, host>& dest, context<host
       return;
     }
     // Several axes (sum_to): one axis at a time, keeping each reduced axis with extent 1, the last into dest.
-    static_assert(Op::decomposable || RC < 2, "texpr: this reduction cannot be split over several axes");
-    if constexpr (std::is_same_v<T, KT>) {
+    // (argmax and argmin are not decomposable; their API reduces one axis or all, never this path)
+    if constexpr (Op::decomposable && std::is_same_v<T, KT>) {
       const auto first = detail::materialize(n.child(), ctx);
       const T* data = first.data();  // (views assign elements, so the current input is kept as pointer + layout)
       shape_t<RC> shape = in_shape, strides = first.strides();
@@ -7561,8 +7614,8 @@ void block_reduce::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& 
       return;
     }
     // Several axes (sum_to): one axis at a time, keeping each reduced axis with extent 1, the last into dest.
-    static_assert(Op::decomposable || RC < 2, "texpr: this reduction cannot be split over several axes");
-    if constexpr (std::is_same_v<T, KT>) {
+    // (argmax and argmin are not decomposable; their API reduces one axis or all, never this path)
+    if constexpr (Op::decomposable && std::is_same_v<T, KT>) {
       const auto first = detail::materialize(n.child(), ctx);
       const T* data = first.data();
       shape_t<RC> shape = in_shape, strides = first.strides();
