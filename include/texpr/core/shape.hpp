@@ -25,6 +25,12 @@ namespace detail {
 inline std::string at(const texpr::source_location& loc) {
   return std::string(loc.file_name()) + ":" + std::to_string(loc.line) + ": ";
 }
+/// A shape from a braced list of extents (the `{2, 3}` that constructors and layouts accept).
+template <std::size_t R> shape_t<R> to_shape(const index_t (&s)[R]) {
+  shape_t<R> out{};
+  for (std::size_t i = 0; i != R; ++i) out[i] = s[i];
+  return out;
+}
 } // namespace detail
 
 /// Formats a shape the way NumPy prints it: "(3, 4)", "(5,)", "()".

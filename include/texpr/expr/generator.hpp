@@ -41,12 +41,6 @@ template <class Op, class T, std::size_t R, class Backend> class generator_expr 
 };
 
 namespace detail {
-/// A shape from a braced list of extents.
-template <std::size_t R> shape_t<R> to_shape(const index_t (&s)[R]) {
-  shape_t<R> out{};
-  for (std::size_t i = 0; i != R; ++i) out[i] = s[i];
-  return out;
-}
 template <std::size_t R> void check_extents(const shape_t<R>& s, const source_location& loc) {
   for (auto e : s)
     if (e < 0) throw shape_error(at(loc) + "texpr: negative extent in shape " + to_string(s));

@@ -121,8 +121,7 @@ auto permute(E&& e, const index_t (&axes)[R], texpr::source_location loc = texpr
 /// non-contiguous operand (or an expression) is copied to contiguous memory first.
 template <operand E, std::size_t R>
 auto reshape(E&& e, const index_t (&extents)[R], texpr::source_location loc = texpr::source_location::current()) {
-  shape_t<R> shape{};
-  for (std::size_t d = 0; d != R; ++d) shape[d] = extents[d];
+  const shape_t<R> shape = detail::to_shape(extents);
   auto c = detail::capture(std::forward<E>(e));
   using C = decltype(c);
   const index_t n = shape_size(c.shape());
@@ -235,9 +234,7 @@ auto reshape(E&& e, const shape_t<R>& shape, texpr::source_location loc = texpr:
 /// broadcast_to from an extents list: `tx::broadcast_to(b, {64, 256})`.
 template <operand E, std::size_t R>
 auto broadcast_to(E&& e, const index_t (&extents)[R], texpr::source_location loc = texpr::source_location::current()) {
-  shape_t<R> shape{};
-  for (std::size_t d = 0; d != R; ++d) shape[d] = extents[d];
-  return broadcast_to(std::forward<E>(e), shape, loc);
+  return broadcast_to(std::forward<E>(e), detail::to_shape(extents), loc);
 }
 
 } // namespace texpr
