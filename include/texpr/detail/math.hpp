@@ -44,6 +44,9 @@ TEXPR_HOST_DEVICE inline double pow_(double a, double b) { return std::pow(a, b)
 inline long double pow_(long double a, long double b) { return std::pow(a, b); }
 #endif
 
+/// Phi(x), the standard normal CDF (gelu and its derivative).
+template <class C> TEXPR_HOST_DEVICE inline C normal_cdf(C x) { return C(0.5) * (C(1) + erf_(x * C(0.70710678118654752440))); }
+
 /// NaN test usable in device code and under -ffast-math-free builds.
 template <class T>
 TEXPR_HOST_DEVICE constexpr bool is_nan(T x) {

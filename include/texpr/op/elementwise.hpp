@@ -172,7 +172,7 @@ struct gelu : elementwise_op {
   static constexpr std::string_view name = "gelu";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
-    return C(0.5) * x * (C(1) + detail::erf_(x * C(0.70710678118654752440)));
+    return x * detail::normal_cdf(x);
   }
 };
 /// d gelu / dx = Phi(x) + x phi(x): the helper node of gelu's gradient rule (a registered op, so it shows in placement).
@@ -180,9 +180,8 @@ struct gelu_grad : elementwise_op {
   static constexpr std::string_view name = "gelu_grad";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
-    const C cdf = C(0.5) * (C(1) + detail::erf_(x * C(0.70710678118654752440)));
     const C pdf = detail::exp_(C(-0.5) * x * x) * C(0.39894228040143267794);
-    return cdf + x * pdf;
+    return detail::normal_cdf(x) + x * pdf;
   }
 };
 /// SiLU (swish): x * sigmoid(x).
