@@ -264,12 +264,12 @@ template <> struct gradient_rule<op::gelu> {
     return g * detail::make_map<op::gelu_grad>(x);
   }
 };
-/// d silu x = g s (1 + x (1 - s)), s = sigmoid(x).
+/// d silu x = g (s + x s (1 - s)) = g (out + s (1 - out)), s = sigmoid(x): one sigmoid per element, not two.
 template <> struct gradient_rule<op::silu> {
-  static constexpr std::string_view derivative = "dx = g * s * (1 + x * (1 - s)), s = sigmoid(x)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g * sigmoid(x) * (1 + x * (1 - sigmoid(x)));
+  static constexpr std::string_view derivative = "dx = g * (out + s * (1 - out)), s = sigmoid(x)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X& x) {
+    return g * (out + sigmoid(x) * (1 - out));
   }
 };
 /// d x^2 = 2 g x.
