@@ -641,6 +641,12 @@ namespace detail {
 inline std::string at(const texpr::source_location& loc) {
   return std::string(loc.file_name()) + ":" + std::to_string(loc.line) + ": ";
 }
+/// A shape from a braced list of extents (the `{2, 3}` that constructors and layouts accept).
+template <std::size_t R> shape_t<R> to_shape(const index_t (&s)[R]) {
+  shape_t<R> out{};
+  for (std::size_t i = 0; i != R; ++i) out[i] = s[i];
+  return out;
+}
 } // namespace detail
 
 /// Formats a shape the way NumPy prints it: "(3, 4)", "(5,)", "()".
@@ -860,6 +866,9 @@ TEXPR_HOST_DEVICE inline float pow_(float a, float b) { return std::pow(a, b); }
 TEXPR_HOST_DEVICE inline double pow_(double a, double b) { return std::pow(a, b); }
 inline long double pow_(long double a, long double b) { return std::pow(a, b); }
 #endif
+
+/// Phi(x), the standard normal CDF (gelu and its derivative).
+template <class C> TEXPR_HOST_DEVICE inline C normal_cdf(C x) { return C(0.5) * (C(1) + erf_(x * C(0.70710678118654752440))); }
 
 /// NaN test usable in device code and under -ffast-math-free builds.
 template <class T>
@@ -1146,7 +1155,7 @@ struct gelu : elementwise_op {
   static constexpr std::string_view name = "gelu";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
-    return C(0.5) * x * (C(1) + detail::erf_(x * C(0.70710678118654752440)));
+    return x * detail::normal_cdf(x);
   }
 };
 /// d gelu / dx = Phi(x) + x phi(x): the helper node of gelu's gradient rule (a registered op, so it shows in placement).
@@ -1154,9 +1163,8 @@ struct gelu_grad : elementwise_op {
   static constexpr std::string_view name = "gelu_grad";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
-    const C cdf = C(0.5) * (C(1) + detail::erf_(x * C(0.70710678118654752440)));
     const C pdf = detail::exp_(C(-0.5) * x * x) * C(0.39894228040143267794);
-    return cdf + x * pdf;
+    return detail::normal_cdf(x) + x * pdf;
   }
 };
 /// SiLU (swish): x * sigmoid(x).
@@ -2903,12 +2911,6 @@ template <class Op, class T, std::size_t R, class Backend> class generator_expr 
 };
 
 namespace detail {
-/// A shape from a braced list of extents.
-template <std::size_t R> shape_t<R> to_shape(const index_t (&s)[R]) {
-  shape_t<R> out{};
-  for (std::size_t i = 0; i != R; ++i) out[i] = s[i];
-  return out;
-}
 template <std::size_t R> void check_extents(const shape_t<R>& s, const source_location& loc) {
   for (auto e : s)
     if (e < 0) throw shape_error(at(loc) + "texpr: negative extent in shape " + to_string(s));
@@ -3098,8 +3100,7 @@ auto permute(E&& e, const index_t (&axes)[R], texpr::source_location loc = texpr
 /// non-contiguous operand (or an expression) is copied to contiguous memory first.
 template <operand E, std::size_t R>
 auto reshape(E&& e, const index_t (&extents)[R], texpr::source_location loc = texpr::source_location::current()) {
-  shape_t<R> shape{};
-  for (std::size_t d = 0; d != R; ++d) shape[d] = extents[d];
+  const shape_t<R> shape = detail::to_shape(extents);
   auto c = detail::capture(std::forward<E>(e));
   using C = decltype(c);
   const index_t n = shape_size(c.shape());
@@ -3212,9 +3213,7 @@ auto reshape(E&& e, const shape_t<R>& shape, texpr::source_location loc = texpr:
 /// broadcast_to from an extents list: `tx::broadcast_to(b, {64, 256})`.
 template <operand E, std::size_t R>
 auto broadcast_to(E&& e, const index_t (&extents)[R], texpr::source_location loc = texpr::source_location::current()) {
-  shape_t<R> shape{};
-  for (std::size_t d = 0; d != R; ++d) shape[d] = extents[d];
-  return broadcast_to(std::forward<E>(e), shape, loc);
+  return broadcast_to(std::forward<E>(e), detail::to_shape(extents), loc);
 }
 
 } // namespace texpr
@@ -6018,12 +6017,12 @@ template <> struct gradient_rule<op::gelu> {
     return g * detail::make_map<op::gelu_grad>(x);
   }
 };
-/// d silu x = g s (1 + x (1 - s)), s = sigmoid(x).
+/// d silu x = g (s + x s (1 - s)) = g (out + s (1 - out)), s = sigmoid(x): one sigmoid per element, not two.
 template <> struct gradient_rule<op::silu> {
-  static constexpr std::string_view derivative = "dx = g * s * (1 + x * (1 - s)), s = sigmoid(x)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g * sigmoid(x) * (1 + x * (1 - sigmoid(x)));
+  static constexpr std::string_view derivative = "dx = g * (out + s * (1 - out)), s = sigmoid(x)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X& x) {
+    return g * (out + sigmoid(x) * (1 - out));
   }
 };
 /// d x^2 = 2 g x.
