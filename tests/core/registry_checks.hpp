@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -288,8 +290,7 @@ template <class B, class T> void check_copy() {
 // ---- generators ---------------------------------------------------------------------------------------------
 
 /// arange: 0 .. n - 1, a negative step, and fused with broadcasting against another arange.
-template <class B, class Op, class T> void check_generator() {
-  static_assert(std::is_same_v<Op, tx::op::arange>, "a generator op without a registry check");
+template <class B, class T> void check_arange() {
   int failures = 0;
   const std::string dtype(tx::dtype_name_v<T>);
   const auto a = on<B>::down(tx::arange<T, B>(37));
@@ -303,6 +304,241 @@ template <class B, class Op, class T> void check_generator() {
   for (tx::index_t i = 0; i < 4; ++i)
     for (tx::index_t j = 0; j < 3; ++j) expect(test::close(c(i, j), static_cast<ld>(i + j)), "arange broadcast " + dtype, failures);
   REQUIRE(failures == 0);
+}
+
+// The random generators' references start from the Philox words of an element, with the counter and key laid out
+// here as docs/semantics.md states them (counter (i low, i high, stream, 0), key (seed low, seed high); stream 0
+// for uniform, 1 for normal); the rest is long double arithmetic.
+
+/// Philox4x32-10's words for element i of a random generator.
+inline tx::detail::philox_block random_words(std::uint64_t seed, std::uint32_t stream, tx::index_t i) {
+  const auto n = static_cast<std::uint64_t>(i);
+  return tx::detail::philox4x32_10({{static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n >> 32), stream, 0}},
+                                   {{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}});
+}
+/// A fraction of `bits` bits in [0, 1) from the top of words (high, low).
+inline ld random_fraction(std::uint32_t high, std::uint32_t low, int bits) {
+  const std::uint64_t k = ((static_cast<std::uint64_t>(high) << 32) | low) >> (64 - bits);
+  return std::ldexp(static_cast<ld>(k), -bits);
+}
+/// The spacing of T's values in [1, 2).
+template <class T> ld epsilon_of() {
+  if constexpr (std::is_same_v<T, tx::half>) return std::ldexp(1.0L, -10);
+  else if constexpr (std::is_same_v<T, tx::bfloat16>) return std::ldexp(1.0L, -7);
+  else return std::numeric_limits<T>::epsilon();
+}
+/// The largest value of T below x (x > 0 and a value of T).
+template <class T> ld largest_below(ld x) {
+  int e = 0;
+  const ld m = std::frexp(x, &e);  // x = m 2^e, m in [0.5, 1): T's spacing below x is eps 2^(e - 1), halved at a power of 2
+  return x - std::ldexp(epsilon_of<T>(), m == 0.5L ? e - 2 : e - 1);
+}
+/// A long double rounded to T (to float first for the 16-bit floats, as texpr narrows).
+template <class T> T from_wide(ld v) {
+  if constexpr (tx::is_float16_v<T>) return T(static_cast<float>(v));
+  else return static_cast<T>(v);
+}
+template <class T> bool same_bits(T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }
+
+/// Sample mean and variance of a host tensor's elements.
+template <class T, std::size_t R> std::pair<ld, ld> moments(const tx::tensor<T, R>& t) {
+  ld s = 0, s2 = 0;
+  for (tx::index_t i = 0; i < t.size(); ++i) s += test::wide(t.data()[i]);
+  const ld mean = s / static_cast<ld>(t.size());
+  for (tx::index_t i = 0; i < t.size(); ++i) s2 += (test::wide(t.data()[i]) - mean) * (test::wide(t.data()[i]) - mean);
+  return {mean, s2 / static_cast<ld>(t.size() - 1)};
+}
+
+/// Checks a random generator's fused uses on backend B against its plain evaluation `alone` (seed 7, shape (8, 4)):
+/// with a broadcast operand, broadcast itself (shape (8, 1)), sliced and transposed.
+template <class B, class T, class Make> void check_random_fused(const Make& make, const std::string& what) {
+  int failures = 0;
+  const auto alone = on<B>::down(make(tx::shape_t<2>{8, 4}));
+  const auto column = on<B>::down(make(tx::shape_t<2>{8, 1}));
+  const auto x = test::random<T, 1>({4});
+  const auto y = test::random<T, 2>({8, 4});
+  const auto dx = on<B>::up(x);
+  const auto dy = on<B>::up(y);
+  const auto sum = on<B>::down(make(tx::shape_t<2>{8, 4}) + dx);
+  const auto spread = on<B>::down(make(tx::shape_t<2>{8, 1}) + dy);       // the generator read with stride 0
+  const auto rows = on<B>::down(tx::slice(make(tx::shape_t<2>{8, 4}), 0, 1, 8, 3));  // rows 1, 4, 7
+  const auto flipped = on<B>::down(tx::transpose(make(tx::shape_t<2>{8, 4})));
+  REQUIRE(rows.shape() == tx::shape_t<2>{3, 4});
+  REQUIRE(flipped.shape() == tx::shape_t<2>{4, 8});
+  for (tx::index_t i = 0; i < 8; ++i)
+    for (tx::index_t j = 0; j < 4; ++j) {
+      const ld a = test::wide(alone(i, j));
+      expect(test::close(sum(i, j), a + test::wide(x(j))), what + " + broadcast operand", failures);
+      expect(test::close(spread(i, j), test::wide(column(i, 0)) + test::wide(y(i, j))), what + " broadcast along axis 1", failures);
+      expect(same_bits(flipped(j, i), alone(i, j)), what + " transposed", failures);
+      if (i % 3 == 1) expect(same_bits(rows(i / 3, j), alone(i, j)), what + " sliced", failures);
+    }
+  REQUIRE(failures == 0);
+}
+
+/// uniform: element values against the reference from Philox's words (exact for float and double where the double
+/// computation is exact), the range [lo, hi) with values that round up to hi clamped below it, moments and buckets
+/// of 4096 draws, two seeds (differing in the low or the high half) giving different draws, the host giving the same
+/// bits for the same seed, and fused uses.
+template <class B, class T> void check_uniform() {
+  const std::string dtype(tx::dtype_name_v<T>);
+  constexpr bool wide_dtype = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  constexpr int bits = std::is_same_v<T, double> ? 53 : 24;
+  const tx::shape_t<2> shape{64, 64};
+  const tx::index_t n = 64 * 64;
+  const std::uint64_t seed = 0x243f6a8885a308d3u;
+  const ld eps = epsilon_of<T>();
+  struct range {
+    ld lo, hi;
+    bool exact;  // float and double match the reference exactly
+  };
+  // [0, 1); a power-of-two width; a width of 4.75 (exact in double for float's 24 bits); a width of 8 ulp at 1, so
+  // that about a 16th of the draws round up to hi and must be clamped to the value below it.
+  const range ranges[] = {{0, 1, true}, {-2, 2, true}, {-1.5L, 3.25L, !std::is_same_v<T, double>}, {1, 1 + 8 * eps, false}};
+  int failures = 0;
+  for (int r = 0; r < 4; ++r) {
+    const T lo = from_wide<T>(ranges[r].lo), hi = from_wide<T>(ranges[r].hi);
+    const ld below_hi = largest_below<T>(ranges[r].hi);
+    const std::string what = "uniform " + dtype + " [" + str(ranges[r].lo) + ", " + str(ranges[r].hi) + ")";
+    const auto got = r == 0 ? on<B>::down(tx::random::uniform<T, B>(shape, seed))  // the default range
+                            : on<B>::down(tx::random::uniform<T, B>(shape, seed, lo, hi));
+    REQUIRE(got.shape() == shape);
+    ld top = ranges[r].lo;
+    for (tx::index_t i = 0; i < n; ++i) {
+      const auto w = random_words(seed, 0, i);
+      const ld u = bits == 24 ? random_fraction(w.w[0], 0, 24) : random_fraction(w.w[1], w.w[0], 53);  // word 0; words 1 over 0
+      // The exact value (in long double) rounded once to T; one that rounds to hi is clamped below it.
+      ld want = test::wide(from_wide<T>(ranges[r].lo + (ranges[r].hi - ranges[r].lo) * u));
+      if (want >= ranges[r].hi) want = below_hi;
+      const ld v = test::wide(got.data()[i]);
+      top = std::max(top, v);
+      expect(v >= ranges[r].lo && v < ranges[r].hi, what + ": element " + std::to_string(i) + " = " + str(v) + " out of range", failures);
+      const ld ulp = eps * std::max(std::fabs(ranges[r].lo), std::fabs(ranges[r].hi));
+      const bool ok = wide_dtype && ranges[r].exact ? v == want : std::fabs(v - want) <= ulp;
+      expect(ok, what + ": element " + std::to_string(i) + " = " + str(v) + ", want " + str(want), failures);
+    }
+    if (r == 3) expect(top == below_hi, what + ": no value rounded up to hi was clamped below it", failures);
+    // The host evaluates the same bits: 16-bit floats, which the host has only as storage, as float (the same
+    // double rounded to float), rounded to T here and clamped below hi as the generator does. (Rounded here, not by
+    // a host tx::cast: host elementwise kernels do not compile in nvcc's device pass.)
+    using H = std::conditional_t<wide_dtype, T, float>;
+    const auto host = tx::eval(tx::random::uniform<H, tx::host>(shape, seed, static_cast<H>(lo), static_cast<H>(hi)));
+    for (tx::index_t i = 0; i < n; ++i) {
+      T h = T(host.data()[i]);
+      if (test::wide(h) >= ranges[r].hi) h = from_wide<T>(below_hi);
+      expect(same_bits(got.data()[i], h),
+             what + ": host and " + std::string(B::name) + " differ at element " + std::to_string(i), failures);
+    }
+  }
+  // Statistics of [-2, 2): mean 0, variance 16 / 12, 16 buckets of 256 expected draws each (bounds about 5 sigma).
+  const auto a = on<B>::down(tx::random::uniform<T, B>(shape, seed, T(-2), T(2)));
+  const auto [mean, var] = moments(a);
+  expect(std::fabs(mean) < 0.1L, "uniform " + dtype + " mean " + str(mean), failures);
+  expect(std::fabs(var / (16.0L / 12) - 1) < 0.1L, "uniform " + dtype + " variance " + str(var), failures);
+  int buckets[16] = {};
+  std::vector<ld> values;
+  for (tx::index_t i = 0; i < n; ++i) {
+    const ld v = test::wide(a.data()[i]);
+    ++buckets[std::clamp(static_cast<int>(std::floor((v + 2) * 4)), 0, 15)];
+    values.push_back(v);
+  }
+  for (int k = 0; k < 16; ++k)
+    expect(buckets[k] > 192 && buckets[k] < 320,
+           "uniform " + dtype + " bucket " + std::to_string(k) + " holds " + std::to_string(buckets[k]), failures);
+  std::sort(values.begin(), values.end());
+  const auto distinct = std::unique(values.begin(), values.end()) - values.begin();
+  expect(distinct >= 256, "uniform " + dtype + ": only " + std::to_string(distinct) + " distinct values", failures);
+  for (const std::uint64_t other : {seed + 1, seed ^ (std::uint64_t(1) << 40)}) {
+    const auto b = on<B>::down(tx::random::uniform<T, B>(shape, other, T(-2), T(2)));
+    tx::index_t equal = 0;
+    for (tx::index_t i = 0; i < n; ++i) equal += same_bits(a.data()[i], b.data()[i]);
+    expect(equal < n / 8,
+           "uniform " + dtype + ": seeds " + std::to_string(seed) + " and " + std::to_string(other) + " agree in " +
+               std::to_string(equal) + " elements",
+           failures);
+  }
+  REQUIRE(failures == 0);
+  check_random_fused<B, T>([](const tx::shape_t<2>& s) { return tx::random::uniform<T, B>(s, 7); }, "uniform " + dtype);
+}
+
+/// normal: element values against a long double Box-Muller reference from Philox's words (within the dtype's
+/// tolerance: the generator computes in double with libm or CUDA's log and cos), the range (at most 8.6 stddev
+/// from the mean: u1 >= 2^-53), moments and the share within one stddev of 4096 draws, two seeds giving
+/// different draws, the host giving the same values (float and 16-bit floats: equal but for at most 2 elements
+/// 1 ulp apart; double: within 8 ulp of stddev * z), and fused uses.
+template <class B, class T> void check_normal() {
+  const std::string dtype(tx::dtype_name_v<T>);
+  const tx::shape_t<2> shape{64, 64};
+  const tx::index_t n = 64 * 64;
+  const std::uint64_t seed = 0x13198a2e03707344u;
+  const ld eps = epsilon_of<T>();
+  const ld two_pi = 6.283185307179586476925286766559L;
+  const std::pair<ld, ld> params[] = {{0, 1}, {0.5L, 2}};
+  int failures = 0;
+  for (const auto& [mu_, sigma_] : params) {
+    const ld mu = mu_, sigma = sigma_;  // named: clang 14 does not capture structured bindings in lambdas
+    const std::string what = "normal " + dtype + " (" + str(mu) + ", " + str(sigma) + ")";
+    const auto got = mu == 0 ? on<B>::down(tx::random::normal<T, B>(shape, seed))
+                             : on<B>::down(tx::random::normal<T, B>(shape, seed, from_wide<T>(mu), from_wide<T>(sigma)));
+    REQUIRE(got.shape() == shape);
+    tx::index_t within_one = 0, positive = 0;
+    for (tx::index_t i = 0; i < n; ++i) {
+      const auto w = random_words(seed, 1, i);
+      const ld u1 = random_fraction(w.w[1], w.w[0], 53) + std::ldexp(1.0L, -53), u2 = random_fraction(w.w[3], w.w[2], 53);
+      const ld want = mu + sigma * std::sqrt(-2 * std::log(u1)) * std::cos(two_pi * u2);
+      const ld v = test::wide(got.data()[i]);
+      expect(test::close(got.data()[i], want, std::fabs(mu) + sigma),
+             what + ": element " + std::to_string(i) + " = " + str(v) + ", want " + str(want), failures);
+      expect(std::isfinite(v) && std::fabs(v - mu) <= 8.58L * sigma + eps * (std::fabs(mu) + 9 * sigma),
+             what + ": element " + std::to_string(i) + " = " + str(v) + " out of range", failures);
+      within_one += std::fabs(v - mu) < sigma;
+      positive += v > mu;
+    }
+    // Bounds about 5 standard errors of each statistic over 4096 draws.
+    const auto [mean, var] = moments(got);
+    expect(std::fabs(mean - mu) < 0.08L * sigma, what + " mean " + str(mean), failures);
+    expect(std::fabs(var / (sigma * sigma) - 1) < 0.12L, what + " variance " + str(var), failures);
+    expect(std::fabs(static_cast<ld>(within_one) / n - 0.682689L) < 0.04L,
+           what + ": " + std::to_string(within_one) + " within one stddev", failures);
+    expect(std::fabs(static_cast<ld>(positive) / n - 0.5L) < 0.04L, what + ": " + std::to_string(positive) + " above the mean", failures);
+    // The host: the same double, but libm's log and cos instead of CUDA's (bit-equal on the host itself); 16-bit
+    // floats as float, rounded to T here.
+    using H = std::conditional_t<tx::is_float16_v<T>, float, T>;
+    const auto host = tx::eval(tx::random::normal<H, tx::host>(shape, seed, from_wide<H>(mu), from_wide<H>(sigma)));
+    tx::index_t differ = 0;
+    for (tx::index_t i = 0; i < n; ++i) {
+      const T hv = T(host.data()[i]);
+      const ld g = test::wide(got.data()[i]), h = test::wide(hv);
+      differ += !same_bits(got.data()[i], hv);
+      const ld tol = std::is_same_v<B, tx::host> ? 0
+                   : std::is_same_v<T, double> ? 8 * eps * (std::fabs(h - mu) + std::fabs(h))
+                                               : eps * std::max<ld>(std::fabs(h), 1);
+      expect(std::fabs(g - h) <= tol,
+             what + ": host and " + std::string(B::name) + " differ at element " + std::to_string(i) + ": " + str(g) +
+                 " vs " + str(h),
+             failures);
+    }
+    if constexpr (!std::is_same_v<T, double>)
+      expect(differ <= 2, what + ": host and " + std::string(B::name) + " differ in " + std::to_string(differ) + " elements",
+             failures);
+    const auto other = on<B>::down(tx::random::normal<T, B>(shape, seed + 1, from_wide<T>(mu), from_wide<T>(sigma)));
+    tx::index_t equal = 0;
+    for (tx::index_t i = 0; i < n; ++i) equal += same_bits(got.data()[i], other.data()[i]);
+    expect(equal < n / 8,
+           what + ": seeds " + std::to_string(seed) + " and " + std::to_string(seed + 1) + " agree in " +
+               std::to_string(equal) + " elements",
+           failures);
+  }
+  REQUIRE(failures == 0);
+  check_random_fused<B, T>([](const tx::shape_t<2>& s) { return tx::random::normal<T, B>(s, 7, T(1), T(3)); }, "normal " + dtype);
+}
+
+/// The generator rows: each op's own check.
+template <class B, class Op, class T> void check_generator() {
+  if constexpr (std::is_same_v<Op, tx::op::arange>) check_arange<B, T>();
+  else if constexpr (std::is_same_v<Op, tx::op::uniform>) check_uniform<B, T>();
+  else if constexpr (std::is_same_v<Op, tx::op::normal>) check_normal<B, T>();
+  else static_assert(tx::detail::always_false_v<Op>, "a generator op without a registry check");
 }
 
 // ---- layouts ------------------------------------------------------------------------------------------------
@@ -367,10 +603,132 @@ template <class B, class Op, class T> void check_layout() {
   }
 }
 
+// ---- concat ---------------------------------------------------------------------------------------------------
+
+/// concat along each axis (given negative) of rank-3 operands: memory, an empty operand and a view, element for
+/// element against index arithmetic; then strided operands into a slice of a larger tensor.
+template <class B, class T> void check_concat() {
+  const double r = test::is_int<T> ? 100 : 2;
+  auto a = test::random<T, 3>({2, 3, 4}, -r, r);
+  auto da = on<B>::up(a);
+  for (int axis = 0; axis < 3; ++axis) {
+    // b: a's shape with extent 1 on `axis`; c: extent 0; d: extent 2, read through a double transpose (a view).
+    tx::shape_t<3> sb = a.shape(), sc = a.shape(), sd = a.shape();
+    sb[axis] = 1;
+    sc[axis] = 0;
+    sd[axis] = 2;
+    auto b = test::random<T, 3>(sb, -r, r);
+    auto d = test::random<T, 3>(sd, -r, r);
+    auto db = on<B>::up(b);
+    auto dc = on<B>::up(tx::tensor<T, 3>(sc));
+    auto dd = on<B>::up(d);
+    const auto got = on<B>::down(tx::concat(axis - 3, da, db, dc, tx::transpose(tx::transpose(dd))));
+    tx::shape_t<3> want_shape = a.shape();
+    want_shape[axis] = a.shape()[axis] + 1 + 0 + 2;
+    REQUIRE(got.shape() == want_shape);
+    int failures = 0;
+    for (tx::index_t i = 0; i < got.shape()[0]; ++i)
+      for (tx::index_t j = 0; j < got.shape()[1]; ++j)
+        for (tx::index_t k = 0; k < got.shape()[2]; ++k) {
+          std::array<tx::index_t, 3> idx{i, j, k};
+          tx::index_t& at = idx[static_cast<std::size_t>(axis)];
+          const tx::index_t na = a.shape()[axis];
+          T want;
+          if (at < na) {
+            want = a(idx[0], idx[1], idx[2]);
+          } else if (at < na + 1) {
+            at -= na;
+            want = b(idx[0], idx[1], idx[2]);
+          } else {
+            at -= na + 1;
+            want = d(idx[0], idx[1], idx[2]);
+          }
+          expect(test::wide(got(i, j, k)) == test::wide(want), "concat " + std::string(tx::dtype_name_v<T>) + " axis " + std::to_string(axis), failures);
+        }
+    REQUIRE(failures == 0);
+  }
+  // Strided operands and a strided destination: concat(transpose(x), y) along axis 1 into columns 1..8 of o.
+  auto x = test::random<T, 2>({3, 2}, -r, r);
+  auto y = test::random<T, 2>({2, 5}, -r, r);
+  auto z = test::random<T, 2>({2, 9}, -r, r);
+  auto dx = on<B>::up(x);
+  auto dy = on<B>::up(y);
+  auto out = on<B>::up(z);
+  tx::slice(out, 1, 1, 9) = tx::concat(1, tx::transpose(dx), dy);
+  const auto o = on<B>::down(out);
+  int failures = 0;
+  for (tx::index_t i = 0; i < 2; ++i) {
+    expect(test::wide(o(i, 0)) == test::wide(z(i, 0)), "concat into a slice: column 0 untouched", failures);
+    for (tx::index_t j = 0; j < 3; ++j) expect(test::wide(o(i, 1 + j)) == test::wide(x(j, i)), "concat of a transpose", failures);
+    for (tx::index_t j = 0; j < 5; ++j) expect(test::wide(o(i, 4 + j)) == test::wide(y(i, j)), "concat second operand", failures);
+  }
+  REQUIRE(failures == 0);
+}
+
+// ---- composites -----------------------------------------------------------------------------------------------
+
+/// softmax / log_softmax along each axis of a rank-3 operand read through an expression (x * 2, evaluated once),
+/// and cross_entropy against int64 labels, all against long double loops; the expansion's own rows are on B.
+template <class B, class Op, class T> void check_composite() {
+  int failures = 0;
+  const std::string what = std::string(Op::name) + " " + std::string(tx::dtype_name_v<T>);
+  if constexpr (std::is_same_v<Op, tx::op::cross_entropy>) {
+    auto z = test::random<T, 2>({9, 7}, -4, 4);
+    tx::tensor<std::int64_t, 1> l({9});
+    for (tx::index_t i = 0; i < 9; ++i) l(i) = (i * 5 + 2) % 7;
+    auto dz = on<B>::up(z);
+    auto dl = on<B>::up(l);
+    static_assert(tx::runs_on<decltype(tx::composite_expr<Op, 0, tx::view<const T, 2, B>, tx::view<const std::int64_t, 1, B>>(
+                                           1, {}, std::as_const(dz).view(), std::as_const(dl).view())
+                                           .expand(std::as_const(dz).view(), std::as_const(dl).view())),
+                                B>,
+                  "the expansion runs where the row says");
+    const auto got = on<B>::down(tx::reshape(tx::cross_entropy(dz * 2, dl), {1}));
+    ld want = 0;
+    for (tx::index_t i = 0; i < 9; ++i) {
+      ld m = -INFINITY, s = 0;
+      for (tx::index_t j = 0; j < 7; ++j) m = std::max(m, 2 * test::wide(z(i, j)));
+      for (tx::index_t j = 0; j < 7; ++j) s += std::exp(2 * test::wide(z(i, j)) - m);
+      want += m + std::log(s) - 2 * test::wide(z(i, l(i)));
+    }
+    want /= 9;
+    expect(test::close(got(0), want, 8), what + ": got " + str(test::wide(got(0))) + " want " + str(want), failures);
+  } else {
+    auto x = test::random<T, 3>({3, 4, 5}, -6, 6);
+    auto dx = on<B>::up(x);
+    for (int axis = -1; axis < 3; ++axis) {
+      const auto a = static_cast<std::size_t>(axis < 0 ? axis + 3 : axis);
+      const auto got = [&] {
+        if constexpr (std::is_same_v<Op, tx::op::softmax>) return on<B>::down(tx::softmax(dx * 2, axis));
+        else return on<B>::down(tx::log_softmax(dx * 2, axis));
+      }();
+      for (tx::index_t o = 0; o < x.size(); ++o) {
+        const auto idx = test::unravel(o, x.shape());
+        ld m = -INFINITY, s = 0;
+        auto at = idx;
+        for (tx::index_t k = 0; k < x.shape()[a]; ++k) {
+          at[a] = k;
+          m = std::max(m, 2 * test::wide(x(at[0], at[1], at[2])));
+        }
+        for (tx::index_t k = 0; k < x.shape()[a]; ++k) {
+          at[a] = k;
+          s += std::exp(2 * test::wide(x(at[0], at[1], at[2])) - m);
+        }
+        const ld lw = 2 * test::wide(x(idx[0], idx[1], idx[2])) - m - std::log(s);
+        const bool ok = std::is_same_v<Op, tx::op::softmax> ? test::close(got.data()[o], std::exp(lw), 0, 8 * test::tolerance<T>())
+                                                             : test::close(got.data()[o], lw, 12);
+        expect(ok, what + " axis " + std::to_string(axis) + " element " + std::to_string(o) + ": got " + str(test::wide(got.data()[o])), failures);
+      }
+    }
+  }
+  REQUIRE(failures == 0);
+}
+
 // ---- reductions ---------------------------------------------------------------------------------------------
 
 template <class Op> inline constexpr bool is_mean = std::is_same_v<Op, tx::op::mean>;
 template <class Op> inline constexpr bool is_arg = std::is_same_v<Op, tx::op::argmax> || std::is_same_v<Op, tx::op::argmin>;
+template <class Op> inline constexpr bool is_moment = std::is_same_v<Op, tx::op::var> || std::is_same_v<Op, tx::op::stddev>;
 template <class Op> inline constexpr bool is_sum = std::is_same_v<Op, tx::op::sum> || std::is_same_v<Op, tx::op::sum_to>;
 
 /// The reference reduction of v and the magnitude the rounding error is relative to (sum of |x| for sums, n ulp
@@ -403,6 +761,21 @@ template <class Op, class T> ld reduce_ref(const std::vector<ld>& v, ld& scale) 
       scale = std::fabs(p) * (1 + static_cast<ld>(v.size()) * eps / test::tolerance<T>());
       return p;
     }
+  } else if constexpr (is_moment<Op>) {
+    // Two-pass variance in long double (population: ddof 0, the default op).
+    ld m = 0;
+    for (ld x : v) m += x;
+    m /= static_cast<ld>(v.size());
+    ld q = 0;
+    for (ld x : v) q += (x - m) * (x - m);
+    const ld var = q / static_cast<ld>(v.size());
+    return std::is_same_v<Op, tx::op::stddev> ? std::sqrt(var) : var;
+  } else if constexpr (std::is_same_v<Op, tx::op::logsumexp>) {
+    ld m = v.at(0);
+    for (ld x : v) m = std::max(m, x);
+    ld s = 0;
+    for (ld x : v) s += std::exp(x - m);
+    return m + std::log(s);  // relative to |result| (or 1: close() takes the larger)
   } else if constexpr (is_arg<Op>) {
     // The first index of the largest (smallest) value; the first NaN if there is one.
     std::size_t best = 0;
@@ -613,6 +986,12 @@ template <class B, class Rows, class Select> std::size_t check_rows(Select selec
         ++checked;
       } else if constexpr (tx::detail::reduction_op_tag<Op>) {
         check_reduction<B, Op, T>();
+        ++checked;
+      } else if constexpr (std::is_base_of_v<tx::op::composite_op, Op>) {
+        check_composite<B, Op, T>();
+        ++checked;
+      } else if constexpr (std::is_same_v<Op, tx::op::concat>) {
+        check_concat<B, T>();
         ++checked;
       } else if constexpr (std::is_same_v<Op, tx::op::matmul>) {
         check_matmul<B, T>();

@@ -9,10 +9,13 @@
 #include <type_traits>
 
 #include "texpr/core/dtype.hpp"
+#include "texpr/expr/concat.hpp"
 #include "texpr/expr/elementwise.hpp"
 #include "texpr/expr/layout.hpp"
 #include "texpr/expr/matmul.hpp"
 #include "texpr/expr/reduction.hpp"
+#include "texpr/expr/softmax.hpp"
+#include "texpr/op/composite.hpp"
 #include "texpr/op/elementwise.hpp"
 #include "texpr/op/layout.hpp"
 #include "texpr/op/matmul.hpp"
@@ -389,6 +392,67 @@ template <> struct gradient_rule<op::prod> {
   }
 };
 
+/// var: g * 2 (x - mean) / (n - ddof) spread back; stddev: g * (x - mean) / ((n - ddof) * out).
+template <class Op> struct moment_gradient_rule {
+  static constexpr bool is_std = std::is_same_v<Op, op::stddev>;
+  static constexpr std::string_view derivative =
+      is_std ? "dx = g * (x - mean(x)) / ((n - ddof) * out)" : "dx = g * 2 (x - mean(x)) / (n - ddof)";
+  template <std::size_t I> static constexpr unsigned uses = (is_std ? detail::uses_out : 0u) | detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X& x) {
+    const double dof = static_cast<double>(n.reduced_size() - n.op().ddof);
+    auto centred = x - broadcast_to(detail::reduce_kept<op::mean>(n, x), n.child().shape());
+    if constexpr (is_std) return detail::spread(n, g) * detail::scale(centred, 1.0 / dof) / detail::spread(n, out);
+    else return detail::spread(n, g) * detail::scale(centred, 2.0 / dof);
+  }
+};
+/// var: see moment_gradient_rule.
+template <> struct gradient_rule<op::var> : moment_gradient_rule<op::var> {};
+/// stddev: see moment_gradient_rule.
+template <> struct gradient_rule<op::stddev> : moment_gradient_rule<op::stddev> {};
+/// logsumexp: g times the softmax of x along the reduced axes.
+template <> struct gradient_rule<op::logsumexp> {
+  static constexpr std::string_view derivative = "dx = g * exp(x - out) (g times softmax(x))";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X& x) {
+    return detail::spread(n, g) * exp(x - detail::spread(n, out));
+  }
+};
+
+// ---- composites ------------------------------------------------------------------------------------------
+
+/// softmax: dx = out * (g - sum(g * out, axis)), the Jacobian-vector product without the Jacobian.
+template <> struct gradient_rule<op::softmax> {
+  static constexpr std::string_view derivative = "dx = out * (g - sum(g * out, axis, keepdims))";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X&) {
+    return out * (g - sum(g * out, static_cast<index_t>(n.axis()), keepdims));
+  }
+};
+/// log_softmax: dx = g - exp(out) * sum(g, axis).
+template <> struct gradient_rule<op::log_softmax> {
+  static constexpr std::string_view derivative = "dx = g - exp(out) * sum(g, axis, keepdims)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X&) {
+    return g - exp(out) * sum(g, static_cast<index_t>(n.axis()), keepdims);
+  }
+};
+/// cross_entropy: dz = g * (softmax(z, 1) - one_hot(labels)) / batch; no gradient to the integer labels.
+template <> struct gradient_rule<op::cross_entropy> {
+  static constexpr std::string_view derivative = "dz = g * (softmax(z, 1) - one_hot(labels, classes)) / batch; none to the labels";
+  template <std::size_t I> static constexpr unsigned uses = I == 0 ? detail::uses_operand(0) | detail::uses_operand(1) : 0u;
+  template <std::size_t I, class N, class G, class Out, class Z, class L>
+  static auto partial(const N&, const G& g, const Out&, const Z& z, const L& l) {
+    if constexpr (I == 1) {
+      return no_gradient{};
+    } else {
+      using T = typename Z::value_type;
+      const double batch = static_cast<double>(z.shape()[0]);
+      auto probabilities = exp(z - logsumexp(z, 1, keepdims));
+      return detail::scale(g * (probabilities - cast<T>(detail::label_mask(z, l))), 1.0 / batch);
+    }
+  }
+};
+
 // ---- matmul ----------------------------------------------------------------------------------------------
 
 /// C = A B: dA = g B^T, dB = A^T g, summed over broadcast batch dimensions; vectors as in NumPy.
@@ -460,6 +524,16 @@ template <> struct gradient_rule<op::squeeze> {
   template <std::size_t I> static constexpr unsigned uses = 0;
   template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
     return unsqueeze(g, static_cast<index_t>(n.params().axis));
+  }
+};
+/// concat: each operand's slice of g.
+template <> struct gradient_rule<op::concat> {
+  static constexpr std::string_view derivative = "d operand i = slice(g, axis, offset of i, offset of i + its extent)";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class... X> static auto partial(const N& n, const G& g, const Out&, const X&...) {
+    const auto a = n.axis();
+    const index_t begin = n.offset(I);
+    return slice(g, static_cast<index_t>(a), begin, begin + detail::get<I>(n.operands()).shape()[a]);
   }
 };
 /// broadcast_to: g summed back to the operand's shape.

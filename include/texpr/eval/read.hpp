@@ -91,6 +91,27 @@ template <class N> auto layout_writable_storage(const N& n) {
   return view<T, R, B>(unchecked_t{}, v.data() + offset, shape, strides, v.stream());
 }
 
+/// dest = concat node n: each operand evaluated into its slice of dest along n.axis() (what both backends'
+/// copy_slices rows run).
+template <class N, class T, std::size_t R, class B, std::size_t... I>
+void concat_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::index_sequence<I...>) {
+  const std::size_t a = n.axis();
+  const auto part = [&](std::size_t i, const auto& operand) {
+    auto s = dest.shape();
+    s[a] = operand.shape()[a];
+    if (s[a] == 0) return;
+    evaluate_into(view<T, R, B>(unchecked_t{}, dest.data() + n.offset(i) * dest.strides()[a], s, dest.strides(), dest.stream()), operand, ctx);
+  };
+  (part(I, get<I>(n.operands())), ...);
+}
+
+/// dest = composite node n: its operands evaluated once into memory, then its expansion over that memory (what
+/// both backends' composed rows run).
+template <class N, class T, std::size_t R, class B, std::size_t... I>
+void compose_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::index_sequence<I...>) {
+  evaluate_into(dest, capture(n.expand(materialize(get<I>(n.operands()), ctx)...)), ctx);
+}
+
 template <std::size_t RO, class N, class B> auto read(const N& n, const shape_t<RO>& out, context<B>& ctx);
 
 /// The map accessor of an elementwise node: its op (through its registry row) over its operands' accessors.

@@ -1,4 +1,4 @@
-// Lazy reductions: sum, mean, max, min, prod over everything or along one axis (optionally keeping it with
+// Lazy reductions: sum, mean, max, min, prod, argmax, argmin, logsumexp, var, stddev over everything or along one axis (optionally keeping it with
 // extent 1), and sum_to (autograd's sum over broadcast axes). The reduced operand is read fused: no temporary
 // for an elementwise operand.
 #pragma once
@@ -159,7 +159,36 @@ TEXPR_REDUCTION(min)
 TEXPR_REDUCTION(prod)
 TEXPR_REDUCTION(argmax)
 TEXPR_REDUCTION(argmin)
+TEXPR_REDUCTION(logsumexp)
 #undef TEXPR_REDUCTION
+
+#define TEXPR_MOMENT_REDUCTION(NAME)                                                                       \
+  /** Lazy NAME over every element, dividing by n (rank-0 result). */                                    \
+  template <operand E> auto NAME(E&& e) { return detail::reduce_all(std::forward<E>(e), op::NAME{}, false); } \
+  /** Lazy NAME along one axis (negative counts from the end), dividing by n - ddof. */                    \
+  template <operand E>                                                                                     \
+  auto NAME(E&& e, index_t axis, index_t ddof = 0, texpr::source_location loc = texpr::source_location::current()) { \
+    op::NAME o;                                                                                            \
+    o.ddof = ddof;                                                                                         \
+    return detail::reduce_along<op::NAME, detail::captured_t<E>::rank - 1>(std::forward<E>(e), o, axis, loc); \
+  }                                                                                                        \
+  /** Lazy NAME along one axis, kept with extent 1, dividing by n - ddof. */                               \
+  template <operand E>                                                                                     \
+  auto NAME(E&& e, index_t axis, index_t ddof, keepdims_t, texpr::source_location loc = texpr::source_location::current()) { \
+    op::NAME o;                                                                                            \
+    o.ddof = ddof;                                                                                         \
+    return detail::reduce_along<op::NAME, detail::captured_t<E>::rank>(std::forward<E>(e), o, axis, loc);  \
+  }                                                                                                        \
+  /** Lazy NAME along one axis, kept with extent 1 (ddof 0). */                                            \
+  template <operand E>                                                                                     \
+  auto NAME(E&& e, index_t axis, keepdims_t, texpr::source_location loc = texpr::source_location::current()) { \
+    return detail::reduce_along<op::NAME, detail::captured_t<E>::rank>(std::forward<E>(e), op::NAME{}, axis, loc); \
+  }
+/// var: one-pass (Welford) variance; ddof 0 (the default, as NumPy) is the population variance, 1 the sample one.
+TEXPR_MOMENT_REDUCTION(var)
+/// stddev: the square root of var (torch.std, numpy.std).
+TEXPR_MOMENT_REDUCTION(stddev)
+#undef TEXPR_MOMENT_REDUCTION
 
 /// e summed to `shape` (NumPy's "unbroadcast", what autograd sends to a broadcast operand): e's leading axes
 /// beyond the shape's rank and its axes where the shape has extent 1 are summed. Throws shape_error unless e

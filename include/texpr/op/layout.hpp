@@ -172,4 +172,12 @@ struct broadcast_to : layout_op {
   };
 };
 
+/// Joins operands along an axis (tx::concat). Not a view: the operands live in separate memory, so it is
+/// computed, each operand evaluated into its slice of the result.
+struct concat {
+  static constexpr std::string_view name = "concat";  ///< Shown by tx::placement.
+  static constexpr kind category = kind::computed;    ///< Evaluated into memory.
+  static constexpr auto dtypes = all_dtypes;          ///< Moves elements of any dtype.
+};
+
 } // namespace texpr::op

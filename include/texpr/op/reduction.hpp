@@ -156,6 +156,89 @@ struct argmin : arg_reduction<false> {
   static constexpr std::string_view name = "argmin";  ///< Shown by tx::placement.
 };
 
+/// Welford's accumulator: the count, mean and sum of squared deviations of the elements seen so far.
+template <class C> struct moments {
+  C mean;     ///< Mean of the elements seen.
+  C m2;       ///< Sum of their squared deviations from that mean.
+  index_t n;  ///< How many.
+};
+
+/// Shared by var and stddev: one pass, Welford's update and Chan et al.'s merge of partial results, so data with
+/// a large mean keep their precision (no E[x^2] - E[x]^2 cancellation). Divides by n - ddof; NaN when n <= ddof.
+template <bool Sqrt> struct moment_reduction : reduction_op {
+  static constexpr auto dtypes = floating;      ///< Integers: cast first (no implicit promotion).
+  static constexpr bool decomposable = false;   ///< The variance of variances is not the variance.
+  /// double for every dtype: a float running mean rounds at each update (to 1/16 near 1e6), which costs data
+  /// with a large mean whole digits of their variance.
+  template <class T> using accumulator = moments<double>;
+  index_t ddof = 0;  ///< Delta degrees of freedom: 0 gives the population variance (NumPy), 1 the sample one.
+  template <class A> TEXPR_HOST_DEVICE constexpr A identity() const { return A{0, 0, 0}; }
+  template <class A, class V> TEXPR_HOST_DEVICE constexpr A lift(V x, index_t) const {
+    return A{static_cast<decltype(A::mean)>(x), 0, 1};
+  }
+  template <class A> TEXPR_HOST_DEVICE constexpr A combine(A a, A b) const {
+    using C = decltype(A::mean);
+    if (b.n == 0) return a;
+    if (a.n == 0) return b;
+    const index_t n = a.n + b.n;
+    const C delta = b.mean - a.mean;
+    const C fb = static_cast<C>(b.n) / static_cast<C>(n);
+    return A{a.mean + delta * fb, a.m2 + b.m2 + delta * delta * static_cast<C>(a.n) * fb, n};
+  }
+  template <class R, class A> TEXPR_HOST_DEVICE R finalize(A a, index_t) const {
+    using C = decltype(A::mean);
+    const C v = a.n > ddof ? a.m2 / static_cast<C>(a.n - ddof) : std::numeric_limits<C>::quiet_NaN();
+    if constexpr (Sqrt) return detail::narrow<R>(detail::sqrt_(v));
+    else return detail::narrow<R>(v);
+  }
+};
+
+/// Variance, one pass (Welford); tx::var(x, axis, ddof) divides by n - ddof (default 0, as NumPy).
+struct var : moment_reduction<false> {
+  static constexpr std::string_view name = "var";  ///< Shown by tx::placement.
+};
+/// Standard deviation: the square root of var.
+struct stddev : moment_reduction<true> {
+  static constexpr std::string_view name = "stddev";  ///< Shown by tx::placement.
+};
+
+/// logsumexp's accumulator: the largest element so far and the sum of exp(x - max) over the elements.
+template <class C> struct scaled_sum {
+  C max;  ///< Largest element seen (-inf before any).
+  C sum;  ///< Sum of exp(x - max).
+};
+
+/// log(sum(exp(x))) in one pass without overflow: the running sum is rescaled whenever the maximum grows (one
+/// exp per element, nothing materialised). NaN propagates; +inf gives +inf; empty or all -inf gives -inf.
+struct logsumexp : reduction_op {
+  static constexpr std::string_view name = "logsumexp";  ///< Shown by tx::placement.
+  static constexpr auto dtypes = floating;               ///< Defined on.
+  template <class T> using accumulator = scaled_sum<compute_t<T>>;
+  template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
+    using C = decltype(A::max);
+    return A{-std::numeric_limits<C>::infinity(), 0};
+  }
+  template <class A, class V> TEXPR_HOST_DEVICE constexpr A lift(V x, index_t) const {
+    return A{static_cast<decltype(A::max)>(x), 1};
+  }
+  template <class A> TEXPR_HOST_DEVICE A combine(A a, A b) const {
+    using C = decltype(A::max);
+    if (detail::is_nan(a.max) || detail::is_nan(b.max)) return A{std::numeric_limits<C>::quiet_NaN(), 1};
+    if (b.max > a.max) {
+      const A t = a;
+      a = b;
+      b = t;
+    }
+    if (b.sum == 0) return a;                                 // b is empty
+    if (b.max == a.max) return A{a.max, a.sum + b.sum};       // equal maxima (both infinite included)
+    return A{a.max, a.sum + b.sum * detail::exp_(b.max - a.max)};
+  }
+  template <class R, class A> TEXPR_HOST_DEVICE R finalize(A a, index_t) const {
+    if (a.sum == 0) return detail::narrow<R>(a.max);  // empty: -inf
+    return detail::narrow<R>(a.max + detail::log_(a.sum));
+  }
+};
+
 } // namespace texpr::op
 
 namespace texpr::detail {

@@ -10,6 +10,7 @@
 #include "texpr/core/config.hpp"
 #include "texpr/core/context.hpp"
 #include "texpr/core/dtype_set.hpp"
+#include "texpr/op/composite.hpp"
 #include "texpr/op/elementwise.hpp"
 #include "texpr/op/generator.hpp"
 #include "texpr/op/layout.hpp"
@@ -36,6 +37,21 @@ struct strided_view : fused_elementwise {
   static constexpr std::string_view name = "strided_view";  ///< Shown by tx::placement.
   /// The memory layout node n describes.
   template <class N> static texpr::view<const typename N::value_type, N::rank, cuda> view_of(const N& n, context<cuda>& ctx);
+};
+
+/// A composite op (softmax, log_softmax, cross_entropy): operands evaluated once into memory, then the op's
+/// expansion, whose passes are other rows of this table (layout.hpp).
+struct composed {
+  static constexpr std::string_view name = "composed";  ///< Shown by tx::placement.
+  /// dest = the composite node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// Concatenation: each operand evaluated by a fused kernel into its slice of the destination (layout.hpp).
+struct copy_slices {
+  static constexpr std::string_view name = "copy_slices";  ///< Shown by tx::placement.
+  /// dest = the concat node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
 /// Warp and block tree reductions, over everything in two passes (one pass per block, then one block), along an
@@ -105,6 +121,8 @@ struct cublas_gemm {
   X(cast<T>,        declared,                                  fused_elementwise) \
   X(copy,           declared,                                  fused_elementwise) \
   X(arange,         declared + half_floats,                    fused_elementwise) \
+  X(uniform,        declared + half_floats,                    fused_elementwise) \
+  X(normal,         declared + half_floats,                    fused_elementwise) \
   X(transpose,      declared,                                  strided_view) \
   X(permute,        declared,                                  strided_view) \
   X(reshape,        declared,                                  strided_view) \
@@ -112,6 +130,7 @@ struct cublas_gemm {
   X(unsqueeze,      declared,                                  strided_view) \
   X(squeeze,        declared,                                  strided_view) \
   X(broadcast_to,   declared,                                  strided_view) \
+  X(concat,         declared,                                  copy_slices) \
   X(sum,            declared + half_floats,                    block_reduce) \
   X(sum_to,         declared + half_floats,                    block_reduce) \
   X(mean,           declared + half_floats,                    block_reduce) \
@@ -120,6 +139,12 @@ struct cublas_gemm {
   X(min,            declared + half_floats,                    block_reduce) \
   X(argmax,         declared + half_floats,                    block_reduce) \
   X(argmin,         declared + half_floats,                    block_reduce) \
+  X(var,            declared + half_floats,                    block_reduce) \
+  X(stddev,         declared + half_floats,                    block_reduce) \
+  X(logsumexp,      declared + half_floats,                    block_reduce) \
+  X(softmax,        declared + half_floats,                    composed) \
+  X(log_softmax,    declared + half_floats,                    composed) \
+  X(cross_entropy,  declared + half_floats,                    composed) \
   X(matmul,         declared + half_floats - signed_integral,  cublas_gemm)
 // clang-format on
 

@@ -8,6 +8,7 @@
 #include "texpr/core/backend.hpp"
 #include "texpr/core/context.hpp"
 #include "texpr/core/dtype_set.hpp"
+#include "texpr/op/composite.hpp"
 #include "texpr/op/elementwise.hpp"
 #include "texpr/op/generator.hpp"
 #include "texpr/op/layout.hpp"
@@ -34,6 +35,21 @@ struct strided_view : fused_elementwise {
   static constexpr std::string_view name = "strided_view";  ///< Shown by tx::placement.
   /// The memory layout node n describes.
   template <class N> static texpr::view<const typename N::value_type, N::rank, host> view_of(const N& n, context<host>& ctx);
+};
+
+/// A composite op (softmax, log_softmax, cross_entropy): operands evaluated once into memory, then the op's
+/// expansion, whose passes are other rows of this table (layout.hpp).
+struct composed {
+  static constexpr std::string_view name = "composed";  ///< Shown by tx::placement.
+  /// dest = the composite node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// Concatenation: each operand evaluated by a fused pass into its slice of the destination (layout.hpp).
+struct copy_slices {
+  static constexpr std::string_view name = "copy_slices";  ///< Shown by tx::placement.
+  /// dest = the concat node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
 /// Blocked pairwise reductions, 16 lanes per block of 256, blocks combined as a binary tree (reduce.hpp).
@@ -102,6 +118,8 @@ struct blocked_gemm {
   X(cast<T>,        declared,  fused_elementwise) \
   X(copy,           declared,  fused_elementwise) \
   X(arange,         declared,  fused_elementwise) \
+  X(uniform,        declared,  fused_elementwise) \
+  X(normal,         declared,  fused_elementwise) \
   X(transpose,      declared,  strided_view) \
   X(permute,        declared,  strided_view) \
   X(reshape,        declared,  strided_view) \
@@ -109,6 +127,7 @@ struct blocked_gemm {
   X(unsqueeze,      declared,  strided_view) \
   X(squeeze,        declared,  strided_view) \
   X(broadcast_to,   declared,  strided_view) \
+  X(concat,         declared,  copy_slices) \
   X(sum,            declared,  pairwise_reduce) \
   X(sum_to,         declared,  pairwise_reduce) \
   X(mean,           declared,  pairwise_reduce) \
@@ -117,6 +136,12 @@ struct blocked_gemm {
   X(min,            declared,  pairwise_reduce) \
   X(argmax,         declared,  pairwise_reduce) \
   X(argmin,         declared,  pairwise_reduce) \
+  X(var,            declared,  pairwise_reduce) \
+  X(stddev,         declared,  pairwise_reduce) \
+  X(logsumexp,      declared,  pairwise_reduce) \
+  X(softmax,        declared,  composed) \
+  X(log_softmax,    declared,  composed) \
+  X(cross_entropy,  declared,  composed) \
   X(matmul,         declared,  blocked_gemm)
 // clang-format on
 

@@ -1,0 +1,139 @@
+// The softmax family along an axis, built on the logsumexp reduction (one pass: a running maximum and a
+// rescaled sum, nothing materialised): softmax, log_softmax and cross_entropy are composite nodes whose operands
+// are evaluated once into memory and then read by their expansion's passes; one_hot is an elementwise expression.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "texpr/core/shape.hpp"
+#include "texpr/core/source_location.hpp"
+#include "texpr/expr/elementwise.hpp"
+#include "texpr/expr/generator.hpp"
+#include "texpr/expr/layout.hpp"
+#include "texpr/expr/node.hpp"
+#include "texpr/expr/reduction.hpp"
+#include "texpr/op/composite.hpp"
+
+namespace texpr {
+
+namespace detail {
+template <class L> concept class_label = std::is_same_v<typename captured_t<L>::value_type, std::int32_t> ||
+                                         std::is_same_v<typename captured_t<L>::value_type, std::int64_t>;
+
+/// softmax's expansion over x (memory): exp(x - logsumexp(x, axis, keepdims)).
+template <class X> auto expand(op::softmax, std::size_t axis, const X& x) {
+  return exp(x - logsumexp(x, static_cast<index_t>(axis), keepdims));
+}
+/// log_softmax's expansion over x (memory): x - logsumexp(x, axis, keepdims).
+template <class X> auto expand(op::log_softmax, std::size_t axis, const X& x) {
+  return x - logsumexp(x, static_cast<index_t>(axis), keepdims);
+}
+/// Whether each column of logits z (batch, classes) is its row's label: (batch, classes) bool, broadcast.
+template <class Z, class L> auto label_mask(const Z& z, const L& l) {
+  using I = typename captured_t<const L&>::value_type;
+  return unsqueeze(l, -1) == arange<I, typename captured_t<const L&>::backend>(z.shape()[1]);
+}
+/// cross_entropy's expansion over logits z and labels l (memory): a NaN loss for a label outside [0, classes).
+template <class Z, class L> auto expand(op::cross_entropy, std::size_t, const Z& z, const L& l) {
+  using I = typename captured_t<const L&>::value_type;
+  auto picked = sum(where(label_mask(z, l), z, 0), 1);
+  auto valid = (l >= 0) && (l < static_cast<I>(z.shape()[1]));
+  return mean(where(valid, logsumexp(z, 1) - picked, std::numeric_limits<float>::quiet_NaN()));  // NaN in T
+}
+} // namespace detail
+
+/// A composite node: Op over operands C... with result rank R, evaluated by expanding it into registered
+/// primitives over its operands' memory (each operand evaluated once).
+template <class Op, std::size_t R, class... C> class composite_expr : public expr_base<composite_expr<Op, R, C...>> {
+  using first = std::tuple_element_t<0, std::tuple<C...>>;
+
+ public:
+  using texpr_node = void;
+  using op_type = Op;
+  using children = detail::type_list<C...>;
+  using value_type = typename first::value_type;
+  using kernel_dtype = value_type;
+  using backend = typename detail::common_backend<typename C::backend...>::type;
+  static constexpr std::size_t rank = R;
+
+  /// Op of c... along `axis` (normalised), with result shape `shape`.
+  composite_expr(std::size_t axis, const shape_t<R>& shape, C... c) : c_{{std::move(c)}...}, axis_(axis), shape_(shape) {}
+  /// The result shape.
+  const shape_t<R>& shape() const { return shape_; }
+  /// The operands, in order.
+  const detail::tuple<C...>& operands() const { return c_; }
+  /// The axis the op works along.
+  std::size_t axis() const { return axis_; }
+  /// The op's definition in registered primitives over v... (the operands' memory, as views).
+  template <class... V> auto expand(const V&... v) const { return detail::expand(Op{}, axis_, v...); }
+  /// The same op over other operands of the same shapes.
+  template <class... D> composite_expr<Op, R, D...> with_operands(D... d) const {
+    return composite_expr<Op, R, D...>(axis_, shape_, std::move(d)...);
+  }
+
+ private:
+  detail::tuple<C...> c_;
+  std::size_t axis_;
+  shape_t<R> shape_{};
+};
+
+
+/// exp(e - logsumexp(e, axis)) along one axis (negative counts from the end), as torch.softmax: stable for large
+/// logits. e is evaluated once; then a logsumexp reduction and one fused elementwise pass.
+template <operand E> auto softmax(E&& e, index_t axis, texpr::source_location loc = texpr::source_location::current()) {
+  using C = detail::captured_t<E>;
+  static_assert(is_floating_v<typename C::value_type>, "texpr: softmax takes a floating operand");
+  auto c = detail::capture(std::forward<E>(e));
+  const std::size_t a = detail::reduction_axis(axis, c.shape(), "softmax", loc);
+  const auto s = c.shape();
+  return composite_expr<op::softmax, C::rank, C>(a, s, std::move(c));
+}
+
+/// e - logsumexp(e, axis) along one axis: the log of softmax without its underflow. e is evaluated once.
+template <operand E> auto log_softmax(E&& e, index_t axis, texpr::source_location loc = texpr::source_location::current()) {
+  using C = detail::captured_t<E>;
+  static_assert(is_floating_v<typename C::value_type>, "texpr: log_softmax takes a floating operand");
+  auto c = detail::capture(std::forward<E>(e));
+  const std::size_t a = detail::reduction_axis(axis, c.shape(), "log_softmax", loc);
+  const auto s = c.shape();
+  return composite_expr<op::log_softmax, C::rank, C>(a, s, std::move(c));
+}
+
+/// One-hot encoding: labels of rank R (int32 or int64) to rank R + 1 with `classes` entries along the new last
+/// axis, 1 at the label and 0 elsewhere, of dtype T (float unless given). A label outside [0, classes) gives a
+/// row of zeros (it is not checked: the labels may be on the device).
+template <class T = float, operand L> auto one_hot(L&& labels, index_t classes, texpr::source_location loc = texpr::source_location::current()) {
+  static_assert(detail::class_label<L>, "texpr: one_hot takes int32 or int64 class labels");
+  using CL = detail::captured_t<L>;
+  using I = typename CL::value_type;
+  if (classes < 1) throw shape_error(detail::at(loc) + "texpr: one_hot needs at least one class, got " + std::to_string(classes));
+  return cast<T>(unsqueeze(std::forward<L>(labels), -1) == arange<I, typename CL::backend>(classes));
+}
+
+/// Softmax cross-entropy of logits (batch, classes) against int32/int64 class labels (batch), averaged over the
+/// batch, as PyTorch's F.cross_entropy: mean(logsumexp(z, 1) - z[i, label i]). The logits are evaluated once;
+/// then a logsumexp pass, a masked row sum and a mean: no probabilities are materialised. A label outside
+/// [0, classes) makes the loss NaN (PyTorch raises; here the labels may be on the device and are not read on the
+/// host).
+template <operand Z, operand L>
+auto cross_entropy(Z&& logits, L&& labels, texpr::source_location loc = texpr::source_location::current()) {
+  using CZ = detail::captured_t<Z>;
+  using CL = detail::captured_t<L>;
+  static_assert(CZ::rank == 2, "texpr: cross_entropy takes logits of shape (batch, classes)");
+  static_assert(CL::rank == 1, "texpr: cross_entropy takes labels of shape (batch)");
+  static_assert(detail::class_label<L>, "texpr: cross_entropy takes int32 or int64 class labels");
+  static_assert(is_floating_v<typename CZ::value_type>, "texpr: cross_entropy takes floating logits");
+  auto z = detail::capture(std::forward<Z>(logits));
+  auto l = detail::capture(std::forward<L>(labels));
+  if (z.shape()[0] != l.shape()[0])
+    throw shape_error(detail::at(loc) + "texpr: cross_entropy needs one label per row of the logits: logits shape = " +
+                      to_string(z.shape()) + " labels shape = " + to_string(l.shape()));
+  return composite_expr<op::cross_entropy, 0, CZ, CL>(1, shape_t<0>{}, std::move(z), std::move(l));
+}
+
+} // namespace texpr

@@ -1,0 +1,187 @@
+// The ops classifiers and statistics need, beyond the registry's row checks: var/stddev accuracy on data with a
+// large mean, ddof; logsumexp/softmax/log_softmax on large, infinite and NaN logits; cross_entropy and one_hot
+// against long double loops; concat's errors. Tolerances are relative, stated per check.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "reference.hpp"
+
+namespace {
+
+using test::ld;
+
+// Two-pass variance of row i (or column) in long double.
+template <class T> ld var_ref(const std::vector<T>& v, tx::index_t ddof) {
+  ld m = 0;
+  for (T x : v) m += static_cast<ld>(x);
+  m /= static_cast<ld>(v.size());
+  ld q = 0;
+  for (T x : v) q += (static_cast<ld>(x) - m) * (static_cast<ld>(x) - m);
+  return q / static_cast<ld>(static_cast<tx::index_t>(v.size()) - ddof);
+}
+
+} // namespace
+
+TEST_CASE("var and stddev keep their precision for data with a large mean (float 1e6 + U(-1, 1), double 1e9 + ...)") {
+  // E[x^2] - E[x]^2 in float would lose every digit here (x^2 ~ 1e12, float eps ~ 6e-8: error ~ 6e4 >> var ~ 0.33).
+  tx::tensor<float, 2> x({3, 5000});
+  for (tx::index_t i = 0; i < x.size(); ++i) x.data()[i] = 1e6f + static_cast<float>(test::uniform<double>(-1, 1));
+  tx::tensor<float, 1> v0 = tx::var(x, 1);
+  tx::tensor<float, 1> v1 = tx::var(x, -1, 1);
+  tx::tensor<float, 1> s1 = tx::stddev(x, 1, 1);
+  for (tx::index_t i = 0; i < 3; ++i) {
+    std::vector<float> row(x.data() + i * 5000, x.data() + (i + 1) * 5000);
+    const ld want0 = var_ref(row, 0), want1 = var_ref(row, 1);
+    CHECK(want0 > 0.25L);  // the data vary: U(-1, 1) has variance 1/3
+    CHECK(want0 < 0.45L);
+    CHECK(test::close(v0(i), want0, 0, 1e-5L));  // relative 1e-5: the float result's rounding plus slack
+    CHECK(test::close(v1(i), want1, 0, 1e-5L));
+    CHECK(test::close(s1(i), std::sqrt(want1), 0, 1e-5L));
+  }
+  std::vector<float> all(x.data(), x.data() + x.size());
+  CHECK(test::close(tx::var(x).item(), var_ref(all, 0), 0, 1e-5L));
+  tx::tensor<double, 1> y({20000});
+  for (tx::index_t i = 0; i < y.size(); ++i) y(i) = 1e9 + test::uniform<double>(-1, 1);
+  std::vector<double> yv(y.data(), y.data() + y.size());
+  // Relative 1e-8: each merge of two partial means near 1e9 rounds at 1.2e-7, far below the 1e-5 this data gives
+  // naive formulas in double.
+  CHECK(test::close(tx::var(y, 0, 1).item(), var_ref(yv, 1), 0, 1e-8L));
+}
+
+TEST_CASE("var: ddof, keepdims, one element and empty inputs") {
+  tx::tensor<double, 2> x({2, 3}, {1, 2, 4, -1, -1, -1});
+  tx::tensor<double, 2> k = tx::var(x, 1, tx::keepdims);
+  REQUIRE(k.shape() == tx::shape_t<2>{2, 1});
+  CHECK(k(0, 0) == doctest::Approx(14.0 / 9.0).epsilon(1e-15));
+  CHECK(k(1, 0) == 0.0);
+  tx::tensor<double, 2> k1 = tx::stddev(x, 1, 1, tx::keepdims);
+  CHECK(k1(0, 0) == doctest::Approx(std::sqrt(7.0 / 3.0)).epsilon(1e-15));
+  // n <= ddof: NaN (NumPy warns and gives NaN); the mean of nothing is NaN too.
+  tx::tensor<double, 2> one({2, 1}, {5, 6});
+  tx::tensor<double, 1> v = tx::var(one, 1, 1);
+  CHECK(std::isnan(v(0)));
+  tx::tensor<double, 1> v0 = tx::var(one, 1);
+  CHECK(v0(0) == 0.0);
+  CHECK(v0(1) == 0.0);
+  tx::tensor<double, 1> empty({0});
+  CHECK(std::isnan(tx::var(empty).item()));
+  CHECK(std::isnan(tx::stddev(empty).item()));
+}
+
+TEST_CASE("logsumexp is stable for large logits and exact for infinities and NaN") {
+  tx::tensor<float, 2> z({4, 3}, {1000, 1000, 1000,                                     // would overflow exp
+                                  -1000, -1001, -1002,                                  // would underflow
+                                  -std::numeric_limits<float>::infinity(), 0, 1,        // -inf contributes 0
+                                  1, std::numeric_limits<float>::quiet_NaN(), 2});      // NaN propagates
+  tx::tensor<float, 1> l = tx::logsumexp(z, 1);
+  CHECK(test::close(l(0), 1000 + std::log(3.0L)));
+  CHECK(test::close(l(1), -1000 + std::log(1 + std::exp(-1.0L) + std::exp(-2.0L))));
+  CHECK(test::close(l(2), std::log(1 + std::exp(1.0L))));
+  CHECK(std::isnan(l(3)));
+  const float inf = std::numeric_limits<float>::infinity();
+  tx::tensor<float, 1> pinf({3}, {1, inf, 2});
+  CHECK(tx::logsumexp(pinf).item() == inf);
+  tx::tensor<float, 1> ninf({2}, {-inf, -inf});
+  CHECK(tx::logsumexp(ninf).item() == -inf);
+  tx::tensor<float, 1> none({0});
+  CHECK(tx::logsumexp(none).item() == -inf);  // log(0), as torch.logsumexp of an empty tensor
+}
+
+TEST_CASE("softmax, log_softmax along either axis against long double (float, tolerance 4e-6 relative)") {
+  auto z = test::random<float, 2>({37, 53}, -30, 30);
+  for (int axis : {0, 1, -1}) {
+    tx::tensor<float, 2> s = tx::softmax(z, axis);
+    tx::tensor<float, 2> ls = tx::log_softmax(z, axis);
+    const std::size_t a = static_cast<std::size_t>(axis < 0 ? axis + 2 : axis);
+    int failures = 0;
+    for (tx::index_t i = 0; i < 37; ++i)
+      for (tx::index_t j = 0; j < 53; ++j) {
+        ld m = -INFINITY, sum = 0;
+        const tx::index_t n = a == 0 ? 37 : 53;
+        for (tx::index_t k = 0; k < n; ++k) m = std::max<ld>(m, a == 0 ? z(k, j) : z(i, k));
+        for (tx::index_t k = 0; k < n; ++k) sum += std::exp(static_cast<ld>(a == 0 ? z(k, j) : z(i, k)) - m);
+        const ld lw = static_cast<ld>(z(i, j)) - m - std::log(sum);
+        // log_softmax: error relative to the logits' magnitude (it is a difference of two such numbers).
+        if (!test::close(ls(i, j), lw, 30)) ++failures;
+        if (!test::close(s(i, j), std::exp(lw), 0, 4e-5L)) ++failures;  // exp amplifies log_softmax's absolute error
+      }
+    CHECK(failures == 0);
+  }
+  // Rows sum to 1, and logits of 1e4 do not overflow (x - logsumexp(x) loses eps * 1e4 absolute: 2e-12).
+  tx::tensor<double, 2> big = tx::full({2, 3}, 1e4) + tx::reshape(tx::arange<double>(6), {2, 3});
+  tx::tensor<double, 1> rows = tx::sum(tx::softmax(big, 1), 1);
+  CHECK(rows(0) == doctest::Approx(1.0).epsilon(1e-11));
+  CHECK(rows(1) == doctest::Approx(1.0).epsilon(1e-11));
+}
+
+TEST_CASE("cross_entropy against long double, int32 and int64 labels; bad labels give NaN; shapes are checked") {
+  auto z = test::random<double, 2>({64, 10}, -8, 8);
+  tx::tensor<std::int64_t, 1> labels({64});
+  tx::tensor<std::int32_t, 1> labels32({64});
+  for (tx::index_t i = 0; i < 64; ++i) labels(i) = labels32(i) = static_cast<std::int32_t>((i * 7 + 3) % 10);
+  ld want = 0;
+  for (tx::index_t i = 0; i < 64; ++i) {
+    ld m = -INFINITY, s = 0;
+    for (tx::index_t j = 0; j < 10; ++j) m = std::max<ld>(m, z(i, j));
+    for (tx::index_t j = 0; j < 10; ++j) s += std::exp(static_cast<ld>(z(i, j)) - m);
+    want += m + std::log(s) - static_cast<ld>(z(i, labels(i)));
+  }
+  want /= 64;
+  CHECK(want > 1);  // not a trivially small loss
+  CHECK(test::close(tx::cross_entropy(z, labels).item(), want, 8));
+  CHECK(test::close(tx::cross_entropy(z, labels32).item(), want, 8));
+  // float logits of (4096, 1000), the peer-benchmark shape, against the same loop.
+  auto zf = test::random<float, 2>({256, 1000}, -5, 5);
+  tx::tensor<std::int64_t, 1> lf({256});
+  for (tx::index_t i = 0; i < 256; ++i) lf(i) = (i * 389) % 1000;
+  ld wf = 0;
+  for (tx::index_t i = 0; i < 256; ++i) {
+    ld m = -INFINITY, s = 0;
+    for (tx::index_t j = 0; j < 1000; ++j) m = std::max<ld>(m, zf(i, j));
+    for (tx::index_t j = 0; j < 1000; ++j) s += std::exp(static_cast<ld>(zf(i, j)) - m);
+    wf += m + std::log(s) - static_cast<ld>(zf(i, lf(i)));
+  }
+  CHECK(test::close(tx::cross_entropy(zf, lf).item(), wf / 256, 5));
+  labels(5) = 10;
+  CHECK(std::isnan(tx::cross_entropy(z, labels).item()));
+  labels(5) = -1;
+  CHECK(std::isnan(tx::cross_entropy(z, labels).item()));
+  tx::tensor<std::int64_t, 1> short_labels({63});
+  CHECK_THROWS_WITH_AS(static_cast<void>(tx::cross_entropy(z, short_labels)),
+                       doctest::Contains("logits shape = (64, 10) labels shape = (63,)"), tx::shape_error);
+}
+
+TEST_CASE("one_hot: float by default, any floating dtype, rank + 1, zeros for labels out of range") {
+  tx::tensor<std::int32_t, 2> l({2, 2}, {0, 3, 2, 7});
+  tx::tensor<float, 3> h = tx::one_hot(l, 4);
+  REQUIRE(h.shape() == tx::shape_t<3>{2, 2, 4});
+  for (tx::index_t i = 0; i < 2; ++i)
+    for (tx::index_t j = 0; j < 2; ++j)
+      for (tx::index_t k = 0; k < 4; ++k) CHECK(h(i, j, k) == (l(i, j) == k ? 1.0f : 0.0f));
+  static_assert(std::is_same_v<decltype(tx::one_hot<double>(l, 4))::value_type, double>);
+  CHECK_THROWS_AS(static_cast<void>(tx::one_hot(l, 0)), tx::shape_error);
+}
+
+TEST_CASE("concat: errors name every shape; rank-1 and a single operand") {
+  tx::tensor<float, 2> a({2, 3}), b({3, 3}), c({2, 4});
+  CHECK_THROWS_WITH_AS(static_cast<void>(tx::concat(1, a, b)), doctest::Contains("operand shapes are (2, 3), (3, 3)"), tx::shape_error);
+  CHECK_THROWS_WITH_AS(static_cast<void>(tx::concat(2, a, c)), doctest::Contains("axis 2 is out of range"), tx::shape_error);
+  CHECK(tx::concat(1, a, c).shape() == tx::shape_t<2>{2, 7});
+  tx::tensor<int, 1> u({2}, {1, 2}), v({3}, {3, 4, 5});
+  tx::tensor<int, 1> w = tx::concat(0, u, v, u);
+  REQUIRE(w.shape() == tx::shape_t<1>{7});
+  const int want[7] = {1, 2, 3, 4, 5, 1, 2};
+  for (tx::index_t i = 0; i < 7; ++i) CHECK(w(i) == want[i]);
+  tx::tensor<int, 1> same = tx::concat(0, v);
+  CHECK(same(2) == 5);
+  // Writing into one of its own operands goes through a temporary (the operands are read elsewhere than written).
+  tx::tensor<int, 1> x({4}, {1, 2, 3, 4});
+  tx::slice(x, 0, 0, 4) = tx::concat(0, tx::slice(x, 0, 2, 4), tx::slice(x, 0, 0, 2));
+  CHECK(x(0) == 3);
+  CHECK(x(1) == 4);
+  CHECK(x(2) == 1);
+  CHECK(x(3) == 2);
+}
