@@ -7,3 +7,10 @@ src=${DOCTEST_HEADER:-/usr/include/doctest/doctest.h}
 mkdir -p "$root/.gpu-carry/doctest"
 cp "$src" "$root/.gpu-carry/doctest/doctest.h"
 echo "copied $src to $root/.gpu-carry/doctest/doctest.h"
+# DLPack's header too, when installed here: the interop program's kDLCUDA cases are built only with it.
+dlpack=${DLPACK_HEADER:-/usr/include/dlpack/dlpack.h}
+if [ -f "$dlpack" ]; then
+  mkdir -p "$root/.gpu-carry/dlpack"
+  cp "$dlpack" "$root/.gpu-carry/dlpack/dlpack.h"
+  echo "copied $dlpack to $root/.gpu-carry/dlpack/dlpack.h"
+fi

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds (sm_90) and runs every CUDA test, the CUDA examples (placement, MLP training), compute-sanitizer memcheck on part of the test
-# program, the GPU benchmarks and the PyTorch comparison, in under 8 minutes on one H200 with no network.
+# Builds (sm_90) and runs every CUDA test (tests/cuda and the interop program), the CUDA examples (placement, MLP
+# training), compute-sanitizer memcheck on part of the test program, the GPU benchmarks and the PyTorch comparison,
+# in under 8 minutes on one H200 with no network.
 #
-# Prepare here:    bash tests/gpu/prepare.sh          (copies doctest.h into the git-ignored .gpu-carry/)
+# Prepare here:    bash tests/gpu/prepare.sh          (copies doctest.h, and dlpack.h if installed, into the
+#                                                     git-ignored .gpu-carry/)
 # Device-tool call: run with carry [".gpu-carry"] and command `bash tests/gpu/run.sh` (timeout_s 540)
 #
 # The log goes to $OUT/gpu.log when $OUT is set (the device tool returns it), else build/gpu/gpu.log.
@@ -43,10 +45,16 @@ fi
 # enqueueing, so every module is loaded when the program starts instead.
 export CUDA_MODULE_LOADING=EAGER
 
+# DLPack's header, when prepare.sh found one to carry (the interop program's kDLCUDA cases need it).
+dlpack_dir=""
+if [ -f "$root/.gpu-carry/dlpack/dlpack.h" ]; then dlpack_dir="$root/.gpu-carry"; fi
+
 step configure 120 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DTEXPR_DOCTEST_INCLUDE_DIR="$root/.gpu-carry" -DTEXPR_BUILD_EXAMPLES=ON -DTEXPR_BUILD_GPU_BENCH=ON
-step build 330 cmake --build "$build" -j"$jobs" --target texpr_cuda_tests cuda_placement mlp_cuda texpr_gpu_bench
+  -DTEXPR_DOCTEST_INCLUDE_DIR="$root/.gpu-carry" -DTEXPR_BUILD_EXAMPLES=ON -DTEXPR_BUILD_GPU_BENCH=ON \
+  ${dlpack_dir:+-DTEXPR_DLPACK_INCLUDE="$dlpack_dir"}
+step build 330 cmake --build "$build" -j"$jobs" --target texpr_cuda_tests texpr_interop_cuda_tests cuda_placement mlp_cuda texpr_gpu_bench
 step tests 240 "$build/tests/cuda/texpr_cuda_tests" --duration=true
+step interop 60 "$build/tests/interop/texpr_interop_cuda_tests"
 step example 60 "$build/examples/cuda/cuda_placement"
 step mlp 90 "$build/examples/mlp/mlp_cuda" --steps 150 --print-every 50
 if command -v compute-sanitizer >/dev/null 2>&1; then
