@@ -816,6 +816,100 @@ template <class Rows> using registry_entries_t = typename detail::expand_rows<Ro
 // The host kernel registry: one row per op that runs on the CPU, with its dtypes and the implementation that runs
 // it. Read it as a table. The support matrix in docs/support_matrix.md and README.md is generated from it.
 
+// ---- begin texpr/op/composite.hpp ----
+#ifndef TEXPR_SI_TEXPR_OP_COMPOSITE_HPP
+#define TEXPR_SI_TEXPR_OP_COMPOSITE_HPP
+// Composite op tags: ops defined by an expansion into registered primitives (in expr/softmax.hpp), evaluated as a
+// computed node so that each operand is evaluated once into memory and then read by every pass of the expansion
+// (softmax reads its input twice: a subexpression such as a matmul must not run twice).
+
+// ---- begin texpr/op/kind.hpp ----
+#ifndef TEXPR_SI_TEXPR_OP_KIND_HPP
+#define TEXPR_SI_TEXPR_OP_KIND_HPP
+// How evaluation reads a node: every op tag names its kind, and the evaluation layer dispatches on the kind,
+// never on a concrete node type.
+
+namespace texpr::op {
+
+/// The ways a node is read or computed.
+enum class kind {
+  memory,       ///< a leaf over memory (tensor, view, parameter, saved value): read in place
+  constant,     ///< a value broadcast to a shape (scalars, tx::zeros): no memory, no kernel
+  generator,    ///< values computed from the element index (arange, random): fused into the reading kernel
+  elementwise,  ///< a function of its operands' elements: fused into one pass with its neighbours
+  layout,       ///< the operand's memory seen with other extents and strides (transpose, broadcast_to): no copy
+  computed      ///< evaluated by its own kernel into memory (reductions, matmul, softmax)
+};
+
+/// The kind of op tag Op: its `category`, or elementwise for a user op that names none (ops used with tx::map).
+template <class Op> constexpr kind category_of() {
+  if constexpr (requires { Op::category; }) return Op::category;
+  else return kind::elementwise;
+}
+/// See category_of.
+template <class Op> inline constexpr kind category_v = category_of<Op>();
+
+/// Base of elementwise op tags.
+struct elementwise_op {
+  static constexpr kind category = kind::elementwise;  ///< Fused into the reading pass.
+};
+
+/// Leaf reading a tensor or view from memory (not a kernel; placement shows where the memory lives).
+struct leaf {
+  static constexpr std::string_view name = "leaf";  ///< Shown by tx::placement.
+  static constexpr kind category = kind::memory;    ///< Read in place.
+  static constexpr auto dtypes = all_dtypes;        ///< Any stored dtype.
+};
+
+/// Leaf reading a value that autograd computes once per evaluation context and shares (tx::value_and_grad).
+struct saved {
+  static constexpr std::string_view name = "saved";  ///< Shown by tx::placement.
+  static constexpr kind category = kind::memory;     ///< Read in place once computed.
+  static constexpr auto dtypes = all_dtypes;         ///< Any stored dtype.
+};
+
+/// A constant broadcast to a shape: scalars in expressions, tx::zeros / ones / full.
+struct constant {
+  static constexpr std::string_view name = "constant";  ///< Shown by tx::placement.
+  static constexpr kind category = kind::constant;      ///< Needs no kernel.
+  static constexpr auto dtypes = all_dtypes;            ///< Any stored dtype.
+};
+
+/// Element-for-element copy of memory into memory: what runs when the graph is a leaf or a view of one.
+struct copy {
+  static constexpr std::string_view name = "copy";    ///< Shown by tx::placement.
+  static constexpr kind category = kind::elementwise;  ///< A fused pass with nothing to fuse.
+  static constexpr auto dtypes = all_dtypes;           ///< Any stored dtype.
+};
+
+} // namespace texpr::op
+#endif // TEXPR_SI_TEXPR_OP_KIND_HPP
+// ---- end texpr/op/kind.hpp ----
+
+namespace texpr::op {
+
+/// Base of composite op tags.
+struct composite_op {
+  static constexpr kind category = kind::computed;  ///< Operands materialised once, then the expansion's passes.
+  static constexpr auto dtypes = floating;          ///< The dtype of the (first) floating operand.
+};
+
+/// exp(x - logsumexp(x, axis)): a logsumexp reduction and one fused elementwise pass.
+struct softmax : composite_op {
+  static constexpr std::string_view name = "softmax";  ///< Shown by tx::placement.
+};
+/// x - logsumexp(x, axis): a logsumexp reduction and one fused elementwise pass.
+struct log_softmax : composite_op {
+  static constexpr std::string_view name = "log_softmax";  ///< Shown by tx::placement.
+};
+/// mean(logsumexp(z, 1) - z[i, label i]) over the batch: two row reductions and a mean.
+struct cross_entropy : composite_op {
+  static constexpr std::string_view name = "cross_entropy";  ///< Shown by tx::placement.
+};
+
+} // namespace texpr::op
+#endif // TEXPR_SI_TEXPR_OP_COMPOSITE_HPP
+// ---- end texpr/op/composite.hpp ----
 // ---- begin texpr/op/elementwise.hpp ----
 #ifndef TEXPR_SI_TEXPR_OP_ELEMENTWISE_HPP
 #define TEXPR_SI_TEXPR_OP_ELEMENTWISE_HPP
@@ -931,68 +1025,6 @@ TEXPR_HOST_DEVICE constexpr T narrow(C x) {
 } // namespace texpr::detail
 #endif // TEXPR_SI_TEXPR_DETAIL_MATH_HPP
 // ---- end texpr/detail/math.hpp ----
-// ---- begin texpr/op/kind.hpp ----
-#ifndef TEXPR_SI_TEXPR_OP_KIND_HPP
-#define TEXPR_SI_TEXPR_OP_KIND_HPP
-// How evaluation reads a node: every op tag names its kind, and the evaluation layer dispatches on the kind,
-// never on a concrete node type.
-
-namespace texpr::op {
-
-/// The ways a node is read or computed.
-enum class kind {
-  memory,       ///< a leaf over memory (tensor, view, parameter, saved value): read in place
-  constant,     ///< a value broadcast to a shape (scalars, tx::zeros): no memory, no kernel
-  generator,    ///< values computed from the element index (arange, random): fused into the reading kernel
-  elementwise,  ///< a function of its operands' elements: fused into one pass with its neighbours
-  layout,       ///< the operand's memory seen with other extents and strides (transpose, broadcast_to): no copy
-  computed      ///< evaluated by its own kernel into memory (reductions, matmul, softmax)
-};
-
-/// The kind of op tag Op: its `category`, or elementwise for a user op that names none (ops used with tx::map).
-template <class Op> constexpr kind category_of() {
-  if constexpr (requires { Op::category; }) return Op::category;
-  else return kind::elementwise;
-}
-/// See category_of.
-template <class Op> inline constexpr kind category_v = category_of<Op>();
-
-/// Base of elementwise op tags.
-struct elementwise_op {
-  static constexpr kind category = kind::elementwise;  ///< Fused into the reading pass.
-};
-
-/// Leaf reading a tensor or view from memory (not a kernel; placement shows where the memory lives).
-struct leaf {
-  static constexpr std::string_view name = "leaf";  ///< Shown by tx::placement.
-  static constexpr kind category = kind::memory;    ///< Read in place.
-  static constexpr auto dtypes = all_dtypes;        ///< Any stored dtype.
-};
-
-/// Leaf reading a value that autograd computes once per evaluation context and shares (tx::value_and_grad).
-struct saved {
-  static constexpr std::string_view name = "saved";  ///< Shown by tx::placement.
-  static constexpr kind category = kind::memory;     ///< Read in place once computed.
-  static constexpr auto dtypes = all_dtypes;         ///< Any stored dtype.
-};
-
-/// A constant broadcast to a shape: scalars in expressions, tx::zeros / ones / full.
-struct constant {
-  static constexpr std::string_view name = "constant";  ///< Shown by tx::placement.
-  static constexpr kind category = kind::constant;      ///< Needs no kernel.
-  static constexpr auto dtypes = all_dtypes;            ///< Any stored dtype.
-};
-
-/// Element-for-element copy of memory into memory: what runs when the graph is a leaf or a view of one.
-struct copy {
-  static constexpr std::string_view name = "copy";    ///< Shown by tx::placement.
-  static constexpr kind category = kind::elementwise;  ///< A fused pass with nothing to fuse.
-  static constexpr auto dtypes = all_dtypes;           ///< Any stored dtype.
-};
-
-} // namespace texpr::op
-#endif // TEXPR_SI_TEXPR_OP_KIND_HPP
-// ---- end texpr/op/kind.hpp ----
 
 namespace texpr::op {
 
@@ -1320,7 +1352,96 @@ template <class Op, class R, class... V> TEXPR_HOST_DEVICE R apply_op(V... v) {
 #ifndef TEXPR_SI_TEXPR_OP_GENERATOR_HPP
 #define TEXPR_SI_TEXPR_OP_GENERATOR_HPP
 // Generator op tags: values computed from the element index, fused into whatever reads them (no memory). Each has
-// a `source<T>`, the device-copyable function of the element's row-major index that strided accessors read.
+// a `source<T>`, the device-copyable function of the element's row-major index that strided accessors read:
+// arange, and the counter-based random generators uniform and normal (docs/semantics.md, "Random numbers").
+
+// ---- begin texpr/detail/philox.hpp ----
+#ifndef TEXPR_SI_TEXPR_DETAIL_PHILOX_HPP
+#define TEXPR_SI_TEXPR_DETAIL_PHILOX_HPP
+// Philox4x32-10 (Salmon, Moraes, Dror and Shaw, SC'11), the exact conversions of its words to doubles in [0, 1),
+// and double arithmetic rounded alike on host and device: what tx::random's generators are built from.
+
+namespace texpr::detail {
+
+/// Four 32-bit words: a Philox counter or the block it encrypts to.
+struct philox_block {
+  std::uint32_t w[4];  ///< Words 0 to 3.
+};
+
+/// The 64-bit key of a Philox call (a seed's low and high halves).
+struct philox_key {
+  std::uint32_t k[2];  ///< Words 0 and 1.
+};
+
+/// Philox4x32 with 10 rounds: a bijection of the 128-bit counter for each key. Integer operations only (the high
+/// half of a 32x32 product comes from one 64-bit multiply), so host and device compute the same bits.
+TEXPR_HOST_DEVICE constexpr philox_block philox4x32_10(philox_block c, philox_key key) {
+  // Round multipliers and key increments (the Weyl sequence of the golden ratio and of sqrt(3) - 1), from the paper.
+  constexpr std::uint32_t m0 = 0xD2511F53u, m1 = 0xCD9E8D57u;
+  constexpr std::uint32_t w0 = 0x9E3779B9u, w1 = 0xBB67AE85u;
+  std::uint32_t k0 = key.k[0], k1 = key.k[1];
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += w0;
+      k1 += w1;
+    }
+    const std::uint64_t p0 = static_cast<std::uint64_t>(m0) * c.w[0];
+    const std::uint64_t p1 = static_cast<std::uint64_t>(m1) * c.w[2];
+    const auto hi0 = static_cast<std::uint32_t>(p0 >> 32), lo0 = static_cast<std::uint32_t>(p0);
+    const auto hi1 = static_cast<std::uint32_t>(p1 >> 32), lo1 = static_cast<std::uint32_t>(p1);
+    c = philox_block{{hi1 ^ c.w[1] ^ k0, lo1, hi0 ^ c.w[3] ^ k1, lo0}};
+  }
+  return c;
+}
+
+/// Philox's block for element i of a generator: counter (i low, i high, stream, 0) under the seed's key. Each
+/// generator draws from its own stream, so uniform and normal draws with one seed are independent.
+TEXPR_HOST_DEVICE constexpr philox_block philox_at(philox_key key, std::uint32_t stream, std::int64_t i) {
+  const auto n = static_cast<std::uint64_t>(i);
+  const philox_block counter{{static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n >> 32), stream, 0u}};
+  return philox4x32_10(counter, key);
+}
+
+/// The key of a 64-bit seed: (low half, high half).
+TEXPR_HOST_DEVICE constexpr philox_key philox_seed(std::uint64_t seed) {
+  return philox_key{{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}};
+}
+
+/// The top 24 bits of a word as a fraction in [0, 1): exact in float and double.
+TEXPR_HOST_DEVICE constexpr double unit_24(std::uint32_t a) { return static_cast<double>(a >> 8) * 0x1p-24; }
+
+/// 53 bits (the high word's 32 over the low word's top 21) as a fraction in [0, 1); with `open_below`, in (0, 1]
+/// instead (one more 2^-53), so its logarithm is finite. Exact in double.
+TEXPR_HOST_DEVICE constexpr double unit_53(std::uint32_t low, std::uint32_t high, bool open_below = false) {
+  const std::uint64_t k = (static_cast<std::uint64_t>(high) << 21) | (low >> 11);
+  return static_cast<double>(k + (open_below ? 1u : 0u)) * 0x1p-53;
+}
+
+/// a * b rounded to double and never fused with a following addition: nvcc contracts `a * b + c` into an fma by
+/// default, and g++ does with an FMA target (-ffp-contract=fast), which would round differently from the other side.
+TEXPR_HOST_DEVICE inline double mul_rn(double a, double b) {
+#if defined(TEXPR_DEVICE_CODE)
+  return __dmul_rn(a, b);
+#elif defined(__GNUC__)
+  double p = a * b;
+  __asm__("" : "+m"(p));  // the product leaves the expression, so it cannot be contracted
+  return p;
+#else
+  return a * b;
+#endif
+}
+/// a + b rounded to double (the addition of mul_rn's product; on the device an intrinsic that is never contracted).
+TEXPR_HOST_DEVICE inline double add_rn(double a, double b) {
+#if defined(TEXPR_DEVICE_CODE)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+} // namespace texpr::detail
+#endif // TEXPR_SI_TEXPR_DETAIL_PHILOX_HPP
+// ---- end texpr/detail/philox.hpp ----
 
 namespace texpr::op {
 
@@ -1338,6 +1459,54 @@ struct arange {
     TEXPR_HOST_DEVICE T operator()(index_t i) const {
       if constexpr (is_floating_v<T>) return detail::narrow<T>(start + static_cast<double>(i) * step);
       else return detail::wrap_add(start, detail::wrap_mul(static_cast<T>(i), step));
+    }
+  };
+};
+
+/// Uniform random values in [lo, hi): element i depends only on the seed and i (counter-based Philox4x32-10), so
+/// the values are the same in any evaluation order, thread count or backend.
+struct uniform {
+  static constexpr std::string_view name = "uniform";  ///< Shown by tx::placement.
+  static constexpr kind category = kind::generator;     ///< Computed from the index.
+  static constexpr auto dtypes = floating;              ///< Defined on.
+  static constexpr std::uint32_t stream = 0;            ///< Counter word 2 of its Philox calls.
+  /// Element i: lo + (hi - lo) u, u from 24 random bits (53 for double), computed in double and rounded to T; a
+  /// value that rounds up to hi becomes `below_hi`, the largest T below hi. Bit-identical on host and cuda.
+  template <class T> struct source {
+    using value_type = T;
+    static constexpr bool is_memory = false;
+    detail::philox_key key;
+    double lo, span, hi;  // span = hi - lo, finite
+    T below_hi;
+    TEXPR_HOST_DEVICE T operator()(index_t i) const {
+      const detail::philox_block b = detail::philox_at(key, stream, i);
+      const double u = std::is_same_v<T, double> ? detail::unit_53(b.w[0], b.w[1]) : detail::unit_24(b.w[0]);
+      const T v = detail::narrow<T>(detail::add_rn(lo, detail::mul_rn(span, u)));
+      return static_cast<double>(detail::widen(v)) < hi ? v : below_hi;
+    }
+  };
+};
+
+/// Normal random values (mean, stddev) by Box-Muller; element i depends only on the seed and i, as for uniform.
+struct normal {
+  static constexpr std::string_view name = "normal";  ///< Shown by tx::placement.
+  static constexpr kind category = kind::generator;    ///< Computed from the index.
+  static constexpr auto dtypes = floating;             ///< Defined on.
+  static constexpr std::uint32_t stream = 1;           ///< Counter word 2 of its Philox calls.
+  /// Element i: mean + stddev sqrt(-2 log u1) cos(2 pi u2), u1 in (0, 1] and u2 in [0, 1) of 53 bits each from one
+  /// Philox call, computed in double (libm on the host, CUDA's log and cos on the device) and rounded to T. So host
+  /// and cuda agree for float, half and bfloat16 except where the double lies within a few double ulp of a rounding
+  /// boundary of T (then one ulp of T apart), and within a few ulp of stddev |z| for double.
+  template <class T> struct source {
+    using value_type = T;
+    static constexpr bool is_memory = false;
+    detail::philox_key key;
+    double mean, stddev;
+    TEXPR_HOST_DEVICE T operator()(index_t i) const {
+      const detail::philox_block b = detail::philox_at(key, stream, i);
+      const double u1 = detail::unit_53(b.w[0], b.w[1], true), u2 = detail::unit_53(b.w[2], b.w[3]);
+      const double z = detail::sqrt_(-2.0 * detail::log_(u1)) * detail::cos_(6.283185307179586477 * u2);
+      return detail::narrow<T>(detail::add_rn(mean, detail::mul_rn(stddev, z)));
     }
   };
 };
@@ -1510,6 +1679,14 @@ struct broadcast_to : layout_op {
   };
 };
 
+/// Joins operands along an axis (tx::concat). Not a view: the operands live in separate memory, so it is
+/// computed, each operand evaluated into its slice of the result.
+struct concat {
+  static constexpr std::string_view name = "concat";  ///< Shown by tx::placement.
+  static constexpr kind category = kind::computed;    ///< Evaluated into memory.
+  static constexpr auto dtypes = all_dtypes;          ///< Moves elements of any dtype.
+};
+
 } // namespace texpr::op
 #endif // TEXPR_SI_TEXPR_OP_LAYOUT_HPP
 // ---- end texpr/op/layout.hpp ----
@@ -1678,6 +1855,89 @@ struct argmax : arg_reduction<true> {
 /// Index of the smallest element (the first on ties; NaN wins, as numpy.argmin); int64 result.
 struct argmin : arg_reduction<false> {
   static constexpr std::string_view name = "argmin";  ///< Shown by tx::placement.
+};
+
+/// Welford's accumulator: the count, mean and sum of squared deviations of the elements seen so far.
+template <class C> struct moments {
+  C mean;     ///< Mean of the elements seen.
+  C m2;       ///< Sum of their squared deviations from that mean.
+  index_t n;  ///< How many.
+};
+
+/// Shared by var and stddev: one pass, Welford's update and Chan et al.'s merge of partial results, so data with
+/// a large mean keep their precision (no E[x^2] - E[x]^2 cancellation). Divides by n - ddof; NaN when n <= ddof.
+template <bool Sqrt> struct moment_reduction : reduction_op {
+  static constexpr auto dtypes = floating;      ///< Integers: cast first (no implicit promotion).
+  static constexpr bool decomposable = false;   ///< The variance of variances is not the variance.
+  /// double for every dtype: a float running mean rounds at each update (to 1/16 near 1e6), which costs data
+  /// with a large mean whole digits of their variance.
+  template <class T> using accumulator = moments<double>;
+  index_t ddof = 0;  ///< Delta degrees of freedom: 0 gives the population variance (NumPy), 1 the sample one.
+  template <class A> TEXPR_HOST_DEVICE constexpr A identity() const { return A{0, 0, 0}; }
+  template <class A, class V> TEXPR_HOST_DEVICE constexpr A lift(V x, index_t) const {
+    return A{static_cast<decltype(A::mean)>(x), 0, 1};
+  }
+  template <class A> TEXPR_HOST_DEVICE constexpr A combine(A a, A b) const {
+    using C = decltype(A::mean);
+    if (b.n == 0) return a;
+    if (a.n == 0) return b;
+    const index_t n = a.n + b.n;
+    const C delta = b.mean - a.mean;
+    const C fb = static_cast<C>(b.n) / static_cast<C>(n);
+    return A{a.mean + delta * fb, a.m2 + b.m2 + delta * delta * static_cast<C>(a.n) * fb, n};
+  }
+  template <class R, class A> TEXPR_HOST_DEVICE R finalize(A a, index_t) const {
+    using C = decltype(A::mean);
+    const C v = a.n > ddof ? a.m2 / static_cast<C>(a.n - ddof) : std::numeric_limits<C>::quiet_NaN();
+    if constexpr (Sqrt) return detail::narrow<R>(detail::sqrt_(v));
+    else return detail::narrow<R>(v);
+  }
+};
+
+/// Variance, one pass (Welford); tx::var(x, axis, ddof) divides by n - ddof (default 0, as NumPy).
+struct var : moment_reduction<false> {
+  static constexpr std::string_view name = "var";  ///< Shown by tx::placement.
+};
+/// Standard deviation: the square root of var.
+struct stddev : moment_reduction<true> {
+  static constexpr std::string_view name = "stddev";  ///< Shown by tx::placement.
+};
+
+/// logsumexp's accumulator: the largest element so far and the sum of exp(x - max) over the elements.
+template <class C> struct scaled_sum {
+  C max;  ///< Largest element seen (-inf before any).
+  C sum;  ///< Sum of exp(x - max).
+};
+
+/// log(sum(exp(x))) in one pass without overflow: the running sum is rescaled whenever the maximum grows (one
+/// exp per element, nothing materialised). NaN propagates; +inf gives +inf; empty or all -inf gives -inf.
+struct logsumexp : reduction_op {
+  static constexpr std::string_view name = "logsumexp";  ///< Shown by tx::placement.
+  static constexpr auto dtypes = floating;               ///< Defined on.
+  template <class T> using accumulator = scaled_sum<compute_t<T>>;
+  template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
+    using C = decltype(A::max);
+    return A{-std::numeric_limits<C>::infinity(), 0};
+  }
+  template <class A, class V> TEXPR_HOST_DEVICE constexpr A lift(V x, index_t) const {
+    return A{static_cast<decltype(A::max)>(x), 1};
+  }
+  template <class A> TEXPR_HOST_DEVICE A combine(A a, A b) const {
+    using C = decltype(A::max);
+    if (detail::is_nan(a.max) || detail::is_nan(b.max)) return A{std::numeric_limits<C>::quiet_NaN(), 1};
+    if (b.max > a.max) {
+      const A t = a;
+      a = b;
+      b = t;
+    }
+    if (b.sum == 0) return a;                                 // b is empty
+    if (b.max == a.max) return A{a.max, a.sum + b.sum};       // equal maxima (both infinite included)
+    return A{a.max, a.sum + b.sum * detail::exp_(b.max - a.max)};
+  }
+  template <class R, class A> TEXPR_HOST_DEVICE R finalize(A a, index_t) const {
+    if (a.sum == 0) return detail::narrow<R>(a.max);  // empty: -inf
+    return detail::narrow<R>(a.max + detail::log_(a.sum));
+  }
 };
 
 } // namespace texpr::op
@@ -2087,6 +2347,21 @@ struct strided_view : fused_elementwise {
   template <class N> static texpr::view<const typename N::value_type, N::rank, host> view_of(const N& n, context<host>& ctx);
 };
 
+/// A composite op (softmax, log_softmax, cross_entropy): operands evaluated once into memory, then the op's
+/// expansion, whose passes are other rows of this table (layout.hpp).
+struct composed {
+  static constexpr std::string_view name = "composed";  ///< Shown by tx::placement.
+  /// dest = the composite node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// Concatenation: each operand evaluated by a fused pass into its slice of the destination (layout.hpp).
+struct copy_slices {
+  static constexpr std::string_view name = "copy_slices";  ///< Shown by tx::placement.
+  /// dest = the concat node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Blocked pairwise reductions, 16 lanes per block of 256, blocks combined as a binary tree (reduce.hpp).
 struct pairwise_reduce {
   static constexpr std::string_view name = "pairwise_reduce";  ///< Shown by tx::placement.
@@ -2153,6 +2428,8 @@ struct blocked_gemm {
   X(cast<T>,        declared,  fused_elementwise) \
   X(copy,           declared,  fused_elementwise) \
   X(arange,         declared,  fused_elementwise) \
+  X(uniform,        declared,  fused_elementwise) \
+  X(normal,         declared,  fused_elementwise) \
   X(transpose,      declared,  strided_view) \
   X(permute,        declared,  strided_view) \
   X(reshape,        declared,  strided_view) \
@@ -2160,6 +2437,7 @@ struct blocked_gemm {
   X(unsqueeze,      declared,  strided_view) \
   X(squeeze,        declared,  strided_view) \
   X(broadcast_to,   declared,  strided_view) \
+  X(concat,         declared,  copy_slices) \
   X(sum,            declared,  pairwise_reduce) \
   X(sum_to,         declared,  pairwise_reduce) \
   X(mean,           declared,  pairwise_reduce) \
@@ -2168,6 +2446,12 @@ struct blocked_gemm {
   X(min,            declared,  pairwise_reduce) \
   X(argmax,         declared,  pairwise_reduce) \
   X(argmin,         declared,  pairwise_reduce) \
+  X(var,            declared,  pairwise_reduce) \
+  X(stddev,         declared,  pairwise_reduce) \
+  X(logsumexp,      declared,  pairwise_reduce) \
+  X(softmax,        declared,  composed) \
+  X(log_softmax,    declared,  composed) \
+  X(cross_entropy,  declared,  composed) \
   X(matmul,         declared,  blocked_gemm)
 // clang-format on
 
@@ -2217,6 +2501,21 @@ struct strided_view : fused_elementwise {
   static constexpr std::string_view name = "strided_view";  ///< Shown by tx::placement.
   /// The memory layout node n describes.
   template <class N> static texpr::view<const typename N::value_type, N::rank, cuda> view_of(const N& n, context<cuda>& ctx);
+};
+
+/// A composite op (softmax, log_softmax, cross_entropy): operands evaluated once into memory, then the op's
+/// expansion, whose passes are other rows of this table (layout.hpp).
+struct composed {
+  static constexpr std::string_view name = "composed";  ///< Shown by tx::placement.
+  /// dest = the composite node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// Concatenation: each operand evaluated by a fused kernel into its slice of the destination (layout.hpp).
+struct copy_slices {
+  static constexpr std::string_view name = "copy_slices";  ///< Shown by tx::placement.
+  /// dest = the concat node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
 /// Warp and block tree reductions, over everything in two passes (one pass per block, then one block), along an
@@ -2286,6 +2585,8 @@ struct cublas_gemm {
   X(cast<T>,        declared,                                  fused_elementwise) \
   X(copy,           declared,                                  fused_elementwise) \
   X(arange,         declared + half_floats,                    fused_elementwise) \
+  X(uniform,        declared + half_floats,                    fused_elementwise) \
+  X(normal,         declared + half_floats,                    fused_elementwise) \
   X(transpose,      declared,                                  strided_view) \
   X(permute,        declared,                                  strided_view) \
   X(reshape,        declared,                                  strided_view) \
@@ -2293,6 +2594,7 @@ struct cublas_gemm {
   X(unsqueeze,      declared,                                  strided_view) \
   X(squeeze,        declared,                                  strided_view) \
   X(broadcast_to,   declared,                                  strided_view) \
+  X(concat,         declared,                                  copy_slices) \
   X(sum,            declared + half_floats,                    block_reduce) \
   X(sum_to,         declared + half_floats,                    block_reduce) \
   X(mean,           declared + half_floats,                    block_reduce) \
@@ -2301,6 +2603,12 @@ struct cublas_gemm {
   X(min,            declared + half_floats,                    block_reduce) \
   X(argmax,         declared + half_floats,                    block_reduce) \
   X(argmin,         declared + half_floats,                    block_reduce) \
+  X(var,            declared + half_floats,                    block_reduce) \
+  X(stddev,         declared + half_floats,                    block_reduce) \
+  X(logsumexp,      declared + half_floats,                    block_reduce) \
+  X(softmax,        declared + half_floats,                    composed) \
+  X(log_softmax,    declared + half_floats,                    composed) \
+  X(cross_entropy,  declared + half_floats,                    composed) \
   X(matmul,         declared + half_floats - signed_integral,  cublas_gemm)
 // clang-format on
 
@@ -2590,11 +2898,11 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_TENSOR_TENSOR_HPP
 // ---- end texpr/tensor/tensor.hpp ----
-// ---- begin texpr/expr/elementwise.hpp ----
-#ifndef TEXPR_SI_TEXPR_EXPR_ELEMENTWISE_HPP
-#define TEXPR_SI_TEXPR_EXPR_ELEMENTWISE_HPP
-// Lazy elementwise expressions: the map node, arithmetic operators, maths functions, comparisons, where and
-// cast. A chain of these evaluates in one fused pass.
+// ---- begin texpr/expr/concat.hpp ----
+#ifndef TEXPR_SI_TEXPR_EXPR_CONCAT_HPP
+#define TEXPR_SI_TEXPR_EXPR_CONCAT_HPP
+// Lazy concatenation: tx::concat(axis, a, b, ...) joins operands of one rank and dtype whose extents agree on
+// every axis but `axis`. Evaluation writes each operand into its slice of the result (one fused pass each).
 
 // ---- begin texpr/detail/checks.hpp ----
 #ifndef TEXPR_SI_TEXPR_DETAIL_CHECKS_HPP
@@ -2619,6 +2927,86 @@ template <class A, class B> constexpr void check_same_backend() {
 } // namespace texpr::detail
 #endif // TEXPR_SI_TEXPR_DETAIL_CHECKS_HPP
 // ---- end texpr/detail/checks.hpp ----
+
+namespace texpr {
+
+/// Concatenation node: operands C... joined along one axis.
+template <class... C> class concat_expr : public expr_base<concat_expr<C...>> {
+  using first = std::tuple_element_t<0, std::tuple<C...>>;
+  static_assert(((C::rank == first::rank) && ...), "texpr: concat operands must have the same rank");
+  static_assert(first::rank >= 1, "texpr: concat joins operands of rank 1 or more");
+
+ public:
+  using texpr_node = void;
+  using op_type = op::concat;
+  using children = detail::type_list<C...>;
+  using value_type = typename first::value_type;
+  using kernel_dtype = value_type;
+  using backend = typename detail::common_backend<typename C::backend...>::type;
+  static constexpr std::size_t rank = first::rank;
+
+  /// Joins c... along `axis` (already normalised); throws shape_error naming every shape when the other extents
+  /// differ.
+  concat_expr(std::size_t axis, C... c, const texpr::source_location* loc = nullptr) : c_{{std::move(c)}...}, axis_(axis) {
+    const auto shapes = shapes_of(std::index_sequence_for<C...>{});
+    shape_ = shapes[0];
+    shape_[axis] = 0;
+    for (std::size_t i = 0; i != shapes.size(); ++i) {
+      for (std::size_t d = 0; d != rank; ++d)
+        if (d != axis && shapes[i][d] != shapes[0][d]) {
+          std::string all;
+          for (const auto& s : shapes) all += (all.empty() ? "" : ", ") + to_string(s);
+          throw shape_error((loc ? detail::at(*loc) : std::string()) + "texpr: concat along axis " + std::to_string(axis) +
+                            " needs equal extents on the other axes; operand shapes are " + all);
+        }
+      offsets_[i] = shape_[axis];
+      shape_[axis] += shapes[i][axis];
+    }
+  }
+  /// The result shape.
+  const shape_t<rank>& shape() const { return shape_; }
+  /// The operands, in order.
+  const detail::tuple<C...>& operands() const { return c_; }
+  /// The axis they are joined along.
+  std::size_t axis() const { return axis_; }
+  /// Where operand i starts along the axis.
+  index_t offset(std::size_t i) const { return offsets_[i]; }
+  /// The same concatenation of other operands of the same shapes.
+  template <class... D> concat_expr<D...> with_operands(D... d) const { return concat_expr<D...>(axis_, std::move(d)...); }
+
+ private:
+  template <std::size_t... I> std::array<shape_t<rank>, sizeof...(C)> shapes_of(std::index_sequence<I...>) const {
+    return {detail::get<I>(c_).shape()...};
+  }
+  detail::tuple<C...> c_;
+  std::size_t axis_;
+  shape_t<rank> shape_{};
+  std::array<index_t, sizeof...(C)> offsets_{};
+};
+
+/// Lazy concatenation of e... along `axis` (negative counts from the end), as numpy.concatenate / torch.cat.
+/// The operands must share rank, dtype and backend; extents on the other axes must be equal (shape_error names
+/// all shapes otherwise).
+template <operand E0, operand... E>
+auto concat(index_t axis, E0&& e0, E&&... e) {
+  using C0 = detail::captured_t<E0>;
+  (detail::check_same_dtype<typename C0::value_type, typename detail::captured_t<E>::value_type>(), ...);
+  (detail::check_same_backend<typename C0::backend, typename detail::captured_t<E>::backend>(), ...);
+  constexpr index_t r = static_cast<index_t>(C0::rank);
+  if (axis < -r || axis >= r)
+    throw shape_error("texpr: axis " + std::to_string(axis) + " is out of range for concat of operands of rank " + std::to_string(r));
+  const auto a = static_cast<std::size_t>(axis < 0 ? axis + r : axis);
+  return concat_expr<C0, detail::captured_t<E>...>(a, detail::capture(std::forward<E0>(e0)), detail::capture(std::forward<E>(e))...);
+}
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_EXPR_CONCAT_HPP
+// ---- end texpr/expr/concat.hpp ----
+// ---- begin texpr/expr/elementwise.hpp ----
+#ifndef TEXPR_SI_TEXPR_EXPR_ELEMENTWISE_HPP
+#define TEXPR_SI_TEXPR_EXPR_ELEMENTWISE_HPP
+// Lazy elementwise expressions: the map node, arithmetic operators, maths functions, comparisons, where and
+// cast. A chain of these evaluates in one fused pass.
 
 namespace texpr {
 
@@ -2988,6 +3376,89 @@ template <class T, class Backend = host> auto arange(index_t n, source_location 
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_EXPR_GENERATOR_HPP
 // ---- end texpr/expr/generator.hpp ----
+// ---- begin texpr/expr/random.hpp ----
+#ifndef TEXPR_SI_TEXPR_EXPR_RANDOM_HPP
+#define TEXPR_SI_TEXPR_EXPR_RANDOM_HPP
+// tx::random::uniform and tx::random::normal: lazy counter-based random tensors (Philox4x32-10), fused into whatever
+// reads them; element i depends only on the seed and i, so host and cuda give the same numbers (docs/semantics.md).
+
+namespace texpr {
+
+namespace detail {
+/// The dtypes a random generator can produce.
+template <class T>
+inline constexpr bool random_dtype_v = std::is_same_v<T, float> || std::is_same_v<T, double> || is_float16_v<T>;
+
+/// The largest T below x (x finite): the next bit pattern towards -infinity (IEEE formats, sign and magnitude).
+template <class T> T next_below(T x) {
+  if constexpr (is_float16_v<T>) {
+    T r = x;
+    if ((x.bits & 0x7fffu) == 0) r.bits = 0x8001u;  // +-0: the negative subnormal of least magnitude
+    else if (x.bits & 0x8000u) ++r.bits;             // negative: larger magnitude
+    else --r.bits;
+    return r;
+  } else {
+    return std::nextafter(x, -std::numeric_limits<T>::infinity());
+  }
+}
+} // namespace detail
+
+/// Random tensors: tx::random::uniform and tx::random::normal.
+namespace random {
+
+/// Uniform random values in [lo, hi) of dtype T and `shape` on Backend, from `seed`; lazy (computed where read).
+/// Element i is a function of (seed, i) only. Needs lo < hi with hi - lo finite (else std::invalid_argument).
+template <class T, class Backend = host, std::size_t R>
+auto uniform(const shape_t<R>& shape, std::uint64_t seed, T lo = T(0), T hi = T(1),
+             source_location loc = source_location::current()) {
+  static_assert(backend_tag<Backend>, "texpr: random::uniform<T, Backend> needs tx::host or tx::cuda");
+  static_assert(detail::random_dtype_v<T>,
+                "texpr: random::uniform<T> needs a floating dtype (float, double, half, bfloat16)");
+  detail::check_extents(shape, loc);
+  const double l = static_cast<double>(detail::widen(lo)), h = static_cast<double>(detail::widen(hi));
+  if (!(l < h) || !std::isfinite(h - l))
+    throw std::invalid_argument(
+        detail::at(loc) + "texpr: random::uniform needs lo < hi with a finite hi - lo, got lo = " +
+        std::to_string(l) + ", hi = " + std::to_string(h));
+  using S = typename op::uniform::source<T>;
+  const S source{detail::philox_seed(seed), l, h - l, h, detail::next_below(hi)};
+  return generator_expr<op::uniform, T, R, Backend>(source, shape);
+}
+/// uniform with the shape written as a braced list: tx::random::uniform<float>({2, 3}, seed).
+template <class T, class Backend = host, std::size_t R>
+auto uniform(const index_t (&shape)[R], std::uint64_t seed, T lo = T(0), T hi = T(1),
+             source_location loc = source_location::current()) {
+  return uniform<T, Backend>(detail::to_shape(shape), seed, lo, hi, loc);
+}
+
+/// Normal random values with `mean` and `stddev` of dtype T and `shape` on Backend, from `seed` (Box-Muller); lazy.
+/// Element i is a function of (seed, i) only. Needs a finite mean and stddev >= 0 (else std::invalid_argument).
+template <class T, class Backend = host, std::size_t R>
+auto normal(const shape_t<R>& shape, std::uint64_t seed, T mean = T(0), T stddev = T(1),
+            source_location loc = source_location::current()) {
+  static_assert(backend_tag<Backend>, "texpr: random::normal<T, Backend> needs tx::host or tx::cuda");
+  static_assert(detail::random_dtype_v<T>,
+                "texpr: random::normal<T> needs a floating dtype (float, double, half, bfloat16)");
+  detail::check_extents(shape, loc);
+  const double m = static_cast<double>(detail::widen(mean)), s = static_cast<double>(detail::widen(stddev));
+  if (!std::isfinite(m) || !(s >= 0) || !std::isfinite(s))
+    throw std::invalid_argument(detail::at(loc) +
+                                "texpr: random::normal needs a finite mean and a finite stddev >= 0, got mean = " +
+                                std::to_string(m) + ", stddev = " + std::to_string(s));
+  using S = typename op::normal::source<T>;
+  return generator_expr<op::normal, T, R, Backend>(S{detail::philox_seed(seed), m, s}, shape);
+}
+/// normal with the shape written as a braced list: tx::random::normal<float>({2, 3}, seed).
+template <class T, class Backend = host, std::size_t R>
+auto normal(const index_t (&shape)[R], std::uint64_t seed, T mean = T(0), T stddev = T(1),
+            source_location loc = source_location::current()) {
+  return normal<T, Backend>(detail::to_shape(shape), seed, mean, stddev, loc);
+}
+
+} // namespace random
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_EXPR_RANDOM_HPP
+// ---- end texpr/expr/random.hpp ----
 // ---- begin texpr/expr/layout.hpp ----
 #ifndef TEXPR_SI_TEXPR_EXPR_LAYOUT_HPP
 #define TEXPR_SI_TEXPR_EXPR_LAYOUT_HPP
@@ -3311,7 +3782,7 @@ auto matmul(A&& a, B&& b, texpr::source_location loc = texpr::source_location::c
 // ---- begin texpr/expr/reduction.hpp ----
 #ifndef TEXPR_SI_TEXPR_EXPR_REDUCTION_HPP
 #define TEXPR_SI_TEXPR_EXPR_REDUCTION_HPP
-// Lazy reductions: sum, mean, max, min, prod over everything or along one axis (optionally keeping it with
+// Lazy reductions: sum, mean, max, min, prod, argmax, argmin, logsumexp, var, stddev over everything or along one axis (optionally keeping it with
 // extent 1), and sum_to (autograd's sum over broadcast axes). The reduced operand is read fused: no temporary
 // for an elementwise operand.
 
@@ -3460,7 +3931,36 @@ TEXPR_REDUCTION(min)
 TEXPR_REDUCTION(prod)
 TEXPR_REDUCTION(argmax)
 TEXPR_REDUCTION(argmin)
+TEXPR_REDUCTION(logsumexp)
 #undef TEXPR_REDUCTION
+
+#define TEXPR_MOMENT_REDUCTION(NAME)                                                                       \
+  /** Lazy NAME over every element, dividing by n (rank-0 result). */                                    \
+  template <operand E> auto NAME(E&& e) { return detail::reduce_all(std::forward<E>(e), op::NAME{}, false); } \
+  /** Lazy NAME along one axis (negative counts from the end), dividing by n - ddof. */                    \
+  template <operand E>                                                                                     \
+  auto NAME(E&& e, index_t axis, index_t ddof = 0, texpr::source_location loc = texpr::source_location::current()) { \
+    op::NAME o;                                                                                            \
+    o.ddof = ddof;                                                                                         \
+    return detail::reduce_along<op::NAME, detail::captured_t<E>::rank - 1>(std::forward<E>(e), o, axis, loc); \
+  }                                                                                                        \
+  /** Lazy NAME along one axis, kept with extent 1, dividing by n - ddof. */                               \
+  template <operand E>                                                                                     \
+  auto NAME(E&& e, index_t axis, index_t ddof, keepdims_t, texpr::source_location loc = texpr::source_location::current()) { \
+    op::NAME o;                                                                                            \
+    o.ddof = ddof;                                                                                         \
+    return detail::reduce_along<op::NAME, detail::captured_t<E>::rank>(std::forward<E>(e), o, axis, loc);  \
+  }                                                                                                        \
+  /** Lazy NAME along one axis, kept with extent 1 (ddof 0). */                                            \
+  template <operand E>                                                                                     \
+  auto NAME(E&& e, index_t axis, keepdims_t, texpr::source_location loc = texpr::source_location::current()) { \
+    return detail::reduce_along<op::NAME, detail::captured_t<E>::rank>(std::forward<E>(e), op::NAME{}, axis, loc); \
+  }
+/// var: one-pass (Welford) variance; ddof 0 (the default, as NumPy) is the population variance, 1 the sample one.
+TEXPR_MOMENT_REDUCTION(var)
+/// stddev: the square root of var (torch.std, numpy.std).
+TEXPR_MOMENT_REDUCTION(stddev)
+#undef TEXPR_MOMENT_REDUCTION
 
 /// e summed to `shape` (NumPy's "unbroadcast", what autograd sends to a broadcast operand): e's leading axes
 /// beyond the shape's rank and its axes where the shape has extent 1 are summed. Throws shape_error unless e
@@ -3589,6 +4089,132 @@ template <class N> inline constexpr bool is_saved_v = detail::is_saved<std::remo
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_EXPR_SAVED_HPP
 // ---- end texpr/expr/saved.hpp ----
+// ---- begin texpr/expr/softmax.hpp ----
+#ifndef TEXPR_SI_TEXPR_EXPR_SOFTMAX_HPP
+#define TEXPR_SI_TEXPR_EXPR_SOFTMAX_HPP
+// The softmax family along an axis, built on the logsumexp reduction (one pass: a running maximum and a
+// rescaled sum, nothing materialised): softmax, log_softmax and cross_entropy are composite nodes whose operands
+// are evaluated once into memory and then read by their expansion's passes; one_hot is an elementwise expression.
+
+namespace texpr {
+
+namespace detail {
+template <class L> concept class_label = std::is_same_v<typename captured_t<L>::value_type, std::int32_t> ||
+                                         std::is_same_v<typename captured_t<L>::value_type, std::int64_t>;
+
+/// softmax's expansion over x (memory): exp(x - logsumexp(x, axis, keepdims)).
+template <class X> auto expand(op::softmax, std::size_t axis, const X& x) {
+  return exp(x - logsumexp(x, static_cast<index_t>(axis), keepdims));
+}
+/// log_softmax's expansion over x (memory): x - logsumexp(x, axis, keepdims).
+template <class X> auto expand(op::log_softmax, std::size_t axis, const X& x) {
+  return x - logsumexp(x, static_cast<index_t>(axis), keepdims);
+}
+/// Whether each column of logits z (batch, classes) is its row's label: (batch, classes) bool, broadcast.
+template <class Z, class L> auto label_mask(const Z& z, const L& l) {
+  using I = typename captured_t<const L&>::value_type;
+  return unsqueeze(l, -1) == arange<I, typename captured_t<const L&>::backend>(z.shape()[1]);
+}
+/// cross_entropy's expansion over logits z and labels l (memory): a NaN loss for a label outside [0, classes).
+template <class Z, class L> auto expand(op::cross_entropy, std::size_t, const Z& z, const L& l) {
+  using I = typename captured_t<const L&>::value_type;
+  auto picked = sum(where(label_mask(z, l), z, 0), 1);
+  auto valid = (l >= 0) && (l < static_cast<I>(z.shape()[1]));
+  return mean(where(valid, logsumexp(z, 1) - picked, std::numeric_limits<float>::quiet_NaN()));  // NaN in T
+}
+} // namespace detail
+
+/// A composite node: Op over operands C... with result rank R, evaluated by expanding it into registered
+/// primitives over its operands' memory (each operand evaluated once).
+template <class Op, std::size_t R, class... C> class composite_expr : public expr_base<composite_expr<Op, R, C...>> {
+  using first = std::tuple_element_t<0, std::tuple<C...>>;
+
+ public:
+  using texpr_node = void;
+  using op_type = Op;
+  using children = detail::type_list<C...>;
+  using value_type = typename first::value_type;
+  using kernel_dtype = value_type;
+  using backend = typename detail::common_backend<typename C::backend...>::type;
+  static constexpr std::size_t rank = R;
+
+  /// Op of c... along `axis` (normalised), with result shape `shape`.
+  composite_expr(std::size_t axis, const shape_t<R>& shape, C... c) : c_{{std::move(c)}...}, axis_(axis), shape_(shape) {}
+  /// The result shape.
+  const shape_t<R>& shape() const { return shape_; }
+  /// The operands, in order.
+  const detail::tuple<C...>& operands() const { return c_; }
+  /// The axis the op works along.
+  std::size_t axis() const { return axis_; }
+  /// The op's definition in registered primitives over v... (the operands' memory, as views).
+  template <class... V> auto expand(const V&... v) const { return detail::expand(Op{}, axis_, v...); }
+  /// The same op over other operands of the same shapes.
+  template <class... D> composite_expr<Op, R, D...> with_operands(D... d) const {
+    return composite_expr<Op, R, D...>(axis_, shape_, std::move(d)...);
+  }
+
+ private:
+  detail::tuple<C...> c_;
+  std::size_t axis_;
+  shape_t<R> shape_{};
+};
+
+/// exp(e - logsumexp(e, axis)) along one axis (negative counts from the end), as torch.softmax: stable for large
+/// logits. e is evaluated once; then a logsumexp reduction and one fused elementwise pass.
+template <operand E> auto softmax(E&& e, index_t axis, texpr::source_location loc = texpr::source_location::current()) {
+  using C = detail::captured_t<E>;
+  static_assert(is_floating_v<typename C::value_type>, "texpr: softmax takes a floating operand");
+  auto c = detail::capture(std::forward<E>(e));
+  const std::size_t a = detail::reduction_axis(axis, c.shape(), "softmax", loc);
+  const auto s = c.shape();
+  return composite_expr<op::softmax, C::rank, C>(a, s, std::move(c));
+}
+
+/// e - logsumexp(e, axis) along one axis: the log of softmax without its underflow. e is evaluated once.
+template <operand E> auto log_softmax(E&& e, index_t axis, texpr::source_location loc = texpr::source_location::current()) {
+  using C = detail::captured_t<E>;
+  static_assert(is_floating_v<typename C::value_type>, "texpr: log_softmax takes a floating operand");
+  auto c = detail::capture(std::forward<E>(e));
+  const std::size_t a = detail::reduction_axis(axis, c.shape(), "log_softmax", loc);
+  const auto s = c.shape();
+  return composite_expr<op::log_softmax, C::rank, C>(a, s, std::move(c));
+}
+
+/// One-hot encoding: labels of rank R (int32 or int64) to rank R + 1 with `classes` entries along the new last
+/// axis, 1 at the label and 0 elsewhere, of dtype T (float unless given). A label outside [0, classes) gives a
+/// row of zeros (it is not checked: the labels may be on the device).
+template <class T = float, operand L> auto one_hot(L&& labels, index_t classes, texpr::source_location loc = texpr::source_location::current()) {
+  static_assert(detail::class_label<L>, "texpr: one_hot takes int32 or int64 class labels");
+  using CL = detail::captured_t<L>;
+  using I = typename CL::value_type;
+  if (classes < 1) throw shape_error(detail::at(loc) + "texpr: one_hot needs at least one class, got " + std::to_string(classes));
+  return cast<T>(unsqueeze(std::forward<L>(labels), -1) == arange<I, typename CL::backend>(classes));
+}
+
+/// Softmax cross-entropy of logits (batch, classes) against int32/int64 class labels (batch), averaged over the
+/// batch, as PyTorch's F.cross_entropy: mean(logsumexp(z, 1) - z[i, label i]). The logits are evaluated once;
+/// then a logsumexp pass, a masked row sum and a mean: no probabilities are materialised. A label outside
+/// [0, classes) makes the loss NaN (PyTorch raises; here the labels may be on the device and are not read on the
+/// host).
+template <operand Z, operand L>
+auto cross_entropy(Z&& logits, L&& labels, texpr::source_location loc = texpr::source_location::current()) {
+  using CZ = detail::captured_t<Z>;
+  using CL = detail::captured_t<L>;
+  static_assert(CZ::rank == 2, "texpr: cross_entropy takes logits of shape (batch, classes)");
+  static_assert(CL::rank == 1, "texpr: cross_entropy takes labels of shape (batch)");
+  static_assert(detail::class_label<L>, "texpr: cross_entropy takes int32 or int64 class labels");
+  static_assert(is_floating_v<typename CZ::value_type>, "texpr: cross_entropy takes floating logits");
+  auto z = detail::capture(std::forward<Z>(logits));
+  auto l = detail::capture(std::forward<L>(labels));
+  if (z.shape()[0] != l.shape()[0])
+    throw shape_error(detail::at(loc) + "texpr: cross_entropy needs one label per row of the logits: logits shape = " +
+                      to_string(z.shape()) + " labels shape = " + to_string(l.shape()));
+  return composite_expr<op::cross_entropy, 0, CZ, CL>(1, shape_t<0>{}, std::move(z), std::move(l));
+}
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_EXPR_SOFTMAX_HPP
+// ---- end texpr/expr/softmax.hpp ----
 // ---- begin texpr/placement/runs_on.hpp ----
 #ifndef TEXPR_SI_TEXPR_PLACEMENT_RUNS_ON_HPP
 #define TEXPR_SI_TEXPR_PLACEMENT_RUNS_ON_HPP
@@ -4235,6 +4861,27 @@ template <class N> auto layout_writable_storage(const N& n) {
   return view<T, R, B>(unchecked_t{}, v.data() + offset, shape, strides, v.stream());
 }
 
+/// dest = concat node n: each operand evaluated into its slice of dest along n.axis() (what both backends'
+/// copy_slices rows run).
+template <class N, class T, std::size_t R, class B, std::size_t... I>
+void concat_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::index_sequence<I...>) {
+  const std::size_t a = n.axis();
+  const auto part = [&](std::size_t i, const auto& operand) {
+    auto s = dest.shape();
+    s[a] = operand.shape()[a];
+    if (s[a] == 0) return;
+    evaluate_into(view<T, R, B>(unchecked_t{}, dest.data() + n.offset(i) * dest.strides()[a], s, dest.strides(), dest.stream()), operand, ctx);
+  };
+  (part(I, get<I>(n.operands())), ...);
+}
+
+/// dest = composite node n: its operands evaluated once into memory, then its expansion over that memory (what
+/// both backends' composed rows run).
+template <class N, class T, std::size_t R, class B, std::size_t... I>
+void compose_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::index_sequence<I...>) {
+  evaluate_into(dest, capture(n.expand(materialize(get<I>(n.operands()), ctx)...)), ctx);
+}
+
 template <std::size_t RO, class N, class B> auto read(const N& n, const shape_t<RO>& out, context<B>& ctx);
 
 /// The map accessor of an elementwise node: its op (through its registry row) over its operands' accessors.
@@ -4859,13 +5506,25 @@ void fused_elementwise::assign(const view<T, R, host>& dest, const Acc& acc, con
 // ---- begin texpr/backend/host/layout.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_HOST_LAYOUT_HPP
 #define TEXPR_SI_TEXPR_BACKEND_HOST_LAYOUT_HPP
-// host_kernels::strided_view: a layout node as the memory its operand is in, with the layout's extents and strides.
+// host_kernels::strided_view: a layout node as the memory its operand is in, with the layout's extents and strides;
+// copy_slices: a concatenation, each operand evaluated into its slice of the destination; composed: a composite
+// op's expansion over its operands' memory.
 
 namespace texpr::host_kernels {
 
 template <class N>
 texpr::view<const typename N::value_type, N::rank, host> strided_view::view_of(const N& n, context<host>& ctx) {
   return detail::layout_storage(n, ctx);
+}
+
+template <class N, class T, std::size_t R>
+void copy_slices::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  detail::concat_into(n, dest, ctx, std::make_index_sequence<N::children::size>{});
+}
+
+template <class N, class T, std::size_t R>
+void composed::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  detail::compose_into(n, dest, ctx, std::make_index_sequence<N::children::size>{});
 }
 
 } // namespace texpr::host_kernels
@@ -6142,6 +6801,67 @@ template <> struct gradient_rule<op::prod> {
   }
 };
 
+/// var: g * 2 (x - mean) / (n - ddof) spread back; stddev: g * (x - mean) / ((n - ddof) * out).
+template <class Op> struct moment_gradient_rule {
+  static constexpr bool is_std = std::is_same_v<Op, op::stddev>;
+  static constexpr std::string_view derivative =
+      is_std ? "dx = g * (x - mean(x)) / ((n - ddof) * out)" : "dx = g * 2 (x - mean(x)) / (n - ddof)";
+  template <std::size_t I> static constexpr unsigned uses = (is_std ? detail::uses_out : 0u) | detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X& x) {
+    const double dof = static_cast<double>(n.reduced_size() - n.op().ddof);
+    auto centred = x - broadcast_to(detail::reduce_kept<op::mean>(n, x), n.child().shape());
+    if constexpr (is_std) return detail::spread(n, g) * detail::scale(centred, 1.0 / dof) / detail::spread(n, out);
+    else return detail::spread(n, g) * detail::scale(centred, 2.0 / dof);
+  }
+};
+/// var: see moment_gradient_rule.
+template <> struct gradient_rule<op::var> : moment_gradient_rule<op::var> {};
+/// stddev: see moment_gradient_rule.
+template <> struct gradient_rule<op::stddev> : moment_gradient_rule<op::stddev> {};
+/// logsumexp: g times the softmax of x along the reduced axes.
+template <> struct gradient_rule<op::logsumexp> {
+  static constexpr std::string_view derivative = "dx = g * exp(x - out) (g times softmax(x))";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X& x) {
+    return detail::spread(n, g) * exp(x - detail::spread(n, out));
+  }
+};
+
+// ---- composites ------------------------------------------------------------------------------------------
+
+/// softmax: dx = out * (g - sum(g * out, axis)), the Jacobian-vector product without the Jacobian.
+template <> struct gradient_rule<op::softmax> {
+  static constexpr std::string_view derivative = "dx = out * (g - sum(g * out, axis, keepdims))";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X&) {
+    return out * (g - sum(g * out, static_cast<index_t>(n.axis()), keepdims));
+  }
+};
+/// log_softmax: dx = g - exp(out) * sum(g, axis).
+template <> struct gradient_rule<op::log_softmax> {
+  static constexpr std::string_view derivative = "dx = g - exp(out) * sum(g, axis, keepdims)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X&) {
+    return g - exp(out) * sum(g, static_cast<index_t>(n.axis()), keepdims);
+  }
+};
+/// cross_entropy: dz = g * (softmax(z, 1) - one_hot(labels)) / batch; no gradient to the integer labels.
+template <> struct gradient_rule<op::cross_entropy> {
+  static constexpr std::string_view derivative = "dz = g * (softmax(z, 1) - one_hot(labels, classes)) / batch; none to the labels";
+  template <std::size_t I> static constexpr unsigned uses = I == 0 ? detail::uses_operand(0) | detail::uses_operand(1) : 0u;
+  template <std::size_t I, class N, class G, class Out, class Z, class L>
+  static auto partial(const N&, const G& g, const Out&, const Z& z, const L& l) {
+    if constexpr (I == 1) {
+      return no_gradient{};
+    } else {
+      using T = typename Z::value_type;
+      const double batch = static_cast<double>(z.shape()[0]);
+      auto probabilities = exp(z - logsumexp(z, 1, keepdims));
+      return detail::scale(g * (probabilities - cast<T>(detail::label_mask(z, l))), 1.0 / batch);
+    }
+  }
+};
+
 // ---- matmul ----------------------------------------------------------------------------------------------
 
 /// C = A B: dA = g B^T, dB = A^T g, summed over broadcast batch dimensions; vectors as in NumPy.
@@ -6213,6 +6933,16 @@ template <> struct gradient_rule<op::squeeze> {
   template <std::size_t I> static constexpr unsigned uses = 0;
   template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
     return unsqueeze(g, static_cast<index_t>(n.params().axis));
+  }
+};
+/// concat: each operand's slice of g.
+template <> struct gradient_rule<op::concat> {
+  static constexpr std::string_view derivative = "d operand i = slice(g, axis, offset of i, offset of i + its extent)";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class... X> static auto partial(const N& n, const G& g, const Out&, const X&...) {
+    const auto a = n.axis();
+    const index_t begin = n.offset(I);
+    return slice(g, static_cast<index_t>(a), begin, begin + detail::get<I>(n.operands()).shape()[a]);
   }
 };
 /// broadcast_to: g summed back to the operand's shape.
@@ -7213,7 +7943,9 @@ void cublas_gemm::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& c
 // ---- begin texpr/backend/cuda/layout.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_LAYOUT_HPP
 #define TEXPR_SI_TEXPR_BACKEND_CUDA_LAYOUT_HPP
-// cuda_kernels::strided_view: a layout node as the memory its operand is in, with the layout's extents and strides.
+// cuda_kernels::strided_view: a layout node as the memory its operand is in, with the layout's extents and strides;
+// copy_slices: a concatenation, each operand evaluated into its slice of the destination; composed: a composite
+// op's expansion over its operands' memory.
 
 #if defined(__CUDACC__)
 
@@ -7222,6 +7954,16 @@ namespace texpr::cuda_kernels {
 template <class N>
 texpr::view<const typename N::value_type, N::rank, cuda> strided_view::view_of(const N& n, context<cuda>& ctx) {
   return detail::layout_storage(n, ctx);
+}
+
+template <class N, class T, std::size_t R>
+void copy_slices::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  detail::concat_into(n, dest, ctx, std::make_index_sequence<N::children::size>{});
+}
+
+template <class N, class T, std::size_t R>
+void composed::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  detail::compose_into(n, dest, ctx, std::make_index_sequence<N::children::size>{});
 }
 
 } // namespace texpr::cuda_kernels
