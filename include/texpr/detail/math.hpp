@@ -1,12 +1,15 @@
 // Scalar maths shared by host and device code: libm on the host, CUDA's intrinsics in device code.
 #pragma once
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 
 #include "texpr/core/config.hpp"
 #include "texpr/core/dtype.hpp"
+#include "texpr/detail/vmath.hpp"
 
 namespace texpr::detail {
 
@@ -20,8 +23,19 @@ namespace texpr::detail {
   TEXPR_HOST_DEVICE inline double NAME##_(double x) { return std::NAME(x); } \
   inline long double NAME##_(long double x) { return std::NAME(x); }
 #endif
+#if defined(TEXPR_DEVICE_CODE) || defined(TEXPR_USE_LIBM)
 TEXPR_MATH1(exp)
 TEXPR_MATH1(expm1)
+#else
+// Host float exp and expm1 are texpr's own branch-free versions (vmath.hpp), so fused loops vectorise; double
+// and long double use the C library. TEXPR_USE_LIBM restores the C library's float versions.
+TEXPR_HOST_DEVICE inline float exp_(float x) { return vmath::exp(x); }
+TEXPR_HOST_DEVICE inline double exp_(double x) { return std::exp(x); }
+inline long double exp_(long double x) { return std::exp(x); }
+TEXPR_HOST_DEVICE inline float expm1_(float x) { return vmath::expm1(x); }
+TEXPR_HOST_DEVICE inline double expm1_(double x) { return std::expm1(x); }
+inline long double expm1_(long double x) { return std::expm1(x); }
+#endif
 TEXPR_MATH1(log)
 TEXPR_MATH1(sqrt)
 TEXPR_MATH1(tanh)
@@ -46,6 +60,23 @@ inline long double pow_(long double a, long double b) { return std::pow(a, b); }
 
 /// Phi(x), the standard normal CDF (gelu and its derivative).
 template <class C> TEXPR_HOST_DEVICE inline C normal_cdf(C x) { return C(0.5) * (C(1) + erf_(x * C(0.70710678118654752440))); }
+
+/// c ? a : b for elementwise ops. On the host, float and double select through an integer mask: gcc does not
+/// if-convert a floating ?: under the default -ftrapping-math, and the fused loop would not vectorise.
+template <class C> TEXPR_HOST_DEVICE inline C select(bool c, C a, C b) {
+#if defined(TEXPR_DEVICE_CODE)
+  return c ? a : b;
+#else
+  if constexpr (std::is_same_v<C, float>) {
+    return vmath::select(c, a, b);
+  } else if constexpr (std::is_same_v<C, double>) {
+    const std::uint64_t m = 0u - static_cast<std::uint64_t>(c);
+    return std::bit_cast<double>((std::bit_cast<std::uint64_t>(a) & m) | (std::bit_cast<std::uint64_t>(b) & ~m));
+  } else {
+    return c ? a : b;
+  }
+#endif
+}
 
 /// NaN test usable in device code and under -ffast-math-free builds.
 template <class T>

@@ -82,7 +82,10 @@ struct pow : elementwise_op {
 struct elu : elementwise_op {
   static constexpr std::string_view name = "elu";
   static constexpr auto dtypes = floating;
-  template <class C> TEXPR_HOST_DEVICE static C apply(C x, C alpha) { return x > C(0) ? x : alpha * detail::expm1_(x); }
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x, C alpha) {
+    const C negative = alpha * detail::expm1_(x);  // computed for every x, so the loop has no branch
+    return detail::select(x > C(0), x, negative);
+  }
 };
 
 /// -x (integers wrap around).
@@ -132,9 +135,9 @@ struct sigmoid : elementwise_op {
   static constexpr std::string_view name = "sigmoid";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
-    if (x >= C(0)) return C(1) / (C(1) + detail::exp_(-x));
-    const C e = detail::exp_(x);
-    return e / (C(1) + e);
+    const C e = detail::exp_(-detail::fabs_(x));  // in (0, 1]: never overflows; one exp, no branch
+    const C d = C(1) + e;
+    return detail::select(x >= C(0), C(1) / d, e / d);
   }
 };
 /// max(x, 0); NaN propagates.
