@@ -109,7 +109,8 @@ void concat_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::in
 /// both backends' composed rows run).
 template <class N, class T, std::size_t R, class B, std::size_t... I>
 void compose_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::index_sequence<I...>) {
-  evaluate_into(dest, capture(n.expand(materialize(get<I>(n.operands()), ctx)...)), ctx);
+  auto keep = [&ctx](const auto& e) { return materialize(capture(e), ctx); };
+  evaluate_into(dest, capture(n.expand(keep, materialize(get<I>(n.operands()), ctx)...)), ctx);
 }
 
 template <std::size_t RO, class N, class B> auto read(const N& n, const shape_t<RO>& out, context<B>& ctx);

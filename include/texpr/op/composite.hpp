@@ -16,15 +16,15 @@ struct composite_op {
   static constexpr auto dtypes = floating;          ///< The dtype of the (first) floating operand.
 };
 
-/// exp(x - logsumexp(x, axis)): a logsumexp reduction and one fused elementwise pass.
+/// exp(x - logsumexp(x, axis)): a max pass, a fused sum of exp(x - max), one fused elementwise pass.
 struct softmax : composite_op {
   static constexpr std::string_view name = "softmax";  ///< Shown by tx::placement.
 };
-/// x - logsumexp(x, axis): a logsumexp reduction and one fused elementwise pass.
+/// x - logsumexp(x, axis): a max pass, a fused sum of exp(x - max), one fused elementwise pass.
 struct log_softmax : composite_op {
   static constexpr std::string_view name = "log_softmax";  ///< Shown by tx::placement.
 };
-/// mean(logsumexp(z, 1) - z[i, label i]) over the batch: two row reductions and a mean.
+/// mean(logsumexp(z, 1) - z[i, label i]) over the batch: three row reductions and a mean.
 struct cross_entropy : composite_op {
   static constexpr std::string_view name = "cross_entropy";  ///< Shown by tx::placement.
 };
