@@ -25,6 +25,10 @@ endif()
 if(MODE STREQUAL "ko")
   list(PREPEND _args -DTEXPR_KO)
 endif()
+# EXTRA_INCLUDE_DIRS (optional, a ;-list): third-party headers a snippet needs (MPI's), as system directories.
+foreach(_dir IN LISTS EXTRA_INCLUDE_DIRS)
+  list(PREPEND _args -isystem "${_dir}")
+endforeach()
 
 execute_process(COMMAND "${COMPILER}" ${_args} RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
 set(_all "${_out}${_err}")

@@ -52,9 +52,17 @@ if [ -f "$root/.gpu-carry/dlpack/dlpack.h" ]; then dlpack_dir="$root/.gpu-carry"
 step configure 120 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DTEXPR_DOCTEST_INCLUDE_DIR="$root/.gpu-carry" -DTEXPR_BUILD_EXAMPLES=ON -DTEXPR_BUILD_GPU_BENCH=ON \
   ${dlpack_dir:+-DTEXPR_DLPACK_INCLUDE="$dlpack_dir"}
-step build 330 cmake --build "$build" -j"$jobs" --target texpr_cuda_tests texpr_interop_cuda_tests cuda_placement mlp_cuda texpr_gpu_bench
+# The NCCL program exists when nccl.h and libnccl were found (tests/dist/CMakeLists.txt).
+nccl_target=""
+if ninja -C "$build" -t targets all 2>/dev/null | grep -q "^texpr_dist_nccl_tests:"; then nccl_target=texpr_dist_nccl_tests; fi
+step build 330 cmake --build "$build" -j"$jobs" --target texpr_cuda_tests texpr_interop_cuda_tests $nccl_target cuda_placement mlp_cuda texpr_gpu_bench
 step tests 240 "$build/tests/cuda/texpr_cuda_tests" --duration=true
 step interop 60 "$build/tests/interop/texpr_interop_cuda_tests"
+if [ -n "$nccl_target" ]; then
+  step nccl 60 "$build/tests/dist/texpr_dist_nccl_tests"
+else
+  echo "=== nccl: nccl.h or libnccl not found at configure time, skipped"
+fi
 step example 60 "$build/examples/cuda/cuda_placement"
 step mlp 90 "$build/examples/mlp/mlp_cuda" --steps 150 --print-every 50
 if command -v compute-sanitizer >/dev/null 2>&1; then
