@@ -894,15 +894,15 @@ struct composite_op {
   static constexpr auto dtypes = floating;          ///< The dtype of the (first) floating operand.
 };
 
-/// exp(x - logsumexp(x, axis)): a logsumexp reduction and one fused elementwise pass.
+/// exp(x - logsumexp(x, axis)): a max pass, a fused sum of exp(x - max), one fused elementwise pass.
 struct softmax : composite_op {
   static constexpr std::string_view name = "softmax";  ///< Shown by tx::placement.
 };
-/// x - logsumexp(x, axis): a logsumexp reduction and one fused elementwise pass.
+/// x - logsumexp(x, axis): a max pass, a fused sum of exp(x - max), one fused elementwise pass.
 struct log_softmax : composite_op {
   static constexpr std::string_view name = "log_softmax";  ///< Shown by tx::placement.
 };
-/// mean(logsumexp(z, 1) - z[i, label i]) over the batch: two row reductions and a mean.
+/// mean(logsumexp(z, 1) - z[i, label i]) over the batch: three row reductions and a mean.
 struct cross_entropy : composite_op {
   static constexpr std::string_view name = "cross_entropy";  ///< Shown by tx::placement.
 };
@@ -4204,9 +4204,9 @@ template <class N> inline constexpr bool is_saved_v = detail::is_saved<std::remo
 // ---- begin texpr/expr/softmax.hpp ----
 #ifndef TEXPR_SI_TEXPR_EXPR_SOFTMAX_HPP
 #define TEXPR_SI_TEXPR_EXPR_SOFTMAX_HPP
-// The softmax family along an axis, built on the logsumexp reduction (one pass: a running maximum and a
-// rescaled sum, nothing materialised): softmax, log_softmax and cross_entropy are composite nodes whose operands
-// are evaluated once into memory and then read by their expansion's passes; one_hot is an elementwise expression.
+// The softmax family along an axis: softmax, log_softmax and cross_entropy are composite nodes whose operands
+// are evaluated once into memory and then read by their expansion's passes (a max pass, a fused sum of
+// exp(x - max), then one elementwise pass); one_hot is an elementwise expression.
 
 namespace texpr {
 
@@ -4214,13 +4214,23 @@ namespace detail {
 template <class L> concept class_label = std::is_same_v<typename captured_t<L>::value_type, std::int32_t> ||
                                          std::is_same_v<typename captured_t<L>::value_type, std::int64_t>;
 
+/// log(sum(exp(x))) along `axis`, kept, in memory: a max pass, then one fused pass summing exp(x - max) (the
+/// vectorised host exp), each result materialised by `keep` (two small (..., 1, ...) tensors). Faster than the
+/// one-pass logsumexp reduction, whose per-element rescale does not vectorise. An infinite or NaN maximum is
+/// shifted by 0 instead, so +inf gives +inf, all -inf gives -inf and NaN gives NaN.
+template <class K, class X> auto logsumexp_kept(K& keep, std::size_t axis, const X& x) {
+  const auto a = static_cast<index_t>(axis);
+  auto m = keep(max(x, a, keepdims));
+  auto shift = where(abs(m) < std::numeric_limits<float>::infinity(), m, 0);  // inf in m's dtype
+  return keep(log(sum(exp(x - shift), a, keepdims)) + shift);
+}
 /// softmax's expansion over x (memory): exp(x - logsumexp(x, axis, keepdims)).
-template <class X> auto expand(op::softmax, std::size_t axis, const X& x) {
-  return exp(x - logsumexp(x, static_cast<index_t>(axis), keepdims));
+template <class K, class X> auto expand(op::softmax, std::size_t axis, K& keep, const X& x) {
+  return exp(x - logsumexp_kept(keep, axis, x));
 }
 /// log_softmax's expansion over x (memory): x - logsumexp(x, axis, keepdims).
-template <class X> auto expand(op::log_softmax, std::size_t axis, const X& x) {
-  return x - logsumexp(x, static_cast<index_t>(axis), keepdims);
+template <class K, class X> auto expand(op::log_softmax, std::size_t axis, K& keep, const X& x) {
+  return x - logsumexp_kept(keep, axis, x);
 }
 /// Whether each column of logits z (batch, classes) is its row's label: (batch, classes) bool, broadcast.
 template <class Z, class L> auto label_mask(const Z& z, const L& l) {
@@ -4228,11 +4238,12 @@ template <class Z, class L> auto label_mask(const Z& z, const L& l) {
   return unsqueeze(l, -1) == arange<I, typename captured_t<const L&>::backend>(z.shape()[1]);
 }
 /// cross_entropy's expansion over logits z and labels l (memory): a NaN loss for a label outside [0, classes).
-template <class Z, class L> auto expand(op::cross_entropy, std::size_t, const Z& z, const L& l) {
+template <class K, class Z, class L> auto expand(op::cross_entropy, std::size_t, K& keep, const Z& z, const L& l) {
   using I = typename captured_t<const L&>::value_type;
   auto picked = sum(where(label_mask(z, l), z, 0), 1);
   auto valid = (l >= 0) && (l < static_cast<I>(z.shape()[1]));
-  return mean(where(valid, logsumexp(z, 1) - picked, std::numeric_limits<float>::quiet_NaN()));  // NaN in T
+  auto lse = squeeze(logsumexp_kept(keep, 1, z), 1);
+  return mean(where(valid, lse - picked, std::numeric_limits<float>::quiet_NaN()));  // NaN in T
 }
 } // namespace detail
 
@@ -4258,8 +4269,9 @@ template <class Op, std::size_t R, class... C> class composite_expr : public exp
   const detail::tuple<C...>& operands() const { return c_; }
   /// The axis the op works along.
   std::size_t axis() const { return axis_; }
-  /// The op's definition in registered primitives over v... (the operands' memory, as views).
-  template <class... V> auto expand(const V&... v) const { return detail::expand(Op{}, axis_, v...); }
+  /// The op's definition in registered primitives over v... (the operands' memory, as views); keep(e) turns an
+  /// intermediate expression into memory (evaluation passes one that materialises it in the context).
+  template <class K, class... V> auto expand(K& keep, const V&... v) const { return detail::expand(Op{}, axis_, keep, v...); }
   /// The same op over other operands of the same shapes.
   template <class... D> composite_expr<Op, R, D...> with_operands(D... d) const {
     return composite_expr<Op, R, D...>(axis_, shape_, std::move(d)...);
@@ -4272,7 +4284,7 @@ template <class Op, std::size_t R, class... C> class composite_expr : public exp
 };
 
 /// exp(e - logsumexp(e, axis)) along one axis (negative counts from the end), as torch.softmax: stable for large
-/// logits. e is evaluated once; then a logsumexp reduction and one fused elementwise pass.
+/// logits. e is evaluated once; then a max pass, a fused sum of exp(e - max) and one fused elementwise pass.
 template <operand E> auto softmax(E&& e, index_t axis, texpr::source_location loc = texpr::source_location::current()) {
   using C = detail::captured_t<E>;
   static_assert(is_floating_v<typename C::value_type>, "texpr: softmax takes a floating operand");
@@ -4305,7 +4317,7 @@ template <class T = float, operand L> auto one_hot(L&& labels, index_t classes, 
 
 /// Softmax cross-entropy of logits (batch, classes) against int32/int64 class labels (batch), averaged over the
 /// batch, as PyTorch's F.cross_entropy: mean(logsumexp(z, 1) - z[i, label i]). The logits are evaluated once;
-/// then a logsumexp pass, a masked row sum and a mean: no probabilities are materialised. A label outside
+/// then a max pass, a sum of exp(z - max), a masked row sum and a mean: no probabilities are materialised. A label outside
 /// [0, classes) makes the loss NaN (PyTorch raises; here the labels may be on the device and are not read on the
 /// host).
 template <operand Z, operand L>
@@ -4991,7 +5003,8 @@ void concat_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::in
 /// both backends' composed rows run).
 template <class N, class T, std::size_t R, class B, std::size_t... I>
 void compose_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::index_sequence<I...>) {
-  evaluate_into(dest, capture(n.expand(materialize(get<I>(n.operands()), ctx)...)), ctx);
+  auto keep = [&ctx](const auto& e) { return materialize(capture(e), ctx); };
+  evaluate_into(dest, capture(n.expand(keep, materialize(get<I>(n.operands()), ctx)...)), ctx);
 }
 
 template <std::size_t RO, class N, class B> auto read(const N& n, const shape_t<RO>& out, context<B>& ctx);
