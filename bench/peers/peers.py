@@ -1,0 +1,216 @@
+"""The peers' side of bench/peers/run.sh: NumPy, PyTorch (CPU) and JAX (XLA:CPU, jit) on the same cases as
+texpr_peer.cpp, reading the same .npy inputs.
+
+  peers.py make DIR                      write the inputs (seeded NumPy draws)
+  peers.py run LIB CASE THREADS DIR      time one case (prints "median_ms T") and save its output
+  peers.py check DIR CASE...             compare every library's output with NumPy's float64 reference
+"""
+import os
+import sys
+import time
+
+CASES = ["fused_sum", "mean_axis1", "elu_chain", "matmul", "mlp_forward", "sgd_step", "softmax", "cross_entropy"]
+REPS = {"fused_sum": 15, "mean_axis1": 15, "elu_chain": 11, "matmul": 11, "mlp_forward": 31, "sgd_step": 21,
+        "softmax": 11, "cross_entropy": 15}
+LR = 0.1
+
+
+def make(d):
+    import numpy as np
+    rng = np.random.default_rng(2026)
+    f32 = np.float32
+    save = lambda name, a: np.save(os.path.join(d, name + ".npy"), a)
+    n = 1 << 24
+    for k in "abc":
+        save(k, rng.uniform(-1, 1, n).astype(f32))
+    save("x", rng.standard_normal((4096, 4096), dtype=f32))
+    save("mu", rng.standard_normal(4096, dtype=f32))
+    save("s", rng.uniform(0.5, 1.5, 4096).astype(f32))
+    save("bias", rng.standard_normal(4096, dtype=f32))
+    save("ma", rng.standard_normal((1024, 1024), dtype=f32))
+    save("mb", rng.standard_normal((1024, 1024), dtype=f32))
+    for name, (i, o) in {"1": (784, 256), "2": (256, 256), "3": (256, 10)}.items():
+        save("w" + name, (rng.standard_normal((i, o)) / np.sqrt(i)).astype(f32))
+        save("b" + name, (0.1 * rng.standard_normal(o)).astype(f32))
+    for b in (64, 128):
+        save(f"x{b}", rng.standard_normal((b, 784), dtype=f32))
+        save(f"y{b}", np.eye(10, dtype=f32)[rng.integers(0, 10, b)])
+    save("logits", (4 * rng.standard_normal((4096, 1000))).astype(f32))
+    save("labels", rng.integers(0, 1000, 4096).astype(np.int64))
+
+
+def load(d, *names):
+    import numpy as np
+    return [np.load(os.path.join(d, n + ".npy")) for n in names]
+
+
+def median_ms(f, reps):
+    f()  # warm-up (and JAX's compilation)
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        f()
+        ts.append(1000 * (time.perf_counter() - t))
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def numpy_cases(d):
+    import numpy as np
+
+    def elu(v):
+        return np.where(v > 0, v, np.expm1(np.minimum(v, 0)))
+
+    def mlp(x, w1, b1, w2, b2, w3, b3):
+        z1 = x @ w1 + b1
+        h1 = elu(z1)
+        z2 = h1 @ w2 + b2
+        h2 = elu(z2)
+        return z1, h1, z2, h2, h2 @ w3 + b3
+
+    def sgd(x, y, w1, b1, w2, b2, w3, b3):  # backpropagation by hand (NumPy has no autograd)
+        z1, h1, z2, h2, out = mlp(x, w1, b1, w2, b2, w3, b3)
+        g = 2 * (out - y) / out.size
+        gw3, gb3 = h2.T @ g, g.sum(0)
+        g = (g @ w3.T) * np.where(z2 > 0, 1, h2 + 1)
+        gw2, gb2 = h1.T @ g, g.sum(0)
+        g = (g @ w2.T) * np.where(z1 > 0, 1, h1 + 1)
+        gw1 = x.T @ g
+        return w1 - LR * gw1
+
+    def softmax(z):
+        e = np.exp(z - z.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    def cross_entropy(z, l):
+        m = z.max(1, keepdims=True)
+        lse = m[:, 0] + np.log(np.exp(z - m).sum(1))
+        return np.mean(lse - z[np.arange(z.shape[0]), l])
+
+    return np, {
+        "fused_sum": (lambda a, b, c: np.sum(a * b + c), ("a", "b", "c")),
+        "mean_axis1": (lambda x: x.mean(1), ("x",)),
+        "elu_chain": (lambda x, mu, s, b: elu((x - mu) * s + b) * np.float32(0.5) + x, ("x", "mu", "s", "bias")),
+        "matmul": (lambda a, b: a @ b, ("ma", "mb")),
+        "mlp_forward": (lambda x, y, *w: np.mean((mlp(x, *w)[-1] - y) ** 2), ("x64", "y64", "w1", "b1", "w2", "b2", "w3", "b3")),
+        "sgd_step": (lambda x, y, *w: sgd(x, y, *w), ("x128", "y128", "w1", "b1", "w2", "b2", "w3", "b3")),
+        "softmax": (softmax, ("logits",)),
+        "cross_entropy": (cross_entropy, ("logits", "labels")),
+    }
+
+
+def torch_cases(threads):
+    import torch
+    import torch.nn.functional as F
+    torch.set_num_threads(threads)
+
+    def mlp(x, w1, b1, w2, b2, w3, b3):
+        return F.elu(F.elu(x @ w1 + b1) @ w2 + b2) @ w3 + b3
+
+    def sgd(x, y, w1, b1, w2, b2, w3, b3):
+        ps = [p.detach().requires_grad_() for p in (w1, b1, w2, b2, w3, b3)]
+        loss = torch.mean((mlp(x, *ps) - y) ** 2)
+        g = torch.autograd.grad(loss, ps)
+        with torch.no_grad():
+            return ps[0] - LR * g[0]
+
+    return torch, {
+        "fused_sum": (lambda a, b, c: torch.sum(a * b + c), ("a", "b", "c")),
+        "mean_axis1": (lambda x: x.mean(1), ("x",)),
+        "elu_chain": (lambda x, mu, s, b: F.elu((x - mu) * s + b) * 0.5 + x, ("x", "mu", "s", "bias")),
+        "matmul": (lambda a, b: a @ b, ("ma", "mb")),
+        "mlp_forward": (lambda x, y, *w: torch.mean((mlp(x, *w) - y) ** 2), ("x64", "y64", "w1", "b1", "w2", "b2", "w3", "b3")),
+        "sgd_step": (sgd, ("x128", "y128", "w1", "b1", "w2", "b2", "w3", "b3")),
+        "softmax": (lambda z: torch.softmax(z, 1), ("logits",)),
+        "cross_entropy": (lambda z, l: F.cross_entropy(z, l), ("logits", "labels")),
+    }
+
+
+def jax_cases():
+    import jax
+    import jax.numpy as jnp
+
+    def mlp(x, w1, b1, w2, b2, w3, b3):
+        return jax.nn.elu(jax.nn.elu(x @ w1 + b1) @ w2 + b2) @ w3 + b3
+
+    def loss(ps, x, y):
+        return jnp.mean((mlp(x, *ps) - y) ** 2)
+
+    def sgd(x, y, *ps):
+        return ps[0] - LR * jax.grad(loss)(ps, x, y)[0]
+
+    def ce(z, l):
+        return jnp.mean(jax.nn.logsumexp(z, 1) - jnp.take_along_axis(z, l[:, None], 1)[:, 0])
+
+    j = jax.jit
+    return jnp, {
+        "fused_sum": (j(lambda a, b, c: jnp.sum(a * b + c)), ("a", "b", "c")),
+        "mean_axis1": (j(lambda x: x.mean(1)), ("x",)),
+        "elu_chain": (j(lambda x, mu, s, b: jax.nn.elu((x - mu) * s + b) * 0.5 + x), ("x", "mu", "s", "bias")),
+        "matmul": (j(lambda a, b: a @ b), ("ma", "mb")),
+        "mlp_forward": (j(lambda x, y, *w: jnp.mean((mlp(x, *w) - y) ** 2)), ("x64", "y64", "w1", "b1", "w2", "b2", "w3", "b3")),
+        "sgd_step": (j(sgd), ("x128", "y128", "w1", "b1", "w2", "b2", "w3", "b3")),
+        "softmax": (j(lambda z: jax.nn.softmax(z, 1)), ("logits",)),
+        "cross_entropy": (j(ce), ("logits", "labels")),
+    }
+
+
+def run(lib, case, threads, d):
+    import numpy as np
+    if lib == "numpy":
+        _, cases = numpy_cases(d)
+        conv, block = (lambda a: a), (lambda r: r)
+    elif lib == "torch":
+        import torch
+        _, cases = torch_cases(threads)
+        conv, block = torch.from_numpy, (lambda r: r)
+    else:
+        _, cases = jax_cases()
+        import jax.numpy as jnp
+        conv, block = jnp.asarray, (lambda r: r.block_until_ready())
+    f, names = cases[case]
+    args = [conv(a) for a in load(d, *names)]
+    out = [None]
+
+    def once():
+        out[0] = block(f(*args))
+    ms = median_ms(once, REPS[case])
+    r = out[0]
+    r = r.detach().numpy() if hasattr(r, "detach") else np.asarray(r)
+    np.save(os.path.join(d, f"out_{lib}_{case}.npy"), r)
+    print(f"median_ms {ms:.6f}")
+
+
+def check(d, cases):
+    """Every library's output against NumPy's float64 run of the same case (float32 inputs widened)."""
+    import numpy as np
+    _, ref_cases = numpy_cases(d)
+    bad = 0
+    for case in cases:
+        f, names = ref_cases[case]
+        ref = np.asarray(f(*[a.astype(np.float64) if a.dtype == np.float32 else a for a in load(d, *names)]), np.float64)
+        base = load(d, "w1")[0].astype(np.float64) if case == "sgd_step" else 0.0  # compare the update, not w1
+        ref = ref - base
+        scale = max(1e-30, float(np.max(np.abs(ref)))) if case == "sgd_step" else max(1.0, float(np.max(np.abs(ref))))
+        for lib in ("texpr", "numpy", "torch", "jax"):
+            p = os.path.join(d, f"out_{lib}_{case}.npy")
+            if not os.path.exists(p):
+                continue
+            got = np.load(p).astype(np.float64) - base
+            err = float(np.max(np.abs(got - ref))) / scale if got.shape == ref.shape else float("inf")
+            # fused_sum: 2^24 float terms in any order; sgd_step: the update lr * dW relative to its own size.
+            tol = 2e-2 if case == "fused_sum" else (1e-3 if case == "sgd_step" else 1e-4)
+            ok = err <= tol
+            bad += not ok
+            print(f"check {case:14s} {lib:6s} max |error| / max|ref| = {err:.2e} {'ok' if ok else 'MISMATCH'}")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "make":
+        make(sys.argv[2])
+    elif cmd == "run":
+        run(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
+    else:
+        check(sys.argv[2], sys.argv[3:] or CASES)

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# texpr against NumPy, PyTorch (CPU) and JAX (XLA:CPU, jit) on the same inputs, interleaved: for each round, case
+# and thread count, texpr and the three peers run back to back, each in a fresh process (median of its
+# repetitions). Prints the table of ratios (texpr time / peer time: below 1, texpr is faster) and checks that all
+# compute the same numbers. Optional in CI: the venv is about 1.5 GB.
+#
+#   bench/peers/run.sh [ROUNDS]         (default 3; venv in build/peers-venv, inputs in build/peers)
+#
+# PyTorch's PyPI wheel is a CUDA build: it is installed with --no-deps plus only the libraries its .so files load
+# (cuSPARSELt, NVSHMEM, cuFile, NCCL wheels); the CUDA runtime and cuBLAS come from the CUDA toolkit
+# (/usr/local/cuda/lib), as on this machine. Nothing runs on a GPU.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+rounds=${1:-3}
+venv="$root/build/peers-venv"
+data="$root/build/peers"
+py="$venv/bin/python"
+mkdir -p "$data"
+
+if [[ ! -x "$py" ]] || ! "$py" -c "import numpy, jax" 2>/dev/null; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q numpy jax jaxlib
+  "$venv/bin/pip" install -q --no-deps torch nvidia-cusparselt-cu13 nvidia-nvshmem-cu13 nvidia-cufile nvidia-nccl-cu13
+  "$venv/bin/pip" install -q filelock typing_extensions sympy networkx jinja2 fsspec
+fi
+sp=$("$py" -c "import site; print(site.getsitepackages()[0])")
+export LD_LIBRARY_PATH="$sp/nvidia/cu13/lib:$sp/nvidia/nvshmem/lib:$sp/nvidia/nccl/lib:/usr/local/cuda/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+versions=$("$py" -c "import numpy, torch, jax; print(f'NumPy {numpy.__version__}, PyTorch {torch.__version__}, JAX {jax.__version__}')")
+
+exe="$root/build/peers/texpr_peer"
+g++ -std=c++20 -O3 -march=native -DNDEBUG -I"$root/include" "$root/bench/peers/texpr_peer.cpp" -o "$exe" -pthread
+[[ -f "$data/logits.npy" ]] || "$py" "$root/bench/peers/peers.py" make "$data"
+
+cases=(fused_sum mean_axis1 elu_chain matmul mlp_forward sgd_step softmax cross_entropy)
+libs=(texpr numpy torch jax)
+declare -A times
+time_one() {  # lib case threads -> median ms
+  local lib=$1 case=$2 t=$3
+  if [[ $lib == texpr ]]; then
+    "$exe" "$case" "$t" "$data"
+  elif [[ $lib == jax ]]; then
+    local flags="--xla_force_host_platform_device_count=1"
+    [[ $t == 1 ]] && flags="$flags --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    XLA_FLAGS="$flags" OMP_NUM_THREADS=$t "$py" "$root/bench/peers/peers.py" run jax "$case" "$t" "$data"
+  else
+    OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t MKL_NUM_THREADS=$t "$py" "$root/bench/peers/peers.py" run "$lib" "$case" "$t" "$data"
+  fi | awk '/^median_ms/ {print $2}'
+}
+for ((r = 0; r < rounds; r++)); do
+  for c in "${cases[@]}"; do
+    for t in 1 2; do
+      for lib in "${libs[@]}"; do
+        times[$c,$t,$lib]+="$(time_one "$lib" "$c" "$t") "
+      done
+    done
+  done
+  echo "round $((r + 1)) of $rounds done" >&2
+done
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; $(date +%F). $versions."
+echo "Medians over $rounds interleaved rounds (each the median of its own repetitions), ms. Ratio = texpr / peer (below 1: texpr faster)."
+echo
+echo "| case | threads | texpr | NumPy | PyTorch | JAX jit | vs NumPy | vs PyTorch | vs JAX |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for c in "${cases[@]}"; do
+  for t in 1 2; do
+    declare -A m
+    for lib in "${libs[@]}"; do m[$lib]=$(echo "${times[$c,$t,$lib]}" | median); done
+    awk -v c="$c" -v t="$t" -v a="${m[texpr]}" -v n="${m[numpy]}" -v p="${m[torch]}" -v j="${m[jax]}" \
+      'BEGIN {printf "| %s | %s | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %.2f |\n", c, t, a, n, p, j, a/n, a/p, a/j}'
+  done
+done
+echo
+"$py" "$root/bench/peers/peers.py" check "$data" "${cases[@]}"

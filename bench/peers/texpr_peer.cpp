@@ -1,0 +1,123 @@
+// texpr's side of the peer benchmark (bench/peers/run.sh): one case, one thread count, inputs from .npy files
+// written by NumPy (peers.py make), output written as .npy for the cross-check. Prints "median_ms <t>".
+//   texpr_peer CASE THREADS DIR
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <texpr/interop/npy.hpp>
+#include <texpr/texpr.hpp>
+
+namespace tx = texpr;
+
+namespace {
+
+template <class F> double median_ms(F&& f, int reps) {
+  f();  // warm-up (allocations, page faults, thread pool start)
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto a = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+template <class X, class W1, class B1, class W2, class B2, class W3, class B3>
+auto logits(const X& x, const W1& w1, const B1& b1, const W2& w2, const B2& b2, const W3& w3, const B3& b3) {
+  auto h1 = tx::elu(tx::matmul(x, w1) + b1);
+  auto h2 = tx::elu(tx::matmul(h1, w2) + b2);
+  return tx::matmul(h2, w3) + b3;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: texpr_peer CASE THREADS DIR\n");
+    return 2;
+  }
+  const std::string c = argv[1], dir = argv[3];
+  tx::set_num_threads(std::stoi(argv[2]));
+  const auto in = [&](const char* name) { return dir + "/" + name + ".npy"; };
+  const std::string out = dir + "/out_texpr_" + c + ".npy";
+  double ms = 0;
+  if (c == "fused_sum") {
+    auto a = tx::load_npy<float, 1>(in("a")), b = tx::load_npy<float, 1>(in("b")), d = tx::load_npy<float, 1>(in("c"));
+    tx::tensor<float, 0> r = tx::sum(a * b + d);
+    ms = median_ms([&] { r = tx::sum(a * b + d); }, 15);
+    tx::save_npy(out, r);
+  } else if (c == "mean_axis1") {
+    auto x = tx::load_npy<float, 2>(in("x"));
+    tx::tensor<float, 1> r = tx::mean(x, 1);
+    ms = median_ms([&] { r = tx::mean(x, 1); }, 15);
+    tx::save_npy(out, r);
+  } else if (c == "elu_chain") {
+    auto x = tx::load_npy<float, 2>(in("x"));
+    auto mu = tx::load_npy<float, 1>(in("mu")), s = tx::load_npy<float, 1>(in("s")), b = tx::load_npy<float, 1>(in("bias"));
+    tx::tensor<float, 2> r = tx::elu((x - mu) * s + b) * 0.5f + x;
+    ms = median_ms([&] { r = tx::elu((x - mu) * s + b) * 0.5f + x; }, 11);
+    tx::save_npy(out, r);
+  } else if (c == "matmul") {
+    auto a = tx::load_npy<float, 2>(in("ma")), b = tx::load_npy<float, 2>(in("mb"));
+    tx::tensor<float, 2> r = tx::matmul(a, b);
+    ms = median_ms([&] { r = tx::matmul(a, b); }, 11);
+    tx::save_npy(out, r);
+  } else if (c == "mlp_forward" || c == "sgd_step") {
+    auto w1 = tx::load_npy<float, 2>(in("w1")), w2 = tx::load_npy<float, 2>(in("w2")), w3 = tx::load_npy<float, 2>(in("w3"));
+    auto b1 = tx::load_npy<float, 1>(in("b1")), b2 = tx::load_npy<float, 1>(in("b2")), b3 = tx::load_npy<float, 1>(in("b3"));
+    if (c == "mlp_forward") {
+      auto x = tx::load_npy<float, 2>(in("x64")), y = tx::load_npy<float, 2>(in("y64"));
+      tx::tensor<float, 0> r = tx::mean(tx::square(logits(x, w1, b1, w2, b2, w3, b3) - y));
+      ms = median_ms([&] { r = tx::mean(tx::square(logits(x, w1, b1, w2, b2, w3, b3) - y)); }, 31);
+      tx::save_npy(out, r);
+    } else {
+      auto x = tx::load_npy<float, 2>(in("x128")), y = tx::load_npy<float, 2>(in("y128"));
+      tx::tensor<float, 0> loss;
+      // One step from the same weights each time (a copy), so every repetition does the same work.
+      const auto step = [&] {
+        tx::tensor<float, 2> v1 = w1.clone(), v2 = w2.clone(), v3 = w3.clone();
+        tx::tensor<float, 1> c1 = b1.clone(), c2 = b2.clone(), c3 = b3.clone();
+        auto p1 = tx::param<struct w1_tag>(v1);
+        auto q1 = tx::param<struct b1_tag>(c1);
+        auto p2 = tx::param<struct w2_tag>(v2);
+        auto q2 = tx::param<struct b2_tag>(c2);
+        auto p3 = tx::param<struct w3_tag>(v3);
+        auto q3 = tx::param<struct b3_tag>(c3);
+        auto [l, g1, h1, g2, h2, g3, h3] =
+            tx::eval_all(tx::value_and_grad(tx::mean(tx::square(logits(x, p1, q1, p2, q2, p3, q3) - y)), p1, q1, p2, q2, p3, q3));
+        v1 = v1 - 0.1f * g1;
+        c1 = c1 - 0.1f * h1;
+        v2 = v2 - 0.1f * g2;
+        c2 = c2 - 0.1f * h2;
+        v3 = v3 - 0.1f * g3;
+        c3 = c3 - 0.1f * h3;
+        loss = std::move(l);
+        return v1;
+      };
+      tx::tensor<float, 2> w1_after = step();
+      ms = median_ms([&] { w1_after = step(); }, 21);
+      tx::save_npy(out, w1_after);
+    }
+  } else if (c == "softmax") {
+    auto z = tx::load_npy<float, 2>(in("logits"));
+    tx::tensor<float, 2> r = tx::softmax(z, 1);
+    ms = median_ms([&] { r = tx::softmax(z, 1); }, 11);
+    tx::save_npy(out, r);
+  } else if (c == "cross_entropy") {
+    auto z = tx::load_npy<float, 2>(in("logits"));
+    auto l = tx::load_npy<std::int64_t, 1>(in("labels"));
+    tx::tensor<float, 0> r = tx::cross_entropy(z, l);
+    ms = median_ms([&] { r = tx::cross_entropy(z, l); }, 15);
+    tx::save_npy(out, r);
+  } else {
+    std::fprintf(stderr, "texpr_peer: unknown case %s\n", c.c_str());
+    return 2;
+  }
+  std::printf("median_ms %.6f\n", ms);
+  return 0;
+}
