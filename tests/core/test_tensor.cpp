@@ -1,6 +1,7 @@
 // Tensors and views: construction, shapes, ownership, moves, copies, element access, assignment, aliasing.
 #include "support.hpp"
 
+#include <cstdlib>
 #include <stdexcept>
 #include <utility>
 
@@ -245,4 +246,32 @@ TEST_CASE("errors raised by named functions start with the caller's file:line") 
   // op and both shapes.
   CHECK_THROWS_WITH_AS(a + b, doctest::Contains("incompatible shapes for add: LHS shape = (3, 4) RHS shape = (4, 3)"),
                        tx::shape_error);
+}
+
+TEST_CASE("released host blocks of 64 KiB or more are reused by size class, within the cache's limit") {
+  auto& cache = tx::detail::host_block_cache::instance();
+  using cache_t = tx::detail::host_block_cache;
+  // Size classes: 1/8 of a power of two, never smaller than the request.
+  for (std::size_t bytes : {std::size_t(65536), std::size_t(65537), std::size_t(100000), std::size_t(1) << 20, (std::size_t(3) << 20) + 5}) {
+    const std::size_t c = cache_t::size_class(bytes);
+    CHECK(c >= bytes);
+    CHECK(c <= bytes + bytes / 8);
+  }
+  CHECK(cache_t::size_class(1000) == 1000);
+  if (TEXPR_HOST_CACHE_DEFAULT_MB == 0 || std::getenv("TEXPR_HOST_CACHE_MB")) return;  // (sanitizers: no reuse)
+  cache.trim(0);
+  const float* first = nullptr;
+  {
+    tx::tensor<float, 1> a(tx::shape_t<1>{1 << 18});  // 1 MiB
+    a = tx::full(a.shape(), 3.0f);
+    first = a.data();
+  }
+  CHECK(cache.cached_bytes() >= std::size_t(1) << 20);  // kept, not returned to the system
+  tx::tensor<float, 1> b(tx::shape_t<1>{(1 << 18) - 3});  // the same class: the same block
+  CHECK(b.data() == first);
+  CHECK(cache.cached_bytes() == 0);
+  b = tx::full(b.shape(), 1.0f);  // the reused block is fully writable
+  for (tx::index_t i = 0; i < b.size(); ++i) REQUIRE(b.data()[i] == 1.0f);
+  tx::tensor<float, 1> c(tx::shape_t<1>{1 << 19});  // another class: a fresh block
+  CHECK(c.data() != first);
 }
