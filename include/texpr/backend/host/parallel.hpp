@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -42,8 +44,27 @@ inline std::atomic<int>& requested_threads() {
 
 inline thread_local bool in_pool_task = false;
 
-// The pool: workers sleep on a condition variable between jobs; a job is a task count and a callback, and
-// tasks are handed out through an atomic counter (dynamic scheduling).
+// Waits briefly for a condition by polling, before a caller falls back to sleeping: waking a sleeping thread
+// through the kernel costs 10-50 us on a VM, as much as a whole 64-row GEMM (issue 14), and the host backend runs
+// many short parallel loops back to back. Returns whether cond() became true within about `us` microseconds.
+template <class Cond> bool spin_until(Cond&& cond, int us) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (cond()) return true;
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+      __builtin_ia32_pause();
+#endif
+    }
+    if (std::chrono::steady_clock::now() >= until) return cond();
+  }
+}
+
+/// How long (microseconds) an idle pool thread polls for the next job before it sleeps.
+inline constexpr int pool_spin_us = 200;
+
+// The pool: workers poll for a new job for pool_spin_us after each one, then sleep on a condition variable; a
+// job is a task count and a callback, and tasks are handed out through an atomic counter (dynamic scheduling).
 class thread_pool {
  public:
   static thread_pool& instance() {
@@ -55,7 +76,7 @@ class thread_pool {
   ~thread_pool() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
+      stop_.store(true);
     }
     wake_.notify_all();
     for (auto& w : workers_) w.join();
@@ -83,17 +104,18 @@ class thread_pool {
       call_ = call;
       arg_ = arg;
       tasks_ = tasks;
-      next_.store(0, std::memory_order_relaxed);
+      next_.store(0, std::memory_order_release);
       participants_ = threads - 1;
       error_ = nullptr;
-      ++generation_;
+      generation_.fetch_add(1, std::memory_order_release);
+      if (sleepers_ > 0) wake_.notify_all();
     }
-    wake_.notify_all();
     work();
     // Every task has been taken; wait only for the workers that took some. A worker that wakes later finds
     // no task left and does not join, so a descheduled thread never holds up the caller (a loaded machine).
+    spin_until([this] { return active_.load(std::memory_order_acquire) == 0; }, pool_spin_us);
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return active_ == 0; });
+    done_.wait(lock, [this] { return active_.load(std::memory_order_relaxed) == 0; });
     call_ = nullptr;
     if (error_) std::rethrow_exception(error_);
   }
@@ -105,7 +127,7 @@ class thread_pool {
     const bool was = in_pool_task;
     in_pool_task = true;
     try {
-      for (index_t t; (t = next_.fetch_add(1, std::memory_order_relaxed)) < tasks_;) call_(arg_, t);
+      for (index_t t; (t = next_.fetch_add(1, std::memory_order_acq_rel)) < tasks_;) call_(arg_, t);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!error_) error_ = std::current_exception();
@@ -116,32 +138,36 @@ class thread_pool {
 
   void worker_loop(int id) {
     std::uint64_t seen = 0;
-    std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      spin_until([&] { return generation_.load(std::memory_order_acquire) != seen || stop_.load(); }, pool_spin_us);
+      std::unique_lock<std::mutex> lock(mutex_);
+      ++sleepers_;
+      wake_.wait(lock, [&] { return stop_.load() || generation_.load(std::memory_order_relaxed) != seen; });
+      --sleepers_;
+      if (stop_.load()) return;
+      seen = generation_.load(std::memory_order_relaxed);
       if (id >= participants_ || next_.load(std::memory_order_relaxed) >= tasks_) continue;
-      ++active_;
+      active_.fetch_add(1, std::memory_order_relaxed);
       lock.unlock();
       work();
       lock.lock();
-      if (--active_ == 0) done_.notify_one();
+      if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.notify_one();
     }
   }
 
   std::mutex run_mutex_;  // one job at a time; a second caller runs serially
-  std::mutex mutex_;
+  std::mutex mutex_;      // guards the job description below, sleepers_ and the condition variables
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;
-  bool stop_ = false;
-  std::uint64_t generation_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> generation_{0};  // bumped once per job; polled by idle workers
   void (*call_)(void*, index_t) = nullptr;
   void* arg_ = nullptr;
   index_t tasks_ = 0;
   std::atomic<index_t> next_{0};
   int participants_ = 0;
-  int active_ = 0;  // workers inside work() for the current job
+  int sleepers_ = 0;               // workers blocked on wake_
+  std::atomic<int> active_{0};     // workers inside work() for the current job
   std::exception_ptr error_;
 };
 
