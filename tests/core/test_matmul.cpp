@@ -1,5 +1,6 @@
 // matmul: rank 2, batched rank 3, shared rank-2 operands, strided inputs, shape errors.
 #include <cstdlib>
+#include <string>
 
 #include "reference.hpp"
 
@@ -31,6 +32,13 @@ TEST_CASE_TEMPLATE("matmul shapes against a long double reference", T, float, do
   check(test::random<T, 2>({1, 1}, -r, r), test::random<T, 2>({1, 1}, -r, r));
   check(test::random<T, 2>({17, 33}, -r, r), test::random<T, 2>({33, 9}, -r, r));
   check(test::random<T, 2>({70, 300}, -r, r), test::random<T, 2>({300, 600}, -r, r));  // crosses block edges
+  check(test::random<T, 2>({64, 784}, -r, r), test::random<T, 2>({784, 10}, -r, r));   // 4 edge rows, narrow n
+  check(test::random<T, 2>({128, 40}, -r, r), test::random<T, 2>({40, 70}, -r, r));    // 8 edge rows
+  check(test::random<T, 2>({33, 100}, -r, r), test::random<T, 2>({100, 12}, -r, r));   // skinny: dot products, odd m
+  check(test::random<T, 2>({40, 37}, -r, r), test::random<T, 2>({37, 16}, -r, r));     // one narrow sliver
+  check(test::random<T, 2>({300, 50}, -r, r), test::random<T, 2>({50, 40}, -r, r));    // m > 256: B packed
+  check(test::random<T, 2>({20, 300}, -r, r), test::random<T, 2>({300, 1100}, -r, r)); // n over a B column block
+  check(test::random<T, 2>({4100, 256}, -r, r), test::random<T, 2>({256, 17}, -r, r)); // A too big to pack at once
   check(test::random<T, 3>({3, 5, 4}, -r, r), test::random<T, 3>({3, 4, 6}, -r, r));
   check(test::random<T, 3>({3, 5, 4}, -r, r), test::random<T, 2>({4, 6}, -r, r));
   check(test::random<T, 2>({5, 4}, -r, r), test::random<T, 3>({2, 4, 6}, -r, r));
@@ -69,4 +77,106 @@ TEST_CASE("matmul shape errors name both shapes") {
   CHECK_THROWS_WITH_AS(tx::matmul(a, b), doctest::Contains("LHS shape = (3, 4) RHS shape = (5, 2)"), tx::shape_error);
   tx::tensor<float, 3> x({2, 3, 4}), y({3, 4, 5});
   CHECK_THROWS_WITH_AS(tx::matmul(x, y), doctest::Contains("batch"), tx::shape_error);
+}
+
+namespace {
+
+// out (m x n, or batch x m x n) against a long double reference f(sum_p a b, bias[j]) (scale: the sum of the
+// absolute terms, so the tolerance follows the dot product's rounding).
+template <class T, std::size_t R, class F>
+void check_epilogue(const tx::tensor<T, R>& out, const tx::tensor<T, R>& a, const tx::tensor<T, 2>& b,
+                    const tx::tensor<T, 1>& bias, F f) {
+  const tx::index_t m = a.shape()[R - 2], k = a.shape()[R - 1], n = b.shape()[1];
+  const tx::index_t batch = R == 3 ? a.shape()[0] : 1;
+  for (tx::index_t q = 0; q < batch; ++q)
+    for (tx::index_t i = 0; i < m; ++i)
+      for (tx::index_t j = 0; j < n; ++j) {
+        test::ld s = 0, mag = std::fabs(test::ld(bias.data()[j]));
+        for (tx::index_t p = 0; p < k; ++p) {
+          const test::ld x = a.data()[q * m * k + i * k + p], y = b.data()[p * n + j];
+          s += x * y;
+          mag += 2 * std::fabs(x * y);
+        }
+        INFO("batch ", q, " row ", i, " column ", j, " of ", tx::to_string(out.shape()));
+        REQUIRE(test::close(out.data()[(q * m + i) * n + j], f(s, test::ld(bias.data()[j])), mag));
+      }
+}
+
+test::ld elu_ref(test::ld v) { return v > 0 ? v : std::expm1(v); }
+
+} // namespace
+
+TEST_CASE_TEMPLATE("elementwise trees over a matmul run as the GEMM's epilogue and match a reference", T, float, double) {
+  const int threads = tx::num_threads();
+  // Edge rows (m = 1, 13, 64, 100), m > 256 (B packed), n over a B column block, k over several depth panels.
+  const tx::index_t shapes[][3] = {{1, 5, 7}, {13, 1, 33}, {64, 784, 10}, {64, 300, 256}, {100, 37, 65}, {300, 20, 40}, {20, 70, 1100}, {13, 40, 7}, {1, 64, 12}};
+  for (int t : {1, 2}) {
+    tx::set_num_threads(t);
+    for (const auto& s : shapes) {
+      const tx::index_t m = s[0], k = s[1], n = s[2];
+      auto x = test::random<T, 2>({m, k}), w = test::random<T, 2>({k, n}), b = test::random<T, 1>({n});
+      CAPTURE(t);
+      CAPTURE(m);
+      CAPTURE(k);
+      CAPTURE(n);
+      tx::tensor<T, 2> h(tx::shape_t<2>{m, n});
+      const auto before = tx::detail::memory<tx::host>::allocations.load();
+      h = tx::elu(tx::matmul(x, w) + b);  // into existing storage: the product needs no buffer of its own
+      CHECK(tx::detail::memory<tx::host>::allocations.load() == before);
+      check_epilogue(h, x, w, b, [](test::ld d, test::ld c) { return elu_ref(d + c); });
+      tx::tensor<T, 2> g = b - tx::matmul(x, w) * 2;  // the product as the second operand, in a fresh tensor
+      check_epilogue(g, x, w, b, [](test::ld d, test::ld c) { return c - 2 * d; });
+    }
+  }
+  tx::set_num_threads(threads);
+}
+
+TEST_CASE("a fused epilogue shows in tx::placement and handles batches, aliasing, strided and broadcast cases") {
+  auto x = test::random<float, 2>({64, 30}), w = test::random<float, 2>({30, 20});
+  auto b = test::random<float, 1>({20});
+  const std::string report = tx::placement(tx::elu(tx::matmul(x, w) + b));
+  INFO(report);
+  CHECK(report.find("blocked_gemm_epilogue") != std::string::npos);
+  CHECK(report.find("blocked_gemm (runs the epilogue above)") != std::string::npos);
+  CHECK(tx::placement(tx::elu(x)).find("epilogue") == std::string::npos);  // no matmul: a plain fused pass
+  CHECK(tx::placement(tx::sum(tx::matmul(x, w))).find("epilogue") == std::string::npos);  // not elementwise
+
+  SUBCASE("batched: a rank-3 product, one epilogue per batch") {
+    auto x3 = test::random<float, 3>({3, 17, 30});
+    tx::tensor<float, 3> h = tx::elu(tx::matmul(x3, w) + b);
+    check_epilogue(h, x3, w, b, [](test::ld d, test::ld c) { return elu_ref(d + c); });
+  }
+  SUBCASE("an operand that is the destination is read before the GEMM overwrites it") {
+    tx::tensor<float, 2> h = test::random<float, 2>({64, 20});
+    const tx::tensor<float, 2> h0 = h.clone();
+    h = tx::elu(tx::matmul(x, w) + h);
+    for (tx::index_t i = 0; i < 64; ++i)
+      for (tx::index_t j = 0; j < 20; ++j) {
+        test::ld s = h0(i, j), mag = std::fabs(s);
+        for (tx::index_t p = 0; p < 30; ++p) {
+          s += test::ld(x(i, p)) * w(p, j);
+          mag += 2 * std::fabs(test::ld(x(i, p)) * w(p, j));
+        }
+        REQUIRE(test::close(h(i, j), elu_ref(s), mag));
+      }
+  }
+  SUBCASE("a strided destination and a broadcast product take separate passes, with the same values") {
+    tx::tensor<float, 2> t(tx::shape_t<2>{20, 64});
+    tx::transpose(t) = tx::elu(tx::matmul(x, w) + b);  // dest strided
+    tx::tensor<float, 2> h = tx::elu(tx::matmul(x, w) + b);
+    for (tx::index_t i = 0; i < 64; ++i)
+      for (tx::index_t j = 0; j < 20; ++j) REQUIRE(t(j, i) == h(i, j));
+    auto row = test::random<float, 2>({1, 30});
+    auto y = test::random<float, 2>({64, 20});
+    tx::tensor<float, 2> z = tx::matmul(row, w) + y;  // the (1, 20) product broadcast over 64 rows
+    for (tx::index_t i = 0; i < 64; ++i)
+      for (tx::index_t j = 0; j < 20; ++j) {
+        test::ld s = y(i, j), mag = std::fabs(s);
+        for (tx::index_t p = 0; p < 30; ++p) {
+          s += test::ld(row(0, p)) * w(p, j);
+          mag += 2 * std::fabs(test::ld(row(0, p)) * w(p, j));
+        }
+        REQUIRE(test::close(z(i, j), s, mag));
+      }
+  }
 }

@@ -9,7 +9,9 @@
 #include "texpr/core/context.hpp"
 #include "texpr/core/shape.hpp"
 #include "texpr/detail/checks.hpp"
+#include "texpr/eval/epilogue.hpp"
 #include "texpr/eval/read.hpp"
+#include "texpr/expr/epilogue.hpp"
 #include "texpr/expr/node.hpp"
 #include "texpr/expr/saved.hpp"
 #include "texpr/op/kind.hpp"
@@ -129,6 +131,9 @@ template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate
   }
   using Op = typename N::op_type;
   constexpr op::kind k = kind_of_v<N>;
+  if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, B>) {
+    if (fused_epilogue<B>::impl::run(n, dest, ctx)) return;  // else (broadcast product, overlap): separate passes
+  }
   if constexpr (k == op::kind::elementwise || k == op::kind::generator)
     kernel<Op, typename N::kernel_dtype, B>::assign(dest, read(n, dest.shape(), ctx), ctx);
   else if constexpr (k == op::kind::computed)

@@ -10,6 +10,7 @@
 
 #include "texpr/core/dtype.hpp"
 #include "texpr/core/shape.hpp"
+#include "texpr/expr/epilogue.hpp"
 #include "texpr/expr/node.hpp"
 #include "texpr/expr/saved.hpp"
 #include "texpr/op/elementwise.hpp"
@@ -58,9 +59,12 @@ inline void report_line(std::string& out, std::size_t depth, const std::string& 
   out += '\n';
 }
 
-template <class Backend, class N> void report_node(const N& n, std::size_t depth, std::string& out, report_state& st);
+template <class Backend, class N>
+void report_node(const N& n, std::size_t depth, std::string& out, report_state& st, bool in_epilogue = false);
 
-template <class Backend, class N> void report_node(const N& n, std::size_t depth, std::string& out, report_state& st) {
+// in_epilogue: n is below the root of a fused GEMM epilogue (it runs inside that root's kernel).
+template <class Backend, class N>
+void report_node(const N& n, std::size_t depth, std::string& out, report_state& st, bool in_epilogue) {
   using Op = typename N::op_type;
   using T = typename N::kernel_dtype;
   constexpr op::kind k = op::category_v<Op>;
@@ -81,8 +85,14 @@ template <class Backend, class N> void report_node(const N& n, std::size_t depth
     report_line(out, depth, op_label<Op>(), dtype_name_v<T>, to_string(n.shape()), N::backend::name, "constant");
   } else {
     std::string how;
-    if constexpr (has_kernel<Op, T, Backend>) {
+    bool epilogue_below = false;
+    if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, Backend> && has_kernel<Op, T, Backend>) {
+      how = in_epilogue ? std::string("(part of the epilogue above)")
+                        : std::string(fused_epilogue<Backend>::impl::name) + ": this tree, in its matmul's output tiles";
+      epilogue_below = true;
+    } else if constexpr (has_kernel<Op, T, Backend>) {
       how = std::string(kernel<Op, T, Backend>::name);
+      if (in_epilogue && is_matmul_node_v<N>) how += " (runs the epilogue above)";
       if constexpr (k == op::kind::layout) {
         using C = tuple_element_t<0, std::remove_cvref_t<decltype(n.operands())>>;
         constexpr op::kind ck = op::category_v<typename C::op_type>;
@@ -94,6 +104,8 @@ template <class Backend, class N> void report_node(const N& n, std::size_t depth
       how = "ERROR: no kernel (evaluation would not compile)";
     }
     report_line(out, depth, op_label<Op>(), dtype_name_v<T>, to_string(n.shape()), Backend::name, how);
+    for_each_operand(n, [&](const auto& c) { report_node<Backend>(c, depth + 1, out, st, epilogue_below); });
+    return;
   }
   for_each_operand(n, [&](const auto& c) { report_node<Backend>(c, depth + 1, out, st); });
 }

@@ -64,6 +64,18 @@ template <class Acc> struct line_reader {
       f(local, j0, n);
     }
   }
+
+  /// Like for_chunks, over columns [c0, c1) of the line only (a fused epilogue's block of a GEMM output).
+  template <std::size_t R, class F> void for_chunks_in(const index_t* idx, index_t len, index_t c0, index_t c1, F&& f) {
+    acc.seek(idx, R - 1);
+    reader->bind(acc, len);
+    for (index_t j0 = c0; j0 < c1; j0 += chunk_elements) {
+      const index_t n = c1 - j0 < chunk_elements ? c1 - j0 : chunk_elements;
+      reader->start(j0, n);
+      const chunk_reader_t<Acc> local = *reader;
+      f(local, j0, n);
+    }
+  }
 };
 
 } // namespace texpr::detail::host_impl

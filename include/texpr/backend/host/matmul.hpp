@@ -1,11 +1,15 @@
-// host_kernels::blocked_gemm: a matmul node as a batch of GEMMs (gemm.hpp) reading its operands in place.
+// host_kernels::blocked_gemm: a matmul node as a batch of GEMMs (gemm.hpp) reading its operands in place; and
+// host_kernels::gemm_epilogue: an elementwise tree over one matmul, applied to each finished block of the GEMM.
 #pragma once
 
 #include <cstddef>
 
 #include "texpr/backend/host/gemm.hpp"
+#include "texpr/backend/host/loops.hpp"
 #include "texpr/backend/host/registry.hpp"
 #include "texpr/core/context.hpp"
+#include "texpr/eval/epilogue.hpp"
+#include "texpr/eval/evaluate.hpp"
 #include "texpr/eval/matmul_plan.hpp"
 #include "texpr/tensor/view.hpp"
 
@@ -21,6 +25,66 @@ void blocked_gemm::run(const N& n, const view<T, R, host>& dest, context<host>& 
     detail::host_impl::gemm(p.m, p.n, p.k, p.a.data + oa, p.a.rs, p.a.cs, p.b.data + ob, p.b.rs, p.b.cs,
                             c + q * p.m * p.n);
   }
+}
+
+namespace detail_epilogue {
+
+// Whether any operand's memory overlaps dest: the GEMM writes partial products into dest before the epilogue reads
+// the other operands, so unlike a fused elementwise pass, reading an element where it is written is not safe.
+struct any_overlap {
+  detail::leaf_memory d;
+  bool found = false;
+  void operator()(const detail::leaf_memory& m, bool) {
+    if (m.lo && m.lo < d.hi && d.lo < m.hi) found = true;
+  }
+};
+
+// The epilogue over one block of batch q's product: dest rows [r0, r1) x columns [c0, c1) = the tree, read with
+// the product from dest itself.
+template <class T, std::size_t R, class Acc> struct block_pass {
+  const Acc* acc;
+  T* d;
+  shape_t<R> shape;
+  index_t rows_per_batch, q;
+  static void run(void* self, index_t r0, index_t r1, index_t c0, index_t c1) {
+    const auto& s = *static_cast<const block_pass*>(self);
+    detail::host_impl::line_reader<Acc> lines(*s.acc);
+    index_t idx[R] = {};
+    detail::host_impl::row_index(s.q * s.rows_per_batch + r0, s.shape, idx);
+    const index_t len = s.shape[R - 1];
+    for (index_t r = r0; r < r1; ++r, detail::host_impl::next_row(idx, s.shape)) {
+      T* row = s.d + (s.q * s.rows_per_batch + r) * len;
+      lines.template for_chunks_in<R>(idx, len, c0, c1, [&](const auto& c, index_t j0, index_t m) {
+        T* out = row + j0;
+        for (index_t j = 0; j < m; ++j) out[j] = c[j];
+      });
+    }
+  }
+};
+
+} // namespace detail_epilogue
+
+template <class N, class T, std::size_t R>
+bool gemm_epilogue::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  const auto& mm = detail::epilogue_matmul(n);
+  if (mm.shape() != dest.shape() || !dest.is_contiguous() || dest.size() == 0) return false;
+  detail_epilogue::any_overlap check{detail::describe_memory(dest.data(), dest.shape(), dest.strides())};
+  detail::for_each_memory(n, ctx, true, check);
+  if (check.found) return false;
+  const auto p = detail::make_matmul_plan(mm, ctx);
+  if (p.n != dest.shape()[R - 1] || p.m != dest.shape()[R - 2]) return false;
+  T* c = dest.data();
+  const auto acc = detail::read_epilogue(n, dest.shape(), ctx, static_cast<const T*>(c));
+  using pass = detail_epilogue::block_pass<T, R, std::remove_const_t<decltype(acc)>>;
+  const index_t batches = p.batch_count();
+  for (index_t q = 0; q < batches; ++q) {
+    const auto [oa, ob] = p.offsets(q);
+    pass state{&acc, c, dest.shape(), p.m, q};
+    const detail::host_impl::gemm_detail::gemm_epilogue epi{&pass::run, &state};
+    detail::host_impl::gemm(p.m, p.n, p.k, p.a.data + oa, p.a.rs, p.a.cs, p.b.data + ob, p.b.rs, p.b.cs,
+                            c + q * p.m * p.n, &epi);
+  }
+  return true;
 }
 
 } // namespace texpr::host_kernels

@@ -14,6 +14,7 @@
 #include "texpr/op/layout.hpp"
 #include "texpr/op/matmul.hpp"
 #include "texpr/op/reduction.hpp"
+#include "texpr/registry/epilogue.hpp"
 #include "texpr/registry/kernel.hpp"
 #include "texpr/tensor/view.hpp"
 
@@ -64,6 +65,15 @@ struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
   /// dest = the matmul node n (dest contiguous).
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// An elementwise tree over one matmul (elu(x w + b)) applied to each block of the GEMM's output as soon as the
+/// block is final, while it is in cache: the product is never written out and read back (matmul.hpp).
+struct gemm_epilogue {
+  static constexpr std::string_view name = "blocked_gemm_epilogue";  ///< Shown by tx::placement.
+  /// dest = n (an epilogue tree, expr/epilogue.hpp); false, having done nothing, when the product would be
+  /// broadcast, dest is strided or an operand overlaps dest.
+  template <class N, class T, std::size_t R> static bool run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
 } // namespace texpr::host_kernels
@@ -157,6 +167,12 @@ using T = dtype_parameter;  // what `cast<T>` names in the rows below
 using rows = type_list<TEXPR_HOST_REGISTRY(TEXPR_HOST_ROW) void>;
 #undef TEXPR_HOST_ROW
 } // namespace detail::host_rows
+
+/// The host runs elementwise trees over a matmul as the GEMM's epilogue.
+template <> struct fused_epilogue<host> {
+  static constexpr bool available = true;  ///< See host_kernels::gemm_epilogue.
+  using impl = host_kernels::gemm_epilogue;  ///< What evaluation calls.
+};
 
 /// The host table's rows, in order (tests, the support matrix and the parity check enumerate them).
 using host_rows = detail::strip_void_t<detail::host_rows::rows>;

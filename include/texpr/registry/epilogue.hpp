@@ -1,0 +1,13 @@
+// Fused GEMM epilogues: whether a backend can apply an elementwise tree to a matmul's output tiles as the GEMM
+// finishes them (elu(x w + b) without writing and re-reading x w). A backend that can specialises fused_epilogue.
+#pragma once
+
+namespace texpr {
+
+/// Backend's fused-epilogue implementation: `available`, and when true, `impl` (with a static `name` for
+/// tx::placement and `run(node, dest, ctx) -> bool`, false when the run-time conditions do not hold).
+template <class Backend> struct fused_epilogue {
+  static constexpr bool available = false;  ///< No fused epilogue on this backend: separate passes.
+};
+
+} // namespace texpr
