@@ -23,24 +23,39 @@ namespace texpr::detail {
   TEXPR_HOST_DEVICE inline double NAME##_(double x) { return std::NAME(x); } \
   inline long double NAME##_(long double x) { return std::NAME(x); }
 #endif
+// log_ is the C library's (CUDA's in device code) for every type: random::normal's Box-Muller computes with it
+// in double, and its values are documented (and tested bit for bit) as libm's. Elementwise op::log calls
+// vmath_log_ below instead.
+TEXPR_MATH1(log)
 #if defined(TEXPR_DEVICE_CODE) || defined(TEXPR_USE_LIBM)
 TEXPR_MATH1(exp)
 TEXPR_MATH1(expm1)
-#else
-// Host float exp and expm1 are texpr's own branch-free versions (vmath.hpp), so fused loops vectorise; double
-// and long double use the C library. TEXPR_USE_LIBM restores the C library's float versions.
-TEXPR_HOST_DEVICE inline float exp_(float x) { return vmath::exp(x); }
-TEXPR_HOST_DEVICE inline double exp_(double x) { return std::exp(x); }
-inline long double exp_(long double x) { return std::exp(x); }
-TEXPR_HOST_DEVICE inline float expm1_(float x) { return vmath::expm1(x); }
-TEXPR_HOST_DEVICE inline double expm1_(double x) { return std::expm1(x); }
-inline long double expm1_(long double x) { return std::expm1(x); }
-#endif
-TEXPR_MATH1(log)
-TEXPR_MATH1(sqrt)
-TEXPR_MATH1(tanh)
-TEXPR_MATH1(fabs)
 TEXPR_MATH1(log1p)
+TEXPR_MATH1(tanh)
+template <class C> TEXPR_HOST_DEVICE inline C vmath_log_(C x) { return log_(x); }
+#else
+// Host float exp, expm1, log (vmath_log_), log1p and tanh are texpr's own branch-free versions (vmath.hpp), so
+// fused loops vectorise; double too where its loops vectorise (TEXPR_VMATH_DOUBLE: x86-64 with SSE4.2, AArch64);
+// long double uses the C library. TEXPR_USE_LIBM restores the C library for all.
+#if TEXPR_VMATH_DOUBLE
+#define TEXPR_VMATH_DOUBLE_FN(FN) vmath::FN
+#else
+#define TEXPR_VMATH_DOUBLE_FN(FN) std::FN
+#endif
+#define TEXPR_VMATH1(NAME, FN)                                                            \
+  TEXPR_HOST_DEVICE inline float NAME(float x) { return vmath::FN(x); }                   \
+  TEXPR_HOST_DEVICE inline double NAME(double x) { return TEXPR_VMATH_DOUBLE_FN(FN)(x); } \
+  inline long double NAME(long double x) { return std::FN(x); }
+TEXPR_VMATH1(exp_, exp)
+TEXPR_VMATH1(expm1_, expm1)
+TEXPR_VMATH1(log1p_, log1p)
+TEXPR_VMATH1(tanh_, tanh)
+TEXPR_VMATH1(vmath_log_, log)
+#undef TEXPR_VMATH1
+#undef TEXPR_VMATH_DOUBLE_FN
+#endif
+TEXPR_MATH1(sqrt)
+TEXPR_MATH1(fabs)
 TEXPR_MATH1(sin)
 TEXPR_MATH1(cos)
 TEXPR_MATH1(floor)
@@ -76,6 +91,17 @@ template <class C> TEXPR_HOST_DEVICE inline C select(bool c, C a, C b) {
     return c ? a : b;
   }
 #endif
+}
+
+/// The logistic function 1 / (1 + e^-x) without overflow: host float is vmath's (within 2 ulp); otherwise one exp of
+/// -|x| (in (0, 1]), then 1 / (1 + e) or e / (1 + e), selected without a branch.
+template <class C> TEXPR_HOST_DEVICE inline C sigmoid_(C x) {
+#if !defined(TEXPR_DEVICE_CODE) && !defined(TEXPR_USE_LIBM)
+  if constexpr (std::is_same_v<C, float>) return vmath::sigmoid(x);
+#endif
+  const C e = exp_(-fabs_(x));
+  const C d = C(1) + e;
+  return select(x >= C(0), C(1) / d, e / d);
 }
 
 /// NaN test usable in device code and under -ffast-math-free builds.

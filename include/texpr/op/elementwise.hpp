@@ -103,11 +103,11 @@ struct exp : elementwise_op {
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::exp_(x); }
 };
-/// Natural logarithm.
+/// Natural logarithm (on the host texpr's own, detail/vmath.hpp).
 struct log : elementwise_op {
   static constexpr std::string_view name = "log";
   static constexpr auto dtypes = floating;
-  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::log_(x); }
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::vmath_log_(x); }
 };
 /// Square root.
 struct sqrt : elementwise_op {
@@ -134,11 +134,7 @@ struct tanh : elementwise_op {
 struct sigmoid : elementwise_op {
   static constexpr std::string_view name = "sigmoid";
   static constexpr auto dtypes = floating;
-  template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
-    const C e = detail::exp_(-detail::fabs_(x));  // in (0, 1]: never overflows; one exp, no branch
-    const C d = C(1) + e;
-    return detail::select(x >= C(0), C(1) / d, e / d);
-  }
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::sigmoid_(x); }
 };
 /// max(x, 0); NaN propagates.
 struct relu : elementwise_op {
