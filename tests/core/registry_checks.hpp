@@ -533,9 +533,40 @@ template <class B, class T> void check_normal() {
   check_random_fused<B, T>([](const tx::shape_t<2>& s) { return tx::random::normal<T, B>(s, 7, T(1), T(3)); }, "normal " + dtype);
 }
 
+/// pick (cross_entropy's label logits): z[i, l[i]] exactly, over contiguous and transposed logits, int64 and int32
+/// labels at the first and last class, NaN for labels outside [0, classes), alone and fused into an expression.
+template <class B, class T> void check_pick() {
+  int failures = 0;
+  const std::string dtype(tx::dtype_name_v<T>);
+  auto z = test::random<T, 2>({6, 7}, -4, 4);
+  tx::tensor<std::int64_t, 1> l64({6}, {0, 6, 3, -1, 7, 6});
+  tx::tensor<std::int32_t, 1> l32({6}, {6, 0, 2, 5, -7, 1});
+  auto dz = on<B>::up(z);
+  auto dzt = on<B>::up(tx::tensor<T, 2>(tx::transpose(z)));  // (7, 6)
+  auto d64 = on<B>::up(l64);
+  auto d32 = on<B>::up(l32);
+  const tx::view<const T, 2, B> zv = std::as_const(dz).view();
+  const auto t = std::as_const(dzt).view();  // z transposed back as a view of strides (1, 6)
+  const tx::view<const T, 2, B> ztv(tx::detail::unchecked_t{}, t.data(), tx::shape_t<2>{6, 7}, tx::shape_t<2>{1, 6}, t.stream());
+  const auto check = [&](const auto& got, const auto& labels, ld scale, ld offset, const std::string& what) {
+    REQUIRE(got.shape() == tx::shape_t<1>{6});
+    for (tx::index_t i = 0; i < 6; ++i) {
+      const auto k = static_cast<tx::index_t>(labels(i));
+      if (k < 0 || k >= 7) expect(std::isnan(static_cast<double>(test::wide(got(i)))), what + " " + dtype + ": label out of range not NaN", failures);
+      else expect(test::close(got(i), scale * test::wide(z(i, k)) + offset), what + " " + dtype + " row " + std::to_string(i), failures);
+    }
+  };
+  check(on<B>::down(tx::detail::pick(zv, std::as_const(d64).view())), l64, 1, 0, "pick int64");
+  check(on<B>::down(tx::detail::pick(zv, std::as_const(d32).view())), l32, 1, 0, "pick int32");
+  check(on<B>::down(tx::detail::pick(ztv, std::as_const(d64).view())), l64, 1, 0, "pick of a transposed view");
+  check(on<B>::down(tx::detail::pick(zv, std::as_const(d32).view()) * 2 + 1), l32, 2, 1, "pick fused");
+  REQUIRE(failures == 0);
+}
+
 /// The generator rows: each op's own check.
 template <class B, class Op, class T> void check_generator() {
-  if constexpr (std::is_same_v<Op, tx::op::arange>) check_arange<B, T>();
+  if constexpr (std::is_same_v<Op, tx::op::pick>) check_pick<B, T>();
+  else if constexpr (std::is_same_v<Op, tx::op::arange>) check_arange<B, T>();
   else if constexpr (std::is_same_v<Op, tx::op::uniform>) check_uniform<B, T>();
   else if constexpr (std::is_same_v<Op, tx::op::normal>) check_normal<B, T>();
   else static_assert(tx::detail::always_false_v<Op>, "a generator op without a registry check");

@@ -154,6 +154,117 @@ TEST_CASE("cross_entropy against long double, int32 and int64 labels; bad labels
                        doctest::Contains("logits shape = (64, 10) labels shape = (63,)"), tx::shape_error);
 }
 
+namespace {
+
+// Mean over rows of logsumexp(z row) - z[i, label i], in long double from the stored values.
+template <class T> ld cross_entropy_ref(const tx::tensor<T, 2>& z, const tx::tensor<std::int64_t, 1>& l) {
+  const tx::index_t b = z.shape()[0], c = z.shape()[1];
+  ld total = 0;
+  for (tx::index_t i = 0; i < b; ++i) {
+    ld m = -INFINITY, s = 0;
+    for (tx::index_t j = 0; j < c; ++j) m = std::max<ld>(m, z(i, j));
+    for (tx::index_t j = 0; j < c; ++j) s += std::exp(static_cast<ld>(z(i, j)) - m);
+    total += m + std::log(s) - static_cast<ld>(z(i, l(i)));
+  }
+  return total / static_cast<ld>(b);
+}
+
+} // namespace
+
+TEST_CASE("cross_entropy: labels at the first and last class, one class, a batch of one, large logits, wide labels") {
+  // Labels at the edges of the row (the picked element is the first or the last of its row), int64 and int32.
+  auto z = test::random<float, 2>({33, 17}, -6, 6);
+  tx::tensor<std::int64_t, 1> l({33});
+  tx::tensor<std::int32_t, 1> l32({33});
+  for (tx::index_t i = 0; i < 33; ++i) l(i) = l32(i) = i % 2 == 0 ? 0 : 16;
+  CHECK(test::close(tx::cross_entropy(z, l).item(), cross_entropy_ref(z, l), 0, 1e-6L));
+  CHECK(test::close(tx::cross_entropy(z, l32).item(), cross_entropy_ref(z, l), 0, 1e-6L));
+  // The logits through an expression and a transposed (strided) view: evaluated once, then picked by stride.
+  tx::tensor<float, 2> zt = tx::transpose(z);
+  tx::tensor<float, 2> z3 = z * 3.0f;
+  CHECK(test::close(tx::cross_entropy(tx::transpose(zt) * 3.0f, l).item(), cross_entropy_ref(z3, l), 0, 1e-6L));
+  // One class: logsumexp of one logit is the logit, so the loss is exactly 0; label 1 is out of range.
+  tx::tensor<double, 2> one({4, 1}, {-3, 0.5, 1e300, -7});
+  tx::tensor<std::int64_t, 1> zeros({4}, {0, 0, 0, 0});
+  CHECK(tx::cross_entropy(one, zeros).item() == 0.0);
+  zeros(2) = 1;
+  CHECK(std::isnan(tx::cross_entropy(one, zeros).item()));
+  // A batch of one row.
+  auto row = test::random<double, 2>({1, 1000}, -20, 20);
+  tx::tensor<std::int64_t, 1> l1({1}, {999});
+  CHECK(test::close(tx::cross_entropy(row, l1).item(), cross_entropy_ref(row, l1), 0, 1e-14L));
+  // Logits near 1e4 in float (ulp 2^-10): logsumexp - z[label] computed as log(sum) + (max - z[label]), two
+  // terms >= 0, keeps float accuracy (relative 1e-6); logsumexp rounded to float first would lose ~5e-4 per row.
+  tx::tensor<float, 2> big = test::random<float, 2>({64, 10}, -8, 8) + 1e4f;
+  tx::tensor<std::int64_t, 1> lb({64});
+  for (tx::index_t i = 0; i < 64; ++i) lb(i) = (i * 3) % 10;
+  const ld want_big = cross_entropy_ref(big, lb);
+  CHECK(want_big > 1);
+  CHECK(test::close(tx::cross_entropy(big, lb).item(), want_big, 0, 1e-6L));
+  tx::tensor<double, 2> bigd = tx::cast<double>(big) * 1e10;  // logits of 1e14 in double
+  CHECK(test::close(tx::cross_entropy(bigd, lb).item(), cross_entropy_ref(bigd, lb), 0, 1e-13L));
+  // Labels outside [0, classes) give NaN: negative, the class count, and int64 labels beyond 32 bits whose low
+  // word is in range (the label is read whole).
+  for (std::int64_t bad : {std::int64_t(-1), std::int64_t(17), (std::int64_t(1) << 32) + 3, std::numeric_limits<std::int64_t>::min()}) {
+    l(7) = bad;
+    CHECK(std::isnan(tx::cross_entropy(z, l).item()));
+  }
+  l32(32) = 17;
+  CHECK(std::isnan(tx::cross_entropy(z, l32).item()));
+  // Non-finite logits: a row with +inf has loss +inf unless its label is the +inf (then NaN), a NaN makes the
+  // loss NaN, an all -inf row NaN (as logsumexp - z[label] = -inf + inf).
+  const float inf = std::numeric_limits<float>::infinity();
+  tx::tensor<float, 2> nf({1, 3}, {1, inf, 2});
+  tx::tensor<std::int64_t, 1> l0({1}, {0});
+  CHECK(tx::cross_entropy(nf, l0).item() == inf);
+  l0(0) = 1;
+  CHECK(std::isnan(tx::cross_entropy(nf, l0).item()));
+  nf(0, 1) = std::numeric_limits<float>::quiet_NaN();
+  CHECK(std::isnan(tx::cross_entropy(nf, l0).item()));
+  tx::tensor<float, 2> ninf({1, 2}, {-inf, -inf});
+  CHECK(std::isnan(tx::cross_entropy(ninf, l0).item()));
+}
+
+TEST_CASE("softmax writes its result in place: into itself, a strided slice, after an expression; rows sum to 1") {
+  auto z = test::random<float, 2>({37, 53}, -30, 30);
+  const auto want = [&](const tx::tensor<float, 2>& x, tx::index_t i, tx::index_t j) {
+    ld m = -INFINITY, s = 0;
+    for (tx::index_t k = 0; k < x.shape()[1]; ++k) m = std::max<ld>(m, x(i, k));
+    for (tx::index_t k = 0; k < x.shape()[1]; ++k) s += std::exp(static_cast<ld>(x(i, k)) - m);
+    return std::exp(static_cast<ld>(x(i, j)) - m) / s;
+  };
+  tx::tensor<float, 2> x = z.clone();
+  x = tx::softmax(x, 1);  // the destination is the operand: written through a temporary
+  tx::tensor<float, 2> wide = tx::full({37, 60}, -1.0f);
+  tx::slice(wide, 1, 2, 55) = tx::softmax(z, 1);  // a strided destination
+  tx::tensor<float, 2> e = tx::softmax(z * 1.0f, -1);
+  int failures = 0;
+  for (tx::index_t i = 0; i < 37; ++i) {
+    ld row = 0;
+    for (tx::index_t j = 0; j < 53; ++j) {
+      const ld w = want(z, i, j);
+      // Relative 2.5e-6: exp's argument x - max (up to 60) rounds by up to 2^-19 = 1.9e-6, then the exp, the sum
+      // and one division add a few ulp (measured 2.09e-6; exp(x - logsumexp) reached 3.0e-6 on these logits).
+      if (!test::close(x(i, j), w, 0, 2.5e-6L)) ++failures;
+      if (!test::close(wide(i, j + 2), w, 0, 2.5e-6L)) ++failures;
+      if (!test::close(e(i, j), w, 0, 2.5e-6L)) ++failures;
+      row += x(i, j);
+    }
+    if (!test::close(static_cast<float>(row), 1.0L, 0, 1e-5L)) ++failures;
+    if (wide(i, 0) != -1.0f || wide(i, 1) != -1.0f || wide(i, 55) != -1.0f) ++failures;
+  }
+  CHECK(failures == 0);
+  // Non-finite rows as before: a +inf gives NaN there and 0 at the finite logits; NaN and all -inf rows are NaN.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  tx::tensor<float, 2> nf({3, 3}, {1, inf, -inf, 1, nan, 2, -inf, -inf, -inf});
+  tx::tensor<float, 2> s = tx::softmax(nf, 1);
+  CHECK(s(0, 0) == 0.0f);
+  CHECK(std::isnan(s(0, 1)));
+  CHECK(s(0, 2) == 0.0f);
+  for (tx::index_t j = 0; j < 3; ++j) CHECK(std::isnan(s(1, j)));
+  for (tx::index_t j = 0; j < 3; ++j) CHECK(std::isnan(s(2, j)));
+}
+
 TEST_CASE("one_hot: float by default, any floating dtype, rank + 1, zeros for labels out of range") {
   tx::tensor<std::int32_t, 2> l({2, 2}, {0, 3, 2, 7});
   tx::tensor<float, 3> h = tx::one_hot(l, 4);

@@ -105,11 +105,24 @@ void concat_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::in
   (part(I, get<I>(n.operands())), ...);
 }
 
+/// The hook a composite's expansion is given: keep(e) evaluates an intermediate e into a temporary and returns its
+/// memory; keep.result(e) evaluates e (of the result's shape) into the destination and returns that memory, for an
+/// expansion whose last pass reads a partial result in place (softmax: exp(x - max), then divided by its sums).
+template <class T, std::size_t R, class B> struct composite_keep {
+  const view<T, R, B>& dest;
+  context<B>& ctx;
+  template <class E> auto operator()(const E& e) const { return materialize(capture(e), ctx); }
+  template <class E> view<const T, R, B> result(const E& e) const {
+    evaluate_into(dest, capture(e), ctx);
+    return dest;
+  }
+};
+
 /// dest = composite node n: its operands evaluated once into memory, then its expansion over that memory (what
-/// both backends' composed rows run).
+/// both backends' composed rows run). dest is contiguous and overlaps no operand (evaluate_checked sees to it).
 template <class N, class T, std::size_t R, class B, std::size_t... I>
 void compose_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::index_sequence<I...>) {
-  auto keep = [&ctx](const auto& e) { return materialize(capture(e), ctx); };
+  composite_keep<T, R, B> keep{dest, ctx};
   evaluate_into(dest, capture(n.expand(keep, materialize(get<I>(n.operands()), ctx)...)), ctx);
 }
 

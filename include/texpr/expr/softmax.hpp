@@ -1,6 +1,7 @@
 // The softmax family along an axis: softmax, log_softmax and cross_entropy are composite nodes whose operands
-// are evaluated once into memory and then read by their expansion's passes (a max pass, a fused sum of
-// exp(x - max), then one elementwise pass); one_hot is an elementwise expression.
+// are evaluated once into memory and then read by their expansion's passes (a max pass, then a fused pass of
+// exp(x - max): summed, or for softmax written into the result and divided by its sum); one_hot is an elementwise
+// expression.
 #pragma once
 
 #include <cstddef>
@@ -25,36 +26,64 @@ namespace detail {
 template <class L> concept class_label = std::is_same_v<typename captured_t<L>::value_type, std::int32_t> ||
                                          std::is_same_v<typename captured_t<L>::value_type, std::int64_t>;
 
-/// log(sum(exp(x))) along `axis`, kept, in memory: a max pass, then one fused pass summing exp(x - max) (the
-/// vectorised host exp), each result materialised by `keep` (two small (..., 1, ...) tensors). Faster than the
-/// one-pass logsumexp reduction, whose per-element rescale does not vectorise. An infinite or NaN maximum is
-/// shifted by 0 instead, so +inf gives +inf, all -inf gives -inf and NaN gives NaN.
-template <class K, class X> auto logsumexp_kept(K& keep, std::size_t axis, const X& x) {
-  const auto a = static_cast<index_t>(axis);
-  auto m = keep(max(x, a, keepdims));
-  auto shift = where(abs(m) < std::numeric_limits<float>::infinity(), m, 0);  // inf in m's dtype
-  return keep(log(sum(exp(x - shift), a, keepdims)) + shift);
+/// The shift the softmax family subtracts before exp, kept in memory as a small (..., 1, ...) tensor: the maximum
+/// along `axis` (a max pass), or 0 where the maximum is infinite or NaN, so that +inf gives +inf, all -inf gives
+/// -inf and NaN gives NaN. Kept rather than fused, so the exp pass reads one value per element instead of
+/// recomputing the test.
+template <class K, class X> auto max_shift(K& keep, std::size_t axis, const X& x) {
+  auto m = keep(max(x, static_cast<index_t>(axis), keepdims));
+  return keep(where(abs(m) < std::numeric_limits<float>::infinity(), m, 0));  // inf in m's dtype
 }
-/// softmax's expansion over x (memory): exp(x - logsumexp(x, axis, keepdims)).
+/// log(sum(exp(x))) along `axis`, kept, in memory: max_shift, then one fused pass summing exp(x - shift) (the
+/// vectorised host exp), log(sum) + shift materialised by `keep`. Faster than the one-pass logsumexp reduction,
+/// whose per-element rescale does not vectorise.
+template <class K, class X> auto logsumexp_kept(K& keep, std::size_t axis, const X& x) {
+  auto shift = max_shift(keep, axis, x);
+  return keep(log(sum(exp(x - shift), static_cast<index_t>(axis), keepdims)) + shift);
+}
+/// softmax's expansion over x (memory): e = exp(x - shift), then e / sum(e, axis). One exp per element: e is
+/// evaluated into the result (keep.result, from compose_into; an intermediate where the hook has none) and the
+/// last pass divides it in place.
 template <class K, class X> auto expand(op::softmax, std::size_t axis, K& keep, const X& x) {
-  return exp(x - logsumexp_kept(keep, axis, x));
+  auto shifted = exp(x - max_shift(keep, axis, x));
+  const auto e = [&] {
+    if constexpr (requires { keep.result(shifted); }) return keep.result(shifted);
+    else return keep(shifted);
+  }();
+  // The sums are kept first: read inside the division's pass, a reduction of the result would count as an
+  // aliased read of the destination and send the pass through a temporary.
+  return e / keep(sum(e, static_cast<index_t>(axis), keepdims));
 }
 /// log_softmax's expansion over x (memory): x - logsumexp(x, axis, keepdims).
 template <class K, class X> auto expand(op::log_softmax, std::size_t axis, K& keep, const X& x) {
   return x - logsumexp_kept(keep, axis, x);
 }
-/// Whether each column of logits z (batch, classes) is its row's label: (batch, classes) bool, broadcast.
-template <class Z, class L> auto label_mask(const Z& z, const L& l) {
-  using I = typename captured_t<const L&>::value_type;
-  return unsqueeze(l, -1) == arange<I, typename captured_t<const L&>::backend>(z.shape()[1]);
+/// Whether each entry along a new last axis of `classes` entries is its label: the labels' shape + (classes), bool,
+/// broadcast (one_hot, and the cross_entropy gradient's mask).
+template <class L> auto class_mask(L&& labels, index_t classes) {
+  using CL = captured_t<L>;
+  return unsqueeze(std::forward<L>(labels), -1) == arange<typename CL::value_type, typename CL::backend>(classes);
 }
-/// cross_entropy's expansion over logits z and labels l (memory): a NaN loss for a label outside [0, classes).
+/// Whether each column of logits z (batch, classes) is its row's label: (batch, classes) bool, broadcast.
+template <class Z, class L> auto label_mask(const Z& z, const L& l) { return class_mask(l, z.shape()[1]); }
+/// z[i, l[i]] for each row of logits z and labels l (both memory: views), NaN for a label outside [0, classes):
+/// the `pick` generator, one element read per row.
+template <class Z, class L> auto pick(const Z& z, const L& l) {
+  using T = typename Z::value_type;
+  using I = typename L::value_type;
+  static_assert(std::is_same_v<I, std::int32_t> || std::is_same_v<I, std::int64_t>, "texpr: pick takes int32 or int64 indices");
+  const typename op::pick::source<T> src{z.data(),  z.strides()[0],  z.strides()[1], z.shape()[1],
+                                         l.data(), l.strides()[0], std::is_same_v<I, std::int64_t>};
+  return generator_expr<op::pick, T, 1, typename Z::backend>(src, shape_t<1>{z.shape()[0]});
+}
+/// cross_entropy's expansion over logits z and labels l (memory): mean(log(sum(exp(z - shift))) + (shift -
+/// z[i, l i])) over the rows, NaN for a label outside [0, classes). The two terms are >= 0 for finite rows, so
+/// large logits lose nothing to cancellation; the label logits are read by `pick`, one per row.
 template <class K, class Z, class L> auto expand(op::cross_entropy, std::size_t, K& keep, const Z& z, const L& l) {
-  using I = typename captured_t<const L&>::value_type;
-  auto picked = sum(where(label_mask(z, l), z, 0), 1);
-  auto valid = (l >= 0) && (l < static_cast<I>(z.shape()[1]));
-  auto lse = squeeze(logsumexp_kept(keep, 1, z), 1);
-  return mean(where(valid, lse - picked, std::numeric_limits<float>::quiet_NaN()));  // NaN in T
+  auto shift = max_shift(keep, 1, z);
+  auto sums = keep(sum(exp(z - shift), 1));
+  auto picked = keep(pick(z, l));  // a pass of its own: a loop of independent loads, not behind the mean's logs
+  return mean(log(sums) + (squeeze(shift, 1) - picked));
 }
 } // namespace detail
 
@@ -121,17 +150,15 @@ template <operand E> auto log_softmax(E&& e, index_t axis, texpr::source_locatio
 /// row of zeros (it is not checked: the labels may be on the device).
 template <class T = float, operand L> auto one_hot(L&& labels, index_t classes, texpr::source_location loc = texpr::source_location::current()) {
   static_assert(detail::class_label<L>, "texpr: one_hot takes int32 or int64 class labels");
-  using CL = detail::captured_t<L>;
-  using I = typename CL::value_type;
   if (classes < 1) throw shape_error(detail::at(loc) + "texpr: one_hot needs at least one class, got " + std::to_string(classes));
-  return cast<T>(unsqueeze(std::forward<L>(labels), -1) == arange<I, typename CL::backend>(classes));
+  return cast<T>(detail::class_mask(std::forward<L>(labels), classes));
 }
 
 /// Softmax cross-entropy of logits (batch, classes) against int32/int64 class labels (batch), averaged over the
 /// batch, as PyTorch's F.cross_entropy: mean(logsumexp(z, 1) - z[i, label i]). The logits are evaluated once;
-/// then a max pass, a sum of exp(z - max), a masked row sum and a mean: no probabilities are materialised. A label outside
-/// [0, classes) makes the loss NaN (PyTorch raises; here the labels may be on the device and are not read on the
-/// host).
+/// then a max pass, a sum of exp(z - max) and a mean that reads each row's label logit (one element per row): no
+/// probabilities are materialised. A label outside [0, classes) makes the loss NaN (PyTorch raises; here the
+/// labels may be on the device and are not read on the host).
 template <operand Z, operand L>
 auto cross_entropy(Z&& logits, L&& labels, texpr::source_location loc = texpr::source_location::current()) {
   using CZ = detail::captured_t<Z>;

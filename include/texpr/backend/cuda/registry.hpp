@@ -123,6 +123,7 @@ struct cublas_gemm {
   X(arange,         declared + half_floats,                    fused_elementwise) \
   X(uniform,        declared + half_floats,                    fused_elementwise) \
   X(normal,         declared + half_floats,                    fused_elementwise) \
+  X(pick,           declared + half_floats,                    fused_elementwise) \
   X(transpose,      declared,                                  strided_view) \
   X(permute,        declared,                                  strided_view) \
   X(reshape,        declared,                                  strided_view) \

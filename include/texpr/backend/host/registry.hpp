@@ -130,6 +130,7 @@ struct gemm_epilogue {
   X(arange,         declared,  fused_elementwise) \
   X(uniform,        declared,  fused_elementwise) \
   X(normal,         declared,  fused_elementwise) \
+  X(pick,           declared,  fused_elementwise) \
   X(transpose,      declared,  strided_view) \
   X(permute,        declared,  strided_view) \
   X(reshape,        declared,  strided_view) \
