@@ -1,4 +1,7 @@
 // Reductions over everything and along each axis of rank 1-3 inputs; empty inputs, NaN and errors.
+#include <algorithm>
+#include <cstring>
+
 #include "reference.hpp"
 
 namespace {
@@ -172,4 +175,247 @@ TEST_CASE("argmax and argmin: int64 indices, first on ties, NaN wins, flat over 
   tx::tensor<float, 2> empty({2, 0});
   CHECK_THROWS_AS((void)tx::eval(tx::argmax(empty, 1)), tx::shape_error);
   CHECK(tx::placement(tx::argmax(x, 1)).find("argmax") != std::string::npos);
+}
+
+namespace {
+
+ld var_ref(const std::vector<ld>& v) {
+  ld mean = 0, m2 = 0;
+  for (ld x : v) mean += x;
+  mean /= static_cast<ld>(v.size());
+  for (ld x : v) m2 += (x - mean) * (x - mean);
+  return m2 / static_cast<ld>(v.size());
+}
+
+// NaN if any element is NaN, +inf if any is +inf, -inf if all are -inf (or none), else max + log(sum(exp(x - max))).
+ld logsumexp_ref(const std::vector<ld>& v) {
+  ld m = -INFINITY;
+  for (ld x : v) {
+    if (std::isnan(x)) return x;
+    m = std::max(m, x);
+  }
+  if (std::isinf(m)) return m;
+  ld s = 0;
+  for (ld x : v) s += std::exp(x - m);
+  return m + std::log(s);
+}
+
+template <class T> std::vector<ld> row_of(const tx::tensor<T, 2>& x, tx::index_t i) {
+  std::vector<ld> r;
+  for (tx::index_t j = 0; j < x.shape()[1]; ++j) r.push_back(test::wide(x(i, j)));
+  return r;
+}
+
+// Every reduction of 3 rows of len elements: the lanes of a block take elements k, k + 16, ... (a partial last
+// step when len is not a multiple of 16), blocks hold 256, rows of several blocks go through the cascade.
+template <class T> void check_rows(tx::index_t len) {
+  auto x = test::random<T, 2>({3, len}, -3, 3);
+  auto p = test::random<T, 2>({3, len}, 0.995, 1.005);
+  check_axes<tx::op::sum>(x, x);
+  check_axes<tx::op::mean>(x, x);
+  check_axes<tx::op::max>(x, x);
+  check_axes<tx::op::min>(x, x);
+  check_axes<tx::op::prod>(p, p);
+  // fused (the elements are computed in the lanes' loads) and through a transposed view (the chunked row path)
+  check_axes<tx::op::sum>(x, x * T(1));
+  check_axes<tx::op::max>(x, -(-x));
+  tx::tensor<T, 2> xt({len, 3});
+  for (tx::index_t i = 0; i < 3; ++i)
+    for (tx::index_t j = 0; j < len; ++j) xt(j, i) = x(i, j);
+  tx::view<const T, 2> back(xt.data(), {3, len}, {1, 3});
+  check_axes<tx::op::mean>(x, back);
+  check_axes<tx::op::min>(x, back);
+  // var, stddev, logsumexp and argmax along the rows and over everything
+  tx::tensor<T, 1> v = tx::var(x, 1), sd = tx::stddev(x, 1, 1), l = tx::logsumexp(x, 1), lb = tx::logsumexp(back, 1);
+  tx::tensor<std::int64_t, 1> am = tx::argmax(x * T(2), 1);
+  std::vector<ld> all;
+  for (tx::index_t i = 0; i < 3; ++i) {
+    const auto r = row_of(x, i);
+    all.insert(all.end(), r.begin(), r.end());
+    CHECK(test::close(v(i), var_ref(r)));
+    if (len > 1) CHECK(test::close(sd(i), std::sqrt(var_ref(r) * len / (len - 1))));
+    CHECK(test::close(l(i), logsumexp_ref(r)));
+    CHECK(lb(i) == l(i));
+    const auto best = std::max_element(r.begin(), r.end()) - r.begin();  // the first of the largest
+    CHECK(am(i) == best);
+  }
+  CHECK(test::close(tx::var(x).item(), var_ref(all)));
+  CHECK(test::close(tx::logsumexp(x).item(), logsumexp_ref(all)));
+}
+
+} // namespace
+
+TEST_CASE_TEMPLATE("rows of 1 to 4097 elements (around 16 lanes and 256-element blocks): every reduction, dense, fused "
+                   "and strided", T, float, double) {
+  for (tx::index_t len : {1, 2, 15, 16, 17, 31, 100, 255, 256, 257, 1000, 4096, 4097}) {
+    CAPTURE(len);
+    check_rows<T>(len);
+  }
+}
+
+TEST_CASE("a NaN anywhere in a row makes its max, min, sum, var and logsumexp NaN and leaves the other rows alone") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (tx::index_t len : {1, 16, 17, 40, 256, 300, 1030}) {
+    for (tx::index_t pos : {tx::index_t{0}, tx::index_t{1}, tx::index_t{15}, tx::index_t{16}, len / 2, len - 1}) {
+      if (pos >= len) continue;
+      CAPTURE(len);
+      CAPTURE(pos);
+      auto x = test::random<float, 2>({3, len}, -3, 3);
+      x(1, pos) = nan;
+      tx::tensor<float, 1> mx = tx::max(x, 1), mn = tx::min(x, 1), s = tx::sum(x, 1), v = tx::var(x, 1),
+                           l = tx::logsumexp(x, 1), mx_fused = tx::max(x * 1.0f, 1);
+      CHECK(std::isnan(mx(1)));
+      CHECK(std::isnan(mn(1)));
+      CHECK(std::isnan(s(1)));
+      if (len > 1) CHECK(std::isnan(v(1)));  // (a single element has variance 0 whatever it is: Welford's lift)
+      CHECK(std::isnan(l(1)));
+      CHECK(std::isnan(mx_fused(1)));
+      CHECK(std::isnan(tx::max(x).item()));
+      CHECK(std::isnan(tx::min(x).item()));
+      for (tx::index_t i : {0, 2}) {
+        const auto r = row_of(x, i);
+        CHECK(mx(i) == *std::max_element(r.begin(), r.end()));
+        CHECK(mn(i) == *std::min_element(r.begin(), r.end()));
+        CHECK(test::close(l(i), logsumexp_ref(r)));
+      }
+    }
+  }
+}
+
+TEST_CASE("logsumexp along rows with infinities in any lane: +inf gives +inf, all -inf gives -inf, -inf adds 0") {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (tx::index_t len : {3, 16, 33, 300}) {
+    CAPTURE(len);
+    auto x = test::random<float, 2>({5, len}, -3, 3);
+    x(0, len / 3) = inf;
+    for (tx::index_t j = 0; j < len; ++j) x(1, j) = -inf;
+    for (tx::index_t j = 0; j < len; j += 3) x(2, j) = -inf;        // some lanes see -inf first, then numbers
+    for (tx::index_t j = 0; j < len - 1; ++j) x(3, j) = -inf;       // only the last element is finite
+    for (tx::index_t j = 0; j < len; j += 2) x(4, j) = inf;         // several +inf, equal maxima
+    tx::tensor<float, 1> l = tx::logsumexp(x, 1);
+    CHECK(l(0) == inf);
+    CHECK(l(1) == -inf);
+    CHECK(test::close(l(2), logsumexp_ref(row_of(x, 2))));
+    CHECK(l(3) == x(3, len - 1));
+    CHECK(l(4) == inf);
+  }
+}
+
+TEST_CASE_TEMPLATE("integer sum and prod wrap around alike in the vector lanes and the scalar tail", T, std::int32_t,
+                   std::int64_t) {
+  auto x = test::random<T, 2>({3, 300}, -1e30, 1e30);  // the whole range of T: every sum wraps
+  auto f = test::product_factors<T, 2>({3, 300});
+  tx::tensor<T, 1> s = tx::sum(x, 1), pr = tx::prod(f, 1);
+  test::i128 total = 0;
+  for (tx::index_t i = 0; i < 3; ++i) {
+    test::i128 sum = 0;
+    T prod = 1;
+    for (tx::index_t j = 0; j < 300; ++j) {
+      sum += x(i, j);
+      prod = test::wrap<T>(static_cast<test::i128>(prod) * f(i, j));
+    }
+    total += sum;
+    CHECK(s(i) == test::wrap<T>(sum));
+    CHECK(pr(i) == prod);
+  }
+  CHECK(tx::sum(x).item() == test::wrap<T>(total));
+}
+
+TEST_CASE("every reduction is bitwise the same on 1 and 2 threads, along each axis and over everything") {
+  // 300 x 4096 floats: one thread reads axis 0 in one tile of 4096 columns, two threads in two of 2048.
+  auto x = test::random<float, 2>({300, 4096}, -3, 3);
+  auto p = test::random<float, 2>({300, 4096}, 0.999, 1.001);
+  auto d = test::random<double, 3>({5, 67, 1031}, -3, 3);
+  const auto run = [&] {
+    std::vector<std::vector<double>> out;
+    const auto keep = [&](const auto& t) {
+      out.emplace_back();
+      for (tx::index_t i = 0; i < t.size(); ++i) out.back().push_back(static_cast<double>(t.data()[i]));
+    };
+    for (int axis : {0, 1}) {
+      keep(tx::eval(tx::sum(x, axis)));
+      keep(tx::eval(tx::mean(x * 2.0f + 1.0f, axis)));
+      keep(tx::eval(tx::max(x, axis)));
+      keep(tx::eval(tx::min(x, axis)));
+      keep(tx::eval(tx::prod(p, axis)));
+      keep(tx::eval(tx::var(x, axis)));
+      keep(tx::eval(tx::stddev(x, axis, 1)));
+      keep(tx::eval(tx::logsumexp(x, axis)));
+      keep(tx::eval(tx::argmax(x, axis)));
+    }
+    for (int axis : {0, 1, 2}) {
+      keep(tx::eval(tx::sum(d, axis)));
+      keep(tx::eval(tx::var(d, axis)));
+      keep(tx::eval(tx::logsumexp(d, axis)));
+    }
+    keep(tx::eval(tx::sum(x)));
+    keep(tx::eval(tx::mean(d)));
+    keep(tx::eval(tx::var(x)));
+    keep(tx::eval(tx::logsumexp(d)));
+    return out;
+  };
+  const int before = tx::num_threads();
+  tx::set_num_threads(1);
+  const auto one = run();
+  tx::set_num_threads(2);
+  const auto two = run();
+  tx::set_num_threads(before);
+  REQUIRE(one.size() == two.size());
+  for (std::size_t k = 0; k < one.size(); ++k) {
+    CAPTURE(k);
+    REQUIRE(one[k].size() == two[k].size());
+    CHECK(std::memcmp(one[k].data(), two[k].data(), one[k].size() * sizeof(double)) == 0);
+  }
+}
+
+TEST_CASE("argmax and argmin along rows of 1 to 1000: the first of ties, the first NaN, -inf and lowest values") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  // The first index of the best value (NaN counts as best, the first NaN wins), as numpy.argmax/argmin.
+  const auto first_best = [](const std::vector<ld>& r, bool max) {
+    std::size_t best = 0;
+    for (std::size_t j = 0; j < r.size(); ++j) {
+      if (std::isnan(r[best])) break;
+      if (std::isnan(r[j]) || (max ? r[j] > r[best] : r[j] < r[best])) best = j;
+    }
+    return static_cast<std::int64_t>(best);
+  };
+  for (tx::index_t len : {1, 15, 16, 17, 40, 256, 257, 1000}) {
+    CAPTURE(len);
+    auto x = test::random<float, 2>({6, len}, -3, 3);
+    for (tx::index_t j = 0; j < len; ++j) {
+      x(0, j) = std::floor(x(0, j));  // many ties
+      x(1, j) = -inf;                 // ties with the identity of argmax
+      x(2, j) = inf;                  // and of argmin
+    }
+    x(3, len / 2) = nan;
+    x(3, len - 1) = nan;
+    if (len > 20) x(4, 17) = nan;  // a NaN after the first step
+    x(5, len - 1) = 10;            // the best last (a partial step when len % 16 != 0)
+    tx::tensor<std::int64_t, 1> amax = tx::argmax(x, 1), amin = tx::argmin(x, 1), amax_fused = tx::argmax(x * 1.0f, 1);
+    for (tx::index_t i = 0; i < 6; ++i) {
+      CAPTURE(i);
+      const auto r = row_of(x, i);
+      CHECK(amax(i) == first_best(r, true));
+      CHECK(amin(i) == first_best(r, false));
+      CHECK(amax_fused(i) == amax(i));
+    }
+    std::vector<ld> all;
+    for (tx::index_t i = 0; i < 6; ++i) {
+      const auto r = row_of(x, i);
+      all.insert(all.end(), r.begin(), r.end());
+    }
+    CHECK(tx::argmax(x).item() == first_best(all, true));
+    CHECK(tx::argmin(x).item() == first_best(all, false));
+    tx::tensor<std::int32_t, 2> xi({2, len});
+    for (tx::index_t j = 0; j < len; ++j) {
+      xi(0, j) = j % 3 == 0 ? std::numeric_limits<std::int32_t>::lowest() : std::numeric_limits<std::int32_t>::max();
+      xi(1, j) = static_cast<std::int32_t>(j % 7);
+    }
+    tx::tensor<std::int64_t, 1> imax = tx::argmax(xi, 1), imin = tx::argmin(xi, 1);
+    for (tx::index_t i = 0; i < 2; ++i) {
+      const auto r = row_of(xi, i);
+      CHECK(imax(i) == first_best(r, true));
+      CHECK(imin(i) == first_best(r, false));
+    }
+  }
 }
