@@ -821,8 +821,561 @@ template <class Rows> using registry_entries_t = typename detail::expand_rows<Ro
 #define TEXPR_SI_TEXPR_OP_COMPOSITE_HPP
 // Composite op tags: ops defined by an expansion into registered primitives (in expr/softmax.hpp), evaluated as a
 // computed node so that each operand is evaluated once into memory and then read by every pass of the expansion
-// (softmax reads its input twice: a subexpression such as a matmul must not run twice).
+// (softmax reads its input twice: a subexpression such as a matmul must not run twice). Also `pick`, the
+// generator cross_entropy's expansion reads each row's label logit through.
 
+#include <limits>
+
+// ---- begin texpr/detail/math.hpp ----
+#ifndef TEXPR_SI_TEXPR_DETAIL_MATH_HPP
+#define TEXPR_SI_TEXPR_DETAIL_MATH_HPP
+// Scalar maths shared by host and device code: libm on the host, CUDA's intrinsics in device code.
+
+#include <bit>
+#include <cmath>
+
+// ---- begin texpr/detail/vmath.hpp ----
+#ifndef TEXPR_SI_TEXPR_DETAIL_VMATH_HPP
+#define TEXPR_SI_TEXPR_DETAIL_VMATH_HPP
+// Branch-free elementary functions for the host's fused loops: exp, expm1, log, log1p, tanh and sigmoid for float;
+// exp, expm1, log, log1p and tanh for double. Straight-line arithmetic, selects through integer masks, no tables
+// and no calls, so that compilers vectorise the loops that call them: the C library's functions are opaque calls,
+// one element at a time (issue 14; 2^22 elements, one thread, -O3 -march=native: float tanh 14.6 -> 0.60 ns per
+// element, log 3.6 -> 0.53, log1p 9.7 -> 0.54; double tanh 13.9 -> 1.6, log 4.4 -> 1.2, exp 5.0 -> 1.0).
+// - exp, expm1: Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2, a polynomial for expm1(r) (float: degree-8
+//   Taylor; double: degree 12, fitted, with r's rounding error carried), 2^n built from exponent bits. expm1 sums
+//   (2^n - 1) + 2^n r exactly (double: TwoSum) and adds the rest once.
+// - log, log1p: x = 2^k m with m in [sqrt(1/2), sqrt(2)) from the bits (subnormals scaled first), then fdlibm's
+//   arrangement log m = f - f^2/2 + s (f^2/2 + R(s^2)), f = m - 1, s = f / (2 + f), so that the last operation adds
+//   the exact f to a small remainder; log1p adds the rounding error of 1 + x (exact, Fast2Sum) divided by 1 + x.
+// - tanh: an odd polynomial below |x| = 0.75 (double 0.625), 1 - 2 / (e^2|x| + 1) above, with e^2|x| + 1 =
+//   (2^n + 1) + 2^n p rounded once.
+// - sigmoid (float): s = 1 / (1 + e^|x|) as for tanh; s for x < 0, 1 - s (no cancellation: s <= 1/2) for x >= 0.
+// The polynomials' coefficients were fitted for this file (weighted Remez in high precision, each coefficient
+// rounded in turn and the rest refitted). Specials as the C library: NaN -> NaN, exp overflow -> inf, underflow
+// through the subnormals (rounded twice there) to 0, log(±0) = -inf, log(x < 0) = NaN, log1p(-1) = -inf,
+// tanh(±inf) = ±1, -0 kept by expm1, log1p and tanh.
+// Accuracy, maximum error in ulp (bound tested in tests/reliability/test_vmath.cpp): float over all 2^32 inputs
+// against the C library's double result (TEXPR_FULL_SWEEP=1; gcc 12 -O3), double on 4 million random inputs per
+// range over every binade against long double:
+//   float:  exp 0.95 (1), expm1 1.45 (1.5), log 0.84 (1), log1p 0.87 (1), tanh 1.06 (1.5), sigmoid 1.70 (2)
+//   double: exp 0.85 (1), expm1 1.08 (1.5), log 0.78 (1), log1p 0.84 (1), tanh 1.19 (1.5)
+// detail/math.hpp routes the elementwise ops here on the host (double only where TEXPR_VMATH_DOUBLE says the loops
+// vectorise); device code keeps CUDA's functions, and defining TEXPR_USE_LIBM restores the C library.
+
+/// Whether detail/math.hpp uses the double functions below (1) or the C library's (0). gcc 12 vectorises a select
+/// between doubles only with 64-bit integer compares: on x86-64 from SSE4.2 (-march=x86-64-v2 and up), and on
+/// AArch64. Without them the loops stay scalar, where glibc's exp and log are faster than these (double log 6 ->
+/// 14 ns per element at plain -O3), so there the C library stays. Define it to override.
+#if !defined(TEXPR_VMATH_DOUBLE)
+#if defined(__SSE4_2__) || defined(__aarch64__)
+#define TEXPR_VMATH_DOUBLE 1
+#else
+#define TEXPR_VMATH_DOUBLE 0
+#endif
+#endif
+
+namespace texpr::detail::vmath {
+
+/// c ? a : b through an integer mask. A float ?: after which the code goes on computing is not if-converted by gcc
+/// under the default -ftrapping-math (the loop would not vectorise); an integer blend always is.
+inline float select(bool c, float a, float b) {
+  const std::uint32_t m = 0u - static_cast<std::uint32_t>(c);
+  return std::bit_cast<float>((std::bit_cast<std::uint32_t>(a) & m) | (std::bit_cast<std::uint32_t>(b) & ~m));
+}
+
+/// 2^n for integer n in [-126, 127], from the exponent bits.
+inline float pow2i(std::int32_t n) { return std::bit_cast<float>(static_cast<std::uint32_t>(n + 127) << 23); }
+
+/// expm1(r) for |r| <= ln2 / 2 (+ rounding slack), with full relative accuracy near 0.
+inline float expm1_reduced(float r) {
+  float p = 1.0f / 40320.0f;
+  p = p * r + 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  return r + (r * r) * p;
+}
+
+/// Splits x in [-128, 128] into n and r with x = n ln2 + r (|r| <= ln2/2 + ulp), n an integer.
+inline void reduce_in_range(float x, float& n, float& r) {
+  constexpr float log2e = 1.44269504088896341f;
+  constexpr float ln2_hi = 0.693145751953125f;         // 16 significant bits: n * ln2_hi is exact
+  constexpr float ln2_lo = 1.42860682030941723212e-6f;  // ln2 - ln2_hi
+  constexpr float round_magic = 12582912.0f;            // 1.5 * 2^23: adding it rounds to an integer
+  n = (x * log2e + round_magic) - round_magic;
+  r = (x - n * ln2_hi) - n * ln2_lo;
+}
+
+/// Splits x into n and r with x = n ln2 + r (|r| <= ln2/2 + ulp); n clamped to [-150, 128] for finite x.
+inline void reduce(float x, float& n, float& r) {
+  // Beyond [-104, 89] exp is 0 or inf anyway; clamping keeps n small. NaN becomes -104 (the caller returns NaN
+  // itself): a NaN must not reach the float-to-int conversion.
+  float xc = select(x > -104.0f, x, -104.0f);
+  xc = select(xc < 89.0f, xc, 89.0f);
+  reduce_in_range(xc, n, r);
+}
+
+/// e^x: NaN for NaN, +inf above 88.72, 0 below -103.97 (subnormal results in between are rounded twice).
+inline float exp(float x) {
+  float n, r;
+  reduce(x, n, r);
+  const std::int32_t k = static_cast<std::int32_t>(n);
+  // 2^k as two factors so that results down to the subnormals and up to 2^128 (overflow to inf) come out right.
+  const std::int32_t k1 = k >> 1, k2 = k - k1;
+  const float p = expm1_reduced(r);
+  const float e = (pow2i(k1) + pow2i(k1) * p) * pow2i(k2);
+  return select(x != x, x, select(x > 88.72283935546875f, std::numeric_limits<float>::infinity(), e));
+}
+
+/// e^x - 1, accurate near 0: NaN for NaN, +inf above 88.72, -1 below -17.33 (rounded).
+inline float expm1(float x) {
+  float n, r;
+  reduce(x, n, r);
+  const std::int32_t k = static_cast<std::int32_t>(n);
+  // Below -126, 2^k - 1 rounds to -1 and the product is negligible; above 127, 2^128 does not fit: scale after.
+  std::int32_t kc = k < -126 ? -126 : k;
+  kc = kc > 127 ? 127 : kc;
+  const float t = pow2i(kc);
+  const float p = expm1_reduced(r);
+  // (2^k - 1) is exact for |k| <= 24, and 2^k p carries the rest; for k = 0 it is p itself.
+  float e = (t - 1.0f) + t * p;
+  e = select(k > 127, e * 2.0f, e);  // x in (88.03, 88.72]
+  e = select(x == 0.0f, x, e);       // expm1(-0) is -0
+  return select(x != x, x, select(x > 88.72283935546875f, std::numeric_limits<float>::infinity(), e));
+}
+
+/// Bits of x with the sign of s.
+inline float copysign(float x, float s) {
+  return std::bit_cast<float>((std::bit_cast<std::uint32_t>(x) & 0x7fffffffu) | (std::bit_cast<std::uint32_t>(s) & 0x80000000u));
+}
+
+/// log(m) for m = 1 + f in [sqrt(1/2), sqrt(2)) plus k ln 2 plus c (a correction much smaller than the result),
+/// summed so that the last operation adds f (exact) to a small remainder: log(1 + f) = 2 atanh(s) with
+/// s = f / (2 + f), |s| <= 0.1716, = f - f^2/2 + s (f^2/2 + z Q(z)), z = s^2 (Q fitted: relative error 2^-30.2).
+inline float log_reduced(float f, float k, float c) {
+  constexpr float ln2_hi = 0.693145751953125f;         // as in reduce(): k * ln2_hi is exact for |k| < 256
+  constexpr float ln2_lo = 1.42860682030941723212e-6f;
+  const float s = f / (2.0f + f);
+  const float z = s * s;
+  const float r = z * (0.6666677594184875f + z * (0.39977580308914185f + z * 0.29870927333831787f));
+  const float hfsq = 0.5f * f * f;
+  return k * ln2_hi - ((hfsq - (s * (hfsq + r) + (k * ln2_lo + c))) - f);
+}
+
+/// Splits a positive normal u into 2^e m with m in [sqrt(1/2), sqrt(2)): returns m - 1 (exact) and, as a float,
+/// k = e - (exp_bias - 127); exp_bias is the exponent bias 127, plus 25 for an input the caller scaled by 2^25.
+inline float split_log(float u, float& k, std::int32_t exp_bias) {
+  const std::uint32_t b = std::bit_cast<std::uint32_t>(u);
+  const std::uint32_t mant = b & 0x007fffffu;
+  const std::uint32_t half = (mant + 0x004afb0du) & 0x00800000u;  // set when m >= sqrt(2): use m / 2, k + 1
+  k = static_cast<float>(static_cast<std::int32_t>((b >> 23) + (half >> 23)) - exp_bias);
+  return std::bit_cast<float>(mant | (half ^ 0x3f800000u)) - 1.0f;
+}
+
+/// Natural logarithm: NaN for NaN and x < 0, -inf for ±0, +inf for +inf; subnormal x exact through a 2^25 scaling.
+inline float log(float x) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const bool sub = x < std::numeric_limits<float>::min();  // and 0 and negatives, replaced below
+  float k;
+  const float f = split_log(select(sub, x * 33554432.0f, x), k, 127 + 25 * static_cast<std::int32_t>(sub));
+  float y = log_reduced(f, k, 0.0f);
+  y = select(x < 0.0f, std::numeric_limits<float>::quiet_NaN(), y);
+  y = select(x == 0.0f, -inf, y);
+  y = select(x == inf, x, y);
+  return select(x != x, x, y);
+}
+
+/// log(1 + x), accurate near 0: log(u) of u = 1 + x (rounded) plus c / u, c the rounding error of u (exact, from
+/// Fast2Sum). NaN for NaN and x < -1, -inf for -1, +inf for +inf, x for ±0 and tiny x.
+inline float log1p(float x) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const float u = 1.0f + x;  // 0 or at least 2^-24 for x >= -1: never subnormal
+  const float c = select(x > 1.0f, 1.0f - (u - x), x - (u - 1.0f));
+  float k;
+  const float f = split_log(u, k, 127);
+  float y = log_reduced(f, k, c / u);
+  y = select(x < -1.0f, std::numeric_limits<float>::quiet_NaN(), y);
+  y = select(x == -1.0f, -inf, y);
+  y = select(x == inf, x, y);
+  return select(x != x || x == 0.0f, x, y);
+}
+
+/// Hyperbolic tangent: an odd polynomial below |x| = 0.75 (fitted, 2^-32.4 relative), 1 - 2 / (e^2|x| + 1) above
+/// with e^2|x| = 2^k (1 + p) and e^2|x| + 1 = (2^k + 1) + 2^k p rounded once; ±1 beyond |x| = 10, NaN for NaN,
+/// -0 for -0.
+inline float tanh(float x) {
+  const float a = copysign(x, 1.0f);
+  const float z = a * a;
+  float q = -5.940661649e-04f;
+  q = q * z + 2.896194812e-03f;
+  q = q * z + -8.542490192e-03f;
+  q = q * z + 2.178488113e-02f;
+  q = q * z + -5.395606905e-02f;
+  q = q * z + 1.333324909e-01f;
+  q = q * z + -3.333333135e-01f;
+  const float small = a + a * (z * q);
+  float n, r;
+  reduce(2.0f * select(a < 10.0f, a, 10.0f), n, r);  // tanh(10) rounds to 1; NaN becomes 10 (replaced below)
+  const float t = pow2i(static_cast<std::int32_t>(n));
+  const float d = (t + 1.0f) + t * expm1_reduced(r);
+  const float y = select(a < 0.75f, small, 1.0f - 2.0f / d);
+  return select(x != x, x, copysign(y, x));
+}
+
+/// Logistic function 1 / (1 + e^-x): s = 1 / (1 + e^|x|) with 1 + e^|x| = 1 + 2^k (1 + p) rounded once, then s
+/// for x < 0 and 1 - s for x >= 0 (s <= 1/2: no cancellation). For |x| > 44 the sum is scaled by 2^-64 so that it
+/// stays finite and results down to the subnormals come out (rounded twice there). NaN for NaN, 0 and 1 at -inf, +inf.
+inline float sigmoid(float x) {
+  const float a = copysign(x, 1.0f);
+  float n, r;
+  reduce_in_range(select(a < 104.0f, a, 104.0f), n, r);  // e^104 > 2^150: 0 below -104; NaN becomes 104
+  const std::int32_t k = static_cast<std::int32_t>(n);
+  const std::int32_t ks = k > 64 ? 64 : 0;
+  const float t = pow2i(k - ks), one = pow2i(-ks), tp = t * expm1_reduced(r);
+  // 2^k + 1 is exact up to k = 23 and 1 + 2^k p from 24 to 25, so either way the sum rounds once; beyond, the 1
+  // lies below the sum's last place.
+  const float d = select(k < 24, (t + one) + tp, t + (one + tp));
+  const float s = (1.0f / d) * pow2i(-ks);
+  return select(x != x, x, select(x < 0.0f, s, 1.0f - s));
+}
+
+// ---- double ----
+
+/// c ? a : b through an integer mask (see the float select).
+inline double select(bool c, double a, double b) {
+  const std::uint64_t m = 0u - static_cast<std::uint64_t>(c);
+  return std::bit_cast<double>((std::bit_cast<std::uint64_t>(a) & m) | (std::bit_cast<std::uint64_t>(b) & ~m));
+}
+
+/// Bits of x with the sign of s.
+inline double copysign(double x, double s) {
+  constexpr std::uint64_t sign = std::uint64_t(1) << 63;
+  return std::bit_cast<double>((std::bit_cast<std::uint64_t>(x) & ~sign) | (std::bit_cast<std::uint64_t>(s) & sign));
+}
+
+/// 2^k for integer k in [-1022, 1023], from the exponent bits. Integers stay 64-bit and pass no conversion
+/// instruction (a 64-bit int to or from double conversion does not vectorise before AVX-512).
+inline double pow2i(std::int64_t k) { return std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52); }
+
+/// Adding it to a double of magnitude below 2^51 rounds it to an integer, held in the low bits of the sum.
+inline constexpr double round_magic = 6755399441055744.0;  // 1.5 * 2^52
+
+/// The integer n held by round_magic + n (as that double's bits minus round_magic's).
+inline std::int64_t magic_int(double t) {
+  return static_cast<std::int64_t>(std::bit_cast<std::uint64_t>(t) - std::bit_cast<std::uint64_t>(round_magic));
+}
+
+/// x = n ln2 + r + r_lo for |x| < 2^50: n rounded (as a double and as an integer k), |r| <= ln2 / 2 (+ ulp), r_lo
+/// the rounding error of r.
+inline void reduce(double x, double& n, std::int64_t& k, double& r, double& r_lo) {
+  constexpr double log2e = 1.4426950408889634;
+  constexpr double ln2_hi = 0.6931471805598903;     // 42 significant bits: n * ln2_hi is exact for |n| < 2^11
+  constexpr double ln2_lo = 5.497923018708371e-14;  // ln2 - ln2_hi
+  const double t = x * log2e + round_magic;
+  n = t - round_magic;
+  k = magic_int(t);
+  const double hi = x - n * ln2_hi;  // exact
+  const double lo = n * ln2_lo;
+  r = hi - lo;
+  r_lo = (hi - r) - lo;
+}
+
+/// (expm1(r) - r) / r^2 for |r| <= 0.35: P fitted, r^2 P within 2^-59.4 of expm1(r) relative.
+inline double expm1_poly(double r) {
+  double p = 2.0875304012043765e-09;
+  p = p * r + 2.5110097330716145e-08;
+  p = p * r + 2.7557405948966644e-07;
+  p = p * r + 2.755724140259775e-06;
+  p = p * r + 2.4801587164783668e-05;
+  p = p * r + 0.00019841269888652986;
+  p = p * r + 0.0013888888888968318;
+  p = p * r + 0.00833333333332075;
+  p = p * r + 0.04166666666666649;
+  p = p * r + 0.16666666666666677;
+  return p * r + 0.5;
+}
+
+/// e^x: NaN for NaN, +inf above 709.78, 0 below -745.13 (subnormal results rounded twice).
+inline double exp(double x) {
+  double xc = select(x > -746.0, x, -746.0);  // NaN becomes -746 (returned as NaN below)
+  xc = select(xc < 710.0, xc, 710.0);
+  double n, r, r_lo;
+  std::int64_t k;
+  reduce(xc, n, k, r, r_lo);
+  const double p = r + (r_lo + r * r * expm1_poly(r));
+  // 2^k as two factors (k in [-1077, 1024]) for the subnormals and the top binade; k1 = n / 2 rounded.
+  const std::int64_t k1 = magic_int(n * 0.5 + round_magic), k2 = k - k1;
+  const double e = (pow2i(k1) + pow2i(k1) * p) * pow2i(k2);
+  return select(x != x, x, e);
+}
+
+/// e^x - 1, accurate near 0: (2^k - 1) + 2^k r summed exactly (TwoSum), then the rest added once. NaN for NaN,
+/// +inf above 709.78, -1 below -37.4, -0 for -0.
+inline double expm1(double x) {
+  double xc = select(x > -40.0, x, -40.0);
+  xc = select(xc < 710.0, xc, 710.0);
+  double n, r, r_lo;
+  std::int64_t k;
+  reduce(xc, n, k, r, r_lo);
+  const double q = r_lo + r * (r_lo + r * expm1_poly(r));  // expm1(r + r_lo) - r
+  const bool top = n > 1023.0;                              // x in (709.09, 709.78]: 2^1024 does not fit
+  const double t = pow2i(top ? k - 1 : k);
+  const double a = t - 1.0, b = t * r;  // exact for |k| <= 53 (beyond, a rounds by at most half the result's ulp)
+  const double s = a + b;
+  const double bb = s - a;
+  const double err = (a - (s - bb)) + (b - bb);
+  double e = s + (err + t * q);
+  e = select(top, e * 2.0, e);
+  return select(x != x || x == 0.0, x, e);
+}
+
+/// log(m) for m = 1 + f in [sqrt(1/2), sqrt(2)) plus k ln 2 plus c, as the float version; Q fitted: relative
+/// error 2^-59.5.
+inline double log_reduced(double f, double k, double c) {
+  constexpr double ln2_hi = 0.6931471805598903;  // k * ln2_hi exact for |k| < 2^11
+  constexpr double ln2_lo = 5.497923018708371e-14;
+  const double s = f / (2.0 + f);
+  const double z = s * s;
+  double q = 0.14795749966819663;
+  q = q * z + 0.15314074347411852;
+  q = q * z + 0.18183563210721015;
+  q = q * z + 0.22222198599263782;
+  q = q * z + 0.2857142874207137;
+  q = q * z + 0.39999999999416525;
+  q = q * z + 0.6666666666666734;
+  const double r = z * q;
+  const double hfsq = 0.5 * f * f;
+  return k * ln2_hi - ((hfsq - (s * (hfsq + r) + (k * ln2_lo + c))) - f);
+}
+
+/// Splits a positive normal u into 2^k m with m in [sqrt(1/2), sqrt(2)): returns m - 1 (exact) and k as a double,
+/// minus k_adjust, without an integer to double conversion.
+inline double split_log(double u, double& k, double k_adjust) {
+  const std::uint64_t b = std::bit_cast<std::uint64_t>(u);
+  const std::uint64_t mant = b & 0x000fffffffffffffu;
+  const std::uint64_t half = (mant + 0x00095f619980c433u) & 0x0010000000000000u;  // m >= sqrt(2): m / 2, k + 1
+  // 2^52 + e for the biased exponent e, built from bits, then less 2^52 + 1023.
+  const double e = std::bit_cast<double>(std::uint64_t(0x4330000000000000u) + (b >> 52) + (half >> 52));
+  k = e - (4503599627370496.0 + 1023.0 + k_adjust);
+  return std::bit_cast<double>(mant | (half ^ 0x3ff0000000000000u)) - 1.0;
+}
+
+/// Natural logarithm: NaN for NaN and x < 0, -inf for ±0, +inf for +inf; subnormal x through a 2^54 scaling.
+inline double log(double x) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const bool sub = x < std::numeric_limits<double>::min();
+  double k;
+  const double f = split_log(select(sub, x * 18014398509481984.0, x), k, select(sub, 54.0, 0.0));
+  double y = log_reduced(f, k, 0.0);
+  y = select(x < 0.0, std::numeric_limits<double>::quiet_NaN(), y);
+  y = select(x == 0.0, -inf, y);
+  y = select(x == inf, x, y);
+  return select(x != x, x, y);
+}
+
+/// log(1 + x), accurate near 0, as the float version.
+inline double log1p(double x) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const double u = 1.0 + x;
+  const double c = select(x > 1.0, 1.0 - (u - x), x - (u - 1.0));
+  double k;
+  const double f = split_log(u, k, 0.0);
+  double y = log_reduced(f, k, c / u);
+  y = select(x < -1.0, std::numeric_limits<double>::quiet_NaN(), y);
+  y = select(x == -1.0, -inf, y);
+  y = select(x == inf, x, y);
+  return select(x != x || x == 0.0, x, y);
+}
+
+/// Hyperbolic tangent, as the float version: an odd polynomial below |x| = 0.625 (fitted, 2^-58.4 relative),
+/// 1 - 2 / (e^2|x| + 1) above; ±1 beyond |x| = 22.
+inline double tanh(double x) {
+  const double a = copysign(x, 1.0);
+  const double z = a * a;
+  double q = -2.271760213208774e-06;
+  q = q * z + 1.1794570009428336e-05;
+  q = q * z + -3.6625514709223995e-05;
+  q = q * z + 9.575107910180452e-05;
+  q = q * z + -0.00023877082662836452;
+  q = q * z + 0.0005899492263576361;
+  q = q * z + -0.0014558222921598485;
+  q = q * z + 0.0035921267306175415;
+  q = q * z + -0.008863235434309601;
+  q = q * z + 0.021869488531646893;
+  q = q * z + -0.05396825396812829;
+  q = q * z + 0.13333333333333156;
+  q = q * z + -0.3333333333333333;
+  const double small = a + a * (z * q);
+  double n, r, r_lo;
+  std::int64_t k;
+  reduce(2.0 * select(a < 22.0, a, 22.0), n, k, r, r_lo);
+  const double t = pow2i(k);
+  const double d = (t + 1.0) + t * (r + (r_lo + r * r * expm1_poly(r)));
+  const double y = select(a < 0.625, small, 1.0 - 2.0 / d);
+  return select(x != x, x, copysign(y, x));
+}
+
+} // namespace texpr::detail::vmath
+#endif // TEXPR_SI_TEXPR_DETAIL_VMATH_HPP
+// ---- end texpr/detail/vmath.hpp ----
+
+namespace texpr::detail {
+
+#if defined(TEXPR_DEVICE_CODE)
+#define TEXPR_MATH1(NAME)                                                   \
+  TEXPR_HOST_DEVICE inline float NAME##_(float x) { return ::NAME##f(x); } \
+  TEXPR_HOST_DEVICE inline double NAME##_(double x) { return ::NAME(x); }
+#else
+#define TEXPR_MATH1(NAME)                                                     \
+  TEXPR_HOST_DEVICE inline float NAME##_(float x) { return std::NAME(x); }   \
+  TEXPR_HOST_DEVICE inline double NAME##_(double x) { return std::NAME(x); } \
+  inline long double NAME##_(long double x) { return std::NAME(x); }
+#endif
+// log_ is the C library's (CUDA's in device code) for every type: random::normal's Box-Muller computes with it
+// in double, and its values are documented (and tested bit for bit) as libm's. Elementwise op::log calls
+// vmath_log_ below instead.
+TEXPR_MATH1(log)
+#if defined(TEXPR_DEVICE_CODE) || defined(TEXPR_USE_LIBM)
+TEXPR_MATH1(exp)
+TEXPR_MATH1(expm1)
+TEXPR_MATH1(log1p)
+TEXPR_MATH1(tanh)
+template <class C> TEXPR_HOST_DEVICE inline C vmath_log_(C x) { return log_(x); }
+#else
+// Host float exp, expm1, log (vmath_log_), log1p and tanh are texpr's own branch-free versions (vmath.hpp), so
+// fused loops vectorise; double too where its loops vectorise (TEXPR_VMATH_DOUBLE: x86-64 with SSE4.2, AArch64);
+// long double uses the C library. TEXPR_USE_LIBM restores the C library for all.
+#if TEXPR_VMATH_DOUBLE
+#define TEXPR_VMATH_DOUBLE_FN(FN) vmath::FN
+#else
+#define TEXPR_VMATH_DOUBLE_FN(FN) std::FN
+#endif
+#define TEXPR_VMATH1(NAME, FN)                                                            \
+  TEXPR_HOST_DEVICE inline float NAME(float x) { return vmath::FN(x); }                   \
+  TEXPR_HOST_DEVICE inline double NAME(double x) { return TEXPR_VMATH_DOUBLE_FN(FN)(x); } \
+  inline long double NAME(long double x) { return std::FN(x); }
+TEXPR_VMATH1(exp_, exp)
+TEXPR_VMATH1(expm1_, expm1)
+TEXPR_VMATH1(log1p_, log1p)
+TEXPR_VMATH1(tanh_, tanh)
+TEXPR_VMATH1(vmath_log_, log)
+#undef TEXPR_VMATH1
+#undef TEXPR_VMATH_DOUBLE_FN
+#endif
+TEXPR_MATH1(sqrt)
+TEXPR_MATH1(fabs)
+TEXPR_MATH1(sin)
+TEXPR_MATH1(cos)
+TEXPR_MATH1(floor)
+TEXPR_MATH1(ceil)
+TEXPR_MATH1(erf)
+TEXPR_MATH1(nearbyint)  // round half to even (the default rounding mode), as NumPy and PyTorch round
+#undef TEXPR_MATH1
+
+#if defined(TEXPR_DEVICE_CODE)
+TEXPR_HOST_DEVICE inline float pow_(float a, float b) { return ::powf(a, b); }
+TEXPR_HOST_DEVICE inline double pow_(double a, double b) { return ::pow(a, b); }
+#else
+TEXPR_HOST_DEVICE inline float pow_(float a, float b) { return std::pow(a, b); }
+TEXPR_HOST_DEVICE inline double pow_(double a, double b) { return std::pow(a, b); }
+inline long double pow_(long double a, long double b) { return std::pow(a, b); }
+#endif
+
+/// Phi(x), the standard normal CDF (gelu and its derivative).
+template <class C> TEXPR_HOST_DEVICE inline C normal_cdf(C x) { return C(0.5) * (C(1) + erf_(x * C(0.70710678118654752440))); }
+
+/// c ? a : b for elementwise ops. On the host, float and double select through an integer mask: gcc does not
+/// if-convert a floating ?: under the default -ftrapping-math, and the fused loop would not vectorise.
+template <class C> TEXPR_HOST_DEVICE inline C select(bool c, C a, C b) {
+#if defined(TEXPR_DEVICE_CODE)
+  return c ? a : b;
+#else
+  if constexpr (std::is_same_v<C, float>) {
+    return vmath::select(c, a, b);
+  } else if constexpr (std::is_same_v<C, double>) {
+    const std::uint64_t m = 0u - static_cast<std::uint64_t>(c);
+    return std::bit_cast<double>((std::bit_cast<std::uint64_t>(a) & m) | (std::bit_cast<std::uint64_t>(b) & ~m));
+  } else {
+    return c ? a : b;
+  }
+#endif
+}
+
+/// The logistic function 1 / (1 + e^-x) without overflow: host float is vmath's (within 2 ulp); otherwise one exp of
+/// -|x| (in (0, 1]), then 1 / (1 + e) or e / (1 + e), selected without a branch.
+template <class C> TEXPR_HOST_DEVICE inline C sigmoid_(C x) {
+#if !defined(TEXPR_DEVICE_CODE) && !defined(TEXPR_USE_LIBM)
+  if constexpr (std::is_same_v<C, float>) return vmath::sigmoid(x);
+#endif
+  const C e = exp_(-fabs_(x));
+  const C d = C(1) + e;
+  return select(x >= C(0), C(1) / d, e / d);
+}
+
+/// NaN test usable in device code and under -ffast-math-free builds.
+template <class T>
+TEXPR_HOST_DEVICE constexpr bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>) return x != x;
+  else return false;
+}
+
+/// Two's-complement wrap-around arithmetic for signed integers, computed in the unsigned type (no UB).
+template <class T>
+TEXPR_HOST_DEVICE constexpr T wrap_add(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <class T>
+TEXPR_HOST_DEVICE constexpr T wrap_sub(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <class T>
+TEXPR_HOST_DEVICE constexpr T wrap_mul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+
+/// Converts between compute types; float to integer saturates and maps NaN to 0 (no UB).
+template <class To, class From>
+TEXPR_HOST_DEVICE constexpr To convert(From x) {
+  if constexpr (std::is_same_v<To, From>) {
+    return x;
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return x != From(0);
+  } else if constexpr (is_integer_v<To> && std::is_floating_point_v<From>) {
+    if (x != x) return To(0);
+    // Bounds as From: the upper one is a power of two, so the comparison is exact.
+    const From lo = static_cast<From>(std::numeric_limits<To>::min());
+    const From hi = -lo;
+    if (x <= lo) return std::numeric_limits<To>::min();
+    if (x >= hi) return std::numeric_limits<To>::max();
+    return static_cast<To>(x);
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+/// Loads a stored element as its compute type (16-bit floats widen to float).
+template <class T>
+TEXPR_HOST_DEVICE constexpr compute_t<T> widen(T x) {
+  if constexpr (is_float16_v<T>) return static_cast<float>(x);
+  else return x;
+}
+
+/// Stores a compute value as element type T (16-bit floats round to nearest even).
+template <class T, class C>
+TEXPR_HOST_DEVICE constexpr T narrow(C x) {
+  if constexpr (is_float16_v<T>) return T(static_cast<float>(x));
+  else return convert<T>(x);
+}
+
+} // namespace texpr::detail
+#endif // TEXPR_SI_TEXPR_DETAIL_MATH_HPP
+// ---- end texpr/detail/math.hpp ----
 // ---- begin texpr/op/kind.hpp ----
 #ifndef TEXPR_SI_TEXPR_OP_KIND_HPP
 #define TEXPR_SI_TEXPR_OP_KIND_HPP
@@ -894,7 +1447,8 @@ struct composite_op {
   static constexpr auto dtypes = floating;          ///< The dtype of the (first) floating operand.
 };
 
-/// exp(x - logsumexp(x, axis)): a max pass, a fused sum of exp(x - max), one fused elementwise pass.
+/// exp(x - max) / sum(exp(x - max)) along an axis: a max pass, exp(x - max) into the result, its sum, and one
+/// pass dividing the result by the sum in place (one exp per element).
 struct softmax : composite_op {
   static constexpr std::string_view name = "softmax";  ///< Shown by tx::placement.
 };
@@ -902,9 +1456,37 @@ struct softmax : composite_op {
 struct log_softmax : composite_op {
   static constexpr std::string_view name = "log_softmax";  ///< Shown by tx::placement.
 };
-/// mean(logsumexp(z, 1) - z[i, label i]) over the batch: three row reductions and a mean.
+/// mean(logsumexp(z, 1) - z[i, label i]) over the batch: a max pass, a fused sum of exp(z - max), and a mean
+/// that reads each row's label logit through `pick` (one element per row).
 struct cross_entropy : composite_op {
   static constexpr std::string_view name = "cross_entropy";  ///< Shown by tx::placement.
+};
+
+/// x[i, index i] for each row i of a matrix x: a generator of shape (rows) whose source reads memory, namely the
+/// operands a composite's expansion has materialised (cross_entropy's logits and labels), one element per row
+/// instead of a masked pass over every column. It is built only inside expansions (detail::pick in
+/// expr/softmax.hpp), whose operands' memory the evaluation has already checked against the destination. An
+/// index outside [0, columns) gives NaN and reads nothing.
+struct pick {
+  static constexpr std::string_view name = "pick";     ///< Shown by tx::placement.
+  static constexpr kind category = kind::generator;    ///< Computed from the row index.
+  static constexpr auto dtypes = floating;             ///< Defined on.
+  /// Row i: x[i * row_stride + index_i * column_stride], the index read as int64 or int32.
+  template <class T> struct source {
+    using value_type = T;
+    static constexpr bool is_memory = false;
+    const T* x;                  // element (0, 0)
+    index_t row_stride, column_stride, columns;
+    const void* index;           // one int32 or int64 index per row
+    index_t index_stride;
+    bool wide_index;             // int64 indices (else int32)
+    TEXPR_HOST_DEVICE T operator()(index_t i) const {
+      const index_t k = wide_index ? static_cast<index_t>(static_cast<const std::int64_t*>(index)[i * index_stride])
+                                   : static_cast<index_t>(static_cast<const std::int32_t*>(index)[i * index_stride]);
+      if (k < 0 || k >= columns) return detail::narrow<T>(std::numeric_limits<float>::quiet_NaN());
+      return x[i * row_stride + k * column_stride];
+    }
+  };
 };
 
 } // namespace texpr::op
@@ -915,227 +1497,6 @@ struct cross_entropy : composite_op {
 #define TEXPR_SI_TEXPR_OP_ELEMENTWISE_HPP
 // Elementwise op tags: each is an empty struct naming its dtypes, whose static apply() is the per-element maths,
 // shared by every backend so that the host tests exercise the same code the GPU runs.
-
-#include <limits>
-
-// ---- begin texpr/detail/math.hpp ----
-#ifndef TEXPR_SI_TEXPR_DETAIL_MATH_HPP
-#define TEXPR_SI_TEXPR_DETAIL_MATH_HPP
-// Scalar maths shared by host and device code: libm on the host, CUDA's intrinsics in device code.
-
-#include <bit>
-#include <cmath>
-
-// ---- begin texpr/detail/vmath.hpp ----
-#ifndef TEXPR_SI_TEXPR_DETAIL_VMATH_HPP
-#define TEXPR_SI_TEXPR_DETAIL_VMATH_HPP
-// Branch-free float exp and expm1 for the host's fused loops: written as straight-line arithmetic with selects so
-// that compilers vectorise the loops that call them (the C library's expf/expm1f are opaque calls, one element at a
-// time: 6.7 ns per element for elu, issue 14). Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2, a degree-8
-// Taylor polynomial for expm1(r) (truncation below 1e-9 relative), and 2^n built from its exponent bits.
-// Accuracy, checked on a sweep of all floats (tests/reliability/test_vmath.cpp): exp within 1 ulp (0.92 measured),
-// expm1 within 1.5 ulp (1.39 measured, just above ln2/2 where the reduction starts cancelling). Define
-// TEXPR_USE_LIBM to use the C library instead.
-
-namespace texpr::detail::vmath {
-
-/// c ? a : b through an integer mask. A float ?: after which the code goes on computing is not if-converted by gcc
-/// under the default -ftrapping-math (the loop would not vectorise); an integer blend always is.
-inline float select(bool c, float a, float b) {
-  const std::uint32_t m = 0u - static_cast<std::uint32_t>(c);
-  return std::bit_cast<float>((std::bit_cast<std::uint32_t>(a) & m) | (std::bit_cast<std::uint32_t>(b) & ~m));
-}
-
-/// 2^n for integer n in [-126, 127], from the exponent bits.
-inline float pow2i(std::int32_t n) { return std::bit_cast<float>(static_cast<std::uint32_t>(n + 127) << 23); }
-
-/// expm1(r) for |r| <= ln2 / 2 (+ rounding slack), with full relative accuracy near 0.
-inline float expm1_reduced(float r) {
-  float p = 1.0f / 40320.0f;
-  p = p * r + 1.0f / 5040.0f;
-  p = p * r + 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  return r + (r * r) * p;
-}
-
-/// Splits x into n and r with x = n ln2 + r (|r| <= ln2/2 + ulp); n clamped to [-150, 128] for finite x.
-inline void reduce(float x, float& n, float& r) {
-  constexpr float log2e = 1.44269504088896341f;
-  constexpr float ln2_hi = 0.693145751953125f;         // 16 significant bits: n * ln2_hi is exact
-  constexpr float ln2_lo = 1.42860682030941723212e-6f;  // ln2 - ln2_hi
-  constexpr float round_magic = 12582912.0f;            // 1.5 * 2^23: adding it rounds to an integer
-  // Beyond [-104, 89] exp is 0 or inf anyway; clamping keeps n small. NaN becomes -104 (the caller returns NaN
-  // itself): a NaN must not reach the float-to-int conversion.
-  float xc = select(x > -104.0f, x, -104.0f);
-  xc = select(xc < 89.0f, xc, 89.0f);
-  n = (xc * log2e + round_magic) - round_magic;
-  r = (xc - n * ln2_hi) - n * ln2_lo;
-}
-
-/// e^x: NaN for NaN, +inf above 88.72, 0 below -103.97 (subnormal results in between are rounded twice).
-inline float exp(float x) {
-  float n, r;
-  reduce(x, n, r);
-  const std::int32_t k = static_cast<std::int32_t>(n);
-  // 2^k as two factors so that results down to the subnormals and up to 2^128 (overflow to inf) come out right.
-  const std::int32_t k1 = k >> 1, k2 = k - k1;
-  const float p = expm1_reduced(r);
-  const float e = (pow2i(k1) + pow2i(k1) * p) * pow2i(k2);
-  return select(x != x, x, select(x > 88.72283935546875f, std::numeric_limits<float>::infinity(), e));
-}
-
-/// e^x - 1, accurate near 0: NaN for NaN, +inf above 88.72, -1 below -17.33 (rounded).
-inline float expm1(float x) {
-  float n, r;
-  reduce(x, n, r);
-  const std::int32_t k = static_cast<std::int32_t>(n);
-  // Below -126, 2^k - 1 rounds to -1 and the product is negligible; above 127, 2^128 does not fit: scale after.
-  std::int32_t kc = k < -126 ? -126 : k;
-  kc = kc > 127 ? 127 : kc;
-  const float t = pow2i(kc);
-  const float p = expm1_reduced(r);
-  // (2^k - 1) is exact for |k| <= 24, and 2^k p carries the rest; for k = 0 it is p itself.
-  float e = (t - 1.0f) + t * p;
-  e = select(k > 127, e * 2.0f, e);  // x in (88.03, 88.72]
-  e = select(x == 0.0f, x, e);       // expm1(-0) is -0
-  return select(x != x, x, select(x > 88.72283935546875f, std::numeric_limits<float>::infinity(), e));
-}
-
-} // namespace texpr::detail::vmath
-#endif // TEXPR_SI_TEXPR_DETAIL_VMATH_HPP
-// ---- end texpr/detail/vmath.hpp ----
-
-namespace texpr::detail {
-
-#if defined(TEXPR_DEVICE_CODE)
-#define TEXPR_MATH1(NAME)                                                   \
-  TEXPR_HOST_DEVICE inline float NAME##_(float x) { return ::NAME##f(x); } \
-  TEXPR_HOST_DEVICE inline double NAME##_(double x) { return ::NAME(x); }
-#else
-#define TEXPR_MATH1(NAME)                                                     \
-  TEXPR_HOST_DEVICE inline float NAME##_(float x) { return std::NAME(x); }   \
-  TEXPR_HOST_DEVICE inline double NAME##_(double x) { return std::NAME(x); } \
-  inline long double NAME##_(long double x) { return std::NAME(x); }
-#endif
-#if defined(TEXPR_DEVICE_CODE) || defined(TEXPR_USE_LIBM)
-TEXPR_MATH1(exp)
-TEXPR_MATH1(expm1)
-#else
-// Host float exp and expm1 are texpr's own branch-free versions (vmath.hpp), so fused loops vectorise; double
-// and long double use the C library. TEXPR_USE_LIBM restores the C library's float versions.
-TEXPR_HOST_DEVICE inline float exp_(float x) { return vmath::exp(x); }
-TEXPR_HOST_DEVICE inline double exp_(double x) { return std::exp(x); }
-inline long double exp_(long double x) { return std::exp(x); }
-TEXPR_HOST_DEVICE inline float expm1_(float x) { return vmath::expm1(x); }
-TEXPR_HOST_DEVICE inline double expm1_(double x) { return std::expm1(x); }
-inline long double expm1_(long double x) { return std::expm1(x); }
-#endif
-TEXPR_MATH1(log)
-TEXPR_MATH1(sqrt)
-TEXPR_MATH1(tanh)
-TEXPR_MATH1(fabs)
-TEXPR_MATH1(log1p)
-TEXPR_MATH1(sin)
-TEXPR_MATH1(cos)
-TEXPR_MATH1(floor)
-TEXPR_MATH1(ceil)
-TEXPR_MATH1(erf)
-TEXPR_MATH1(nearbyint)  // round half to even (the default rounding mode), as NumPy and PyTorch round
-#undef TEXPR_MATH1
-
-#if defined(TEXPR_DEVICE_CODE)
-TEXPR_HOST_DEVICE inline float pow_(float a, float b) { return ::powf(a, b); }
-TEXPR_HOST_DEVICE inline double pow_(double a, double b) { return ::pow(a, b); }
-#else
-TEXPR_HOST_DEVICE inline float pow_(float a, float b) { return std::pow(a, b); }
-TEXPR_HOST_DEVICE inline double pow_(double a, double b) { return std::pow(a, b); }
-inline long double pow_(long double a, long double b) { return std::pow(a, b); }
-#endif
-
-/// Phi(x), the standard normal CDF (gelu and its derivative).
-template <class C> TEXPR_HOST_DEVICE inline C normal_cdf(C x) { return C(0.5) * (C(1) + erf_(x * C(0.70710678118654752440))); }
-
-/// c ? a : b for elementwise ops. On the host, float and double select through an integer mask: gcc does not
-/// if-convert a floating ?: under the default -ftrapping-math, and the fused loop would not vectorise.
-template <class C> TEXPR_HOST_DEVICE inline C select(bool c, C a, C b) {
-#if defined(TEXPR_DEVICE_CODE)
-  return c ? a : b;
-#else
-  if constexpr (std::is_same_v<C, float>) {
-    return vmath::select(c, a, b);
-  } else if constexpr (std::is_same_v<C, double>) {
-    const std::uint64_t m = 0u - static_cast<std::uint64_t>(c);
-    return std::bit_cast<double>((std::bit_cast<std::uint64_t>(a) & m) | (std::bit_cast<std::uint64_t>(b) & ~m));
-  } else {
-    return c ? a : b;
-  }
-#endif
-}
-
-/// NaN test usable in device code and under -ffast-math-free builds.
-template <class T>
-TEXPR_HOST_DEVICE constexpr bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>) return x != x;
-  else return false;
-}
-
-/// Two's-complement wrap-around arithmetic for signed integers, computed in the unsigned type (no UB).
-template <class T>
-TEXPR_HOST_DEVICE constexpr T wrap_add(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-}
-template <class T>
-TEXPR_HOST_DEVICE constexpr T wrap_sub(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
-}
-template <class T>
-TEXPR_HOST_DEVICE constexpr T wrap_mul(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-}
-
-/// Converts between compute types; float to integer saturates and maps NaN to 0 (no UB).
-template <class To, class From>
-TEXPR_HOST_DEVICE constexpr To convert(From x) {
-  if constexpr (std::is_same_v<To, From>) {
-    return x;
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return x != From(0);
-  } else if constexpr (is_integer_v<To> && std::is_floating_point_v<From>) {
-    if (x != x) return To(0);
-    // Bounds as From: the upper one is a power of two, so the comparison is exact.
-    const From lo = static_cast<From>(std::numeric_limits<To>::min());
-    const From hi = -lo;
-    if (x <= lo) return std::numeric_limits<To>::min();
-    if (x >= hi) return std::numeric_limits<To>::max();
-    return static_cast<To>(x);
-  } else {
-    return static_cast<To>(x);
-  }
-}
-
-/// Loads a stored element as its compute type (16-bit floats widen to float).
-template <class T>
-TEXPR_HOST_DEVICE constexpr compute_t<T> widen(T x) {
-  if constexpr (is_float16_v<T>) return static_cast<float>(x);
-  else return x;
-}
-
-/// Stores a compute value as element type T (16-bit floats round to nearest even).
-template <class T, class C>
-TEXPR_HOST_DEVICE constexpr T narrow(C x) {
-  if constexpr (is_float16_v<T>) return T(static_cast<float>(x));
-  else return convert<T>(x);
-}
-
-} // namespace texpr::detail
-#endif // TEXPR_SI_TEXPR_DETAIL_MATH_HPP
-// ---- end texpr/detail/math.hpp ----
 
 namespace texpr::op {
 
@@ -1229,11 +1590,11 @@ struct exp : elementwise_op {
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::exp_(x); }
 };
-/// Natural logarithm.
+/// Natural logarithm (on the host texpr's own, detail/vmath.hpp).
 struct log : elementwise_op {
   static constexpr std::string_view name = "log";
   static constexpr auto dtypes = floating;
-  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::log_(x); }
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::vmath_log_(x); }
 };
 /// Square root.
 struct sqrt : elementwise_op {
@@ -1260,11 +1621,7 @@ struct tanh : elementwise_op {
 struct sigmoid : elementwise_op {
   static constexpr std::string_view name = "sigmoid";
   static constexpr auto dtypes = floating;
-  template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
-    const C e = detail::exp_(-detail::fabs_(x));  // in (0, 1]: never overflows; one exp, no branch
-    const C d = C(1) + e;
-    return detail::select(x >= C(0), C(1) / d, e / d);
-  }
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::sigmoid_(x); }
 };
 /// max(x, 0); NaN propagates.
 struct relu : elementwise_op {
@@ -2062,6 +2419,23 @@ template <class Op> concept reduction_op_tag = std::is_base_of_v<op::reduction_o
 } // namespace texpr::detail
 #endif // TEXPR_SI_TEXPR_OP_REDUCTION_HPP
 // ---- end texpr/op/reduction.hpp ----
+// ---- begin texpr/registry/epilogue.hpp ----
+#ifndef TEXPR_SI_TEXPR_REGISTRY_EPILOGUE_HPP
+#define TEXPR_SI_TEXPR_REGISTRY_EPILOGUE_HPP
+// Fused GEMM epilogues: whether a backend can apply an elementwise tree to a matmul's output tiles as the GEMM
+// finishes them (elu(x w + b) without writing and re-reading x w). A backend that can specialises fused_epilogue.
+
+namespace texpr {
+
+/// Backend's fused-epilogue implementation: `available`, and when true, `impl` (with a static `name` for
+/// tx::placement and `run(node, dest, ctx) -> bool`, false when the run-time conditions do not hold).
+template <class Backend> struct fused_epilogue {
+  static constexpr bool available = false;  ///< No fused epilogue on this backend: separate passes.
+};
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_REGISTRY_EPILOGUE_HPP
+// ---- end texpr/registry/epilogue.hpp ----
 // ---- begin texpr/tensor/view.hpp ----
 #ifndef TEXPR_SI_TEXPR_TENSOR_VIEW_HPP
 #define TEXPR_SI_TEXPR_TENSOR_VIEW_HPP
@@ -2490,6 +2864,15 @@ struct blocked_gemm {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// An elementwise tree over one matmul (elu(x w + b)) applied to each block of the GEMM's output as soon as the
+/// block is final, while it is in cache: the product is never written out and read back (matmul.hpp).
+struct gemm_epilogue {
+  static constexpr std::string_view name = "blocked_gemm_epilogue";  ///< Shown by tx::placement.
+  /// dest = n (an epilogue tree, expr/epilogue.hpp); false, having done nothing, when the product would be
+  /// broadcast, dest is strided or an operand overlaps dest.
+  template <class N, class T, std::size_t R> static bool run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 } // namespace texpr::host_kernels
 
 // clang-format off
@@ -2544,6 +2927,7 @@ struct blocked_gemm {
   X(arange,         declared,  fused_elementwise) \
   X(uniform,        declared,  fused_elementwise) \
   X(normal,         declared,  fused_elementwise) \
+  X(pick,           declared,  fused_elementwise) \
   X(transpose,      declared,  strided_view) \
   X(permute,        declared,  strided_view) \
   X(reshape,        declared,  strided_view) \
@@ -2581,6 +2965,12 @@ using T = dtype_parameter;  // what `cast<T>` names in the rows below
 using rows = type_list<TEXPR_HOST_REGISTRY(TEXPR_HOST_ROW) void>;
 #undef TEXPR_HOST_ROW
 } // namespace detail::host_rows
+
+/// The host runs elementwise trees over a matmul as the GEMM's epilogue.
+template <> struct fused_epilogue<host> {
+  static constexpr bool available = true;  ///< See host_kernels::gemm_epilogue.
+  using impl = host_kernels::gemm_epilogue;  ///< What evaluation calls.
+};
 
 /// The host table's rows, in order (tests, the support matrix and the parity check enumerate them).
 using host_rows = detail::strip_void_t<detail::host_rows::rows>;
@@ -2701,6 +3091,7 @@ struct cublas_gemm {
   X(arange,         declared + half_floats,                    fused_elementwise) \
   X(uniform,        declared + half_floats,                    fused_elementwise) \
   X(normal,         declared + half_floats,                    fused_elementwise) \
+  X(pick,           declared + half_floats,                    fused_elementwise) \
   X(transpose,      declared,                                  strided_view) \
   X(permute,        declared,                                  strided_view) \
   X(reshape,        declared,                                  strided_view) \
@@ -2761,6 +3152,8 @@ using cuda_registry = registry_entries_t<cuda_rows>;
 // Per-backend raw memory: allocation, release, zero-fill and copies. The cuda side lives in
 // backend/cuda/memory.hpp and exists only under nvcc; elsewhere using it is a compile error.
 
+#include <cstdlib>
+#include <mutex>
 #include <new>
 
 namespace texpr::detail {
@@ -2785,17 +3178,131 @@ template <class Backend> struct memory {
   static void copy_to_host(void*, const void*, std::size_t, stream_t) {}
 };
 
+#if defined(__SANITIZE_ADDRESS__)
+#define TEXPR_HOST_CACHE_DEFAULT_MB 0  // ASan must see every free: no reuse of released blocks
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEXPR_HOST_CACHE_DEFAULT_MB 0
+#endif
+#endif
+#ifndef TEXPR_HOST_CACHE_DEFAULT_MB
+#define TEXPR_HOST_CACHE_DEFAULT_MB 256
+#endif
+
+/// Released host blocks of 64 KiB or more, kept for reuse by size class. A training step allocates the same
+/// temporaries every iteration; without reuse each is a fresh mmap whose pages fault in again (a quarter of the
+/// host SGD step's time, issue 14). Bounded by TEXPR_HOST_CACHE_MB (default 256; 0 disables).
+class host_block_cache {
+ public:
+  static constexpr std::size_t alignment = 64;
+  static constexpr std::size_t min_bytes = std::size_t(1) << 16;
+
+  static host_block_cache& instance() {
+    static host_block_cache* cache = new host_block_cache;  // never destroyed: static tensors release into it at exit
+    return *cache;
+  }
+  host_block_cache(const host_block_cache&) = delete;
+  host_block_cache& operator=(const host_block_cache&) = delete;
+
+  /// Bytes actually reserved for a request: size classes of 1/8 of a power of two at and above min_bytes.
+  static std::size_t size_class(std::size_t bytes) {
+    if (bytes < min_bytes) return bytes;
+    std::size_t p = min_bytes;
+    while (p * 2 <= bytes) p *= 2;
+    const std::size_t step = p / 8;
+    return (bytes + step - 1) / step * step;
+  }
+
+  /// A block of at least `bytes` (a class size from size_class), from the cache when one is free.
+  void* take(std::size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (std::size_t i = 0; i != free_.size(); ++i)
+        if (free_[i].bytes == bytes) {
+          void* p = free_[i].p;
+          cached_ -= bytes;
+          free_[i] = free_.back();
+          free_.pop_back();
+          return p;
+        }
+    }
+    return ::operator new(bytes, std::align_val_t{alignment});
+  }
+
+  /// Returns a block taken with `bytes`; kept while the cache has room, else freed.
+  void give(void* p, std::size_t bytes) noexcept {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (cached_ + bytes <= limit_ && free_.size() < 64) {
+        try {
+          free_.push_back({p, bytes});
+          cached_ += bytes;
+          return;
+        } catch (...) {  // no room to record it: free it below
+        }
+      }
+    }
+    ::operator delete(p, std::align_val_t{alignment});
+  }
+
+  /// Frees cached blocks until at most `keep` bytes remain.
+  void trim(std::size_t keep) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (cached_ > keep && !free_.empty()) {
+      ::operator delete(free_.back().p, std::align_val_t{alignment});
+      cached_ -= free_.back().bytes;
+      free_.pop_back();
+    }
+  }
+
+  /// Bytes held by the cache now.
+  std::size_t cached_bytes() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return cached_;
+  }
+
+ private:
+  host_block_cache() {
+    std::size_t mb = TEXPR_HOST_CACHE_DEFAULT_MB;
+    if (const char* env = std::getenv("TEXPR_HOST_CACHE_MB")) mb = static_cast<std::size_t>(std::strtoull(env, nullptr, 10));
+    limit_ = mb << 20;
+  }
+  struct block {
+    void* p;
+    std::size_t bytes;
+  };
+  std::mutex mutex_;
+  std::vector<block> free_;
+  std::size_t cached_ = 0, limit_ = 0;
+};
+
 template <> struct memory<host> {
-  static constexpr std::size_t alignment = 64;  // a cache line; lets full vectors load aligned
+  static constexpr std::size_t alignment = host_block_cache::alignment;  // a cache line; full vectors load aligned
   /// Number of host buffers allocated so far (tests use it to prove fusion allocates no temporaries).
   static inline std::atomic<std::size_t> allocations{0};
+  // Blocks of min_bytes or more carry their class size in a header of one alignment unit before the data, so that
+  // release (which is not told the size) can return them to the cache.
   static void* allocate(std::size_t bytes, stream_t) {
     if (bytes == 0) return nullptr;
     allocations.fetch_add(1, std::memory_order_relaxed);
-    return ::operator new(bytes, std::align_val_t{alignment});
+    if (bytes + alignment < host_block_cache::min_bytes) {
+      auto* p = static_cast<unsigned char*>(::operator new(bytes + alignment, std::align_val_t{alignment}));
+      const std::size_t tag = 0;
+      std::memcpy(p, &tag, sizeof tag);
+      return p + alignment;
+    }
+    const std::size_t total = host_block_cache::size_class(bytes + alignment);
+    auto* p = static_cast<unsigned char*>(host_block_cache::instance().take(total));
+    std::memcpy(p, &total, sizeof total);
+    return p + alignment;
   }
-  static void release(void* p, stream_t) noexcept {
-    if (p) ::operator delete(p, std::align_val_t{alignment});
+  static void release(void* ptr, stream_t) noexcept {
+    if (!ptr) return;
+    auto* p = static_cast<unsigned char*>(ptr) - alignment;
+    std::size_t total = 0;
+    std::memcpy(&total, p, sizeof total);
+    if (total == 0) ::operator delete(p, std::align_val_t{alignment});
+    else host_block_cache::instance().give(p, total);
   }
   static void zero(void* p, std::size_t bytes, stream_t) {
     if (bytes) std::memset(p, 0, bytes);
@@ -4205,8 +4712,9 @@ template <class N> inline constexpr bool is_saved_v = detail::is_saved<std::remo
 #ifndef TEXPR_SI_TEXPR_EXPR_SOFTMAX_HPP
 #define TEXPR_SI_TEXPR_EXPR_SOFTMAX_HPP
 // The softmax family along an axis: softmax, log_softmax and cross_entropy are composite nodes whose operands
-// are evaluated once into memory and then read by their expansion's passes (a max pass, a fused sum of
-// exp(x - max), then one elementwise pass); one_hot is an elementwise expression.
+// are evaluated once into memory and then read by their expansion's passes (a max pass, then a fused pass of
+// exp(x - max): summed, or for softmax written into the result and divided by its sum); one_hot is an elementwise
+// expression.
 
 namespace texpr {
 
@@ -4214,36 +4722,64 @@ namespace detail {
 template <class L> concept class_label = std::is_same_v<typename captured_t<L>::value_type, std::int32_t> ||
                                          std::is_same_v<typename captured_t<L>::value_type, std::int64_t>;
 
-/// log(sum(exp(x))) along `axis`, kept, in memory: a max pass, then one fused pass summing exp(x - max) (the
-/// vectorised host exp), each result materialised by `keep` (two small (..., 1, ...) tensors). Faster than the
-/// one-pass logsumexp reduction, whose per-element rescale does not vectorise. An infinite or NaN maximum is
-/// shifted by 0 instead, so +inf gives +inf, all -inf gives -inf and NaN gives NaN.
-template <class K, class X> auto logsumexp_kept(K& keep, std::size_t axis, const X& x) {
-  const auto a = static_cast<index_t>(axis);
-  auto m = keep(max(x, a, keepdims));
-  auto shift = where(abs(m) < std::numeric_limits<float>::infinity(), m, 0);  // inf in m's dtype
-  return keep(log(sum(exp(x - shift), a, keepdims)) + shift);
+/// The shift the softmax family subtracts before exp, kept in memory as a small (..., 1, ...) tensor: the maximum
+/// along `axis` (a max pass), or 0 where the maximum is infinite or NaN, so that +inf gives +inf, all -inf gives
+/// -inf and NaN gives NaN. Kept rather than fused, so the exp pass reads one value per element instead of
+/// recomputing the test.
+template <class K, class X> auto max_shift(K& keep, std::size_t axis, const X& x) {
+  auto m = keep(max(x, static_cast<index_t>(axis), keepdims));
+  return keep(where(abs(m) < std::numeric_limits<float>::infinity(), m, 0));  // inf in m's dtype
 }
-/// softmax's expansion over x (memory): exp(x - logsumexp(x, axis, keepdims)).
+/// log(sum(exp(x))) along `axis`, kept, in memory: max_shift, then one fused pass summing exp(x - shift) (the
+/// vectorised host exp), log(sum) + shift materialised by `keep`. Faster than the one-pass logsumexp reduction,
+/// whose per-element rescale does not vectorise.
+template <class K, class X> auto logsumexp_kept(K& keep, std::size_t axis, const X& x) {
+  auto shift = max_shift(keep, axis, x);
+  return keep(log(sum(exp(x - shift), static_cast<index_t>(axis), keepdims)) + shift);
+}
+/// softmax's expansion over x (memory): e = exp(x - shift), then e / sum(e, axis). One exp per element: e is
+/// evaluated into the result (keep.result, from compose_into; an intermediate where the hook has none) and the
+/// last pass divides it in place.
 template <class K, class X> auto expand(op::softmax, std::size_t axis, K& keep, const X& x) {
-  return exp(x - logsumexp_kept(keep, axis, x));
+  auto shifted = exp(x - max_shift(keep, axis, x));
+  const auto e = [&] {
+    if constexpr (requires { keep.result(shifted); }) return keep.result(shifted);
+    else return keep(shifted);
+  }();
+  // The sums are kept first: read inside the division's pass, a reduction of the result would count as an
+  // aliased read of the destination and send the pass through a temporary.
+  return e / keep(sum(e, static_cast<index_t>(axis), keepdims));
 }
 /// log_softmax's expansion over x (memory): x - logsumexp(x, axis, keepdims).
 template <class K, class X> auto expand(op::log_softmax, std::size_t axis, K& keep, const X& x) {
   return x - logsumexp_kept(keep, axis, x);
 }
-/// Whether each column of logits z (batch, classes) is its row's label: (batch, classes) bool, broadcast.
-template <class Z, class L> auto label_mask(const Z& z, const L& l) {
-  using I = typename captured_t<const L&>::value_type;
-  return unsqueeze(l, -1) == arange<I, typename captured_t<const L&>::backend>(z.shape()[1]);
+/// Whether each entry along a new last axis of `classes` entries is its label: the labels' shape + (classes), bool,
+/// broadcast (one_hot, and the cross_entropy gradient's mask).
+template <class L> auto class_mask(L&& labels, index_t classes) {
+  using CL = captured_t<L>;
+  return unsqueeze(std::forward<L>(labels), -1) == arange<typename CL::value_type, typename CL::backend>(classes);
 }
-/// cross_entropy's expansion over logits z and labels l (memory): a NaN loss for a label outside [0, classes).
+/// Whether each column of logits z (batch, classes) is its row's label: (batch, classes) bool, broadcast.
+template <class Z, class L> auto label_mask(const Z& z, const L& l) { return class_mask(l, z.shape()[1]); }
+/// z[i, l[i]] for each row of logits z and labels l (both memory: views), NaN for a label outside [0, classes):
+/// the `pick` generator, one element read per row.
+template <class Z, class L> auto pick(const Z& z, const L& l) {
+  using T = typename Z::value_type;
+  using I = typename L::value_type;
+  static_assert(std::is_same_v<I, std::int32_t> || std::is_same_v<I, std::int64_t>, "texpr: pick takes int32 or int64 indices");
+  const typename op::pick::source<T> src{z.data(),  z.strides()[0],  z.strides()[1], z.shape()[1],
+                                         l.data(), l.strides()[0], std::is_same_v<I, std::int64_t>};
+  return generator_expr<op::pick, T, 1, typename Z::backend>(src, shape_t<1>{z.shape()[0]});
+}
+/// cross_entropy's expansion over logits z and labels l (memory): mean(log(sum(exp(z - shift))) + (shift -
+/// z[i, l i])) over the rows, NaN for a label outside [0, classes). The two terms are >= 0 for finite rows, so
+/// large logits lose nothing to cancellation; the label logits are read by `pick`, one per row.
 template <class K, class Z, class L> auto expand(op::cross_entropy, std::size_t, K& keep, const Z& z, const L& l) {
-  using I = typename captured_t<const L&>::value_type;
-  auto picked = sum(where(label_mask(z, l), z, 0), 1);
-  auto valid = (l >= 0) && (l < static_cast<I>(z.shape()[1]));
-  auto lse = squeeze(logsumexp_kept(keep, 1, z), 1);
-  return mean(where(valid, lse - picked, std::numeric_limits<float>::quiet_NaN()));  // NaN in T
+  auto shift = max_shift(keep, 1, z);
+  auto sums = keep(sum(exp(z - shift), 1));
+  auto picked = keep(pick(z, l));  // a pass of its own: a loop of independent loads, not behind the mean's logs
+  return mean(log(sums) + (squeeze(shift, 1) - picked));
 }
 } // namespace detail
 
@@ -4309,17 +4845,15 @@ template <operand E> auto log_softmax(E&& e, index_t axis, texpr::source_locatio
 /// row of zeros (it is not checked: the labels may be on the device).
 template <class T = float, operand L> auto one_hot(L&& labels, index_t classes, texpr::source_location loc = texpr::source_location::current()) {
   static_assert(detail::class_label<L>, "texpr: one_hot takes int32 or int64 class labels");
-  using CL = detail::captured_t<L>;
-  using I = typename CL::value_type;
   if (classes < 1) throw shape_error(detail::at(loc) + "texpr: one_hot needs at least one class, got " + std::to_string(classes));
-  return cast<T>(unsqueeze(std::forward<L>(labels), -1) == arange<I, typename CL::backend>(classes));
+  return cast<T>(detail::class_mask(std::forward<L>(labels), classes));
 }
 
 /// Softmax cross-entropy of logits (batch, classes) against int32/int64 class labels (batch), averaged over the
 /// batch, as PyTorch's F.cross_entropy: mean(logsumexp(z, 1) - z[i, label i]). The logits are evaluated once;
-/// then a max pass, a sum of exp(z - max), a masked row sum and a mean: no probabilities are materialised. A label outside
-/// [0, classes) makes the loss NaN (PyTorch raises; here the labels may be on the device and are not read on the
-/// host).
+/// then a max pass, a sum of exp(z - max) and a mean that reads each row's label logit (one element per row): no
+/// probabilities are materialised. A label outside [0, classes) makes the loss NaN (PyTorch raises; here the
+/// labels may be on the device and are not read on the host).
 template <operand Z, operand L>
 auto cross_entropy(Z&& logits, L&& labels, texpr::source_location loc = texpr::source_location::current()) {
   using CZ = detail::captured_t<Z>;
@@ -4425,6 +4959,65 @@ template <class Backend, operand E> decltype(auto) require_on(E&& e) {
 // tx::placement: a human-readable report, one line per graph node, of where and how each node runs. The kernel
 // column is the name of the implementation the registry row derives from: what evaluation calls.
 
+// ---- begin texpr/expr/epilogue.hpp ----
+#ifndef TEXPR_SI_TEXPR_EXPR_EPILOGUE_HPP
+#define TEXPR_SI_TEXPR_EXPR_EPILOGUE_HPP
+// Which graphs a backend's fused GEMM epilogue takes: an elementwise tree reading exactly one matmul node through
+// elementwise nodes only (elu(matmul(x, w) + b), matmul(x, w) * s + y), with the matmul's dtype and rank, on a
+// backend with a fused epilogue (registry/epilogue.hpp). Whether it runs fused is then decided at run time (the
+// product must not be broadcast and no operand may overlap the destination).
+
+namespace texpr::detail {
+
+/// True for a matmul node.
+template <class N> inline constexpr bool is_matmul_node_v = std::is_same_v<typename std::remove_cvref_t<N>::op_type, op::matmul>;
+
+template <class N> constexpr std::size_t epilogue_matmuls();
+template <class N, std::size_t... I> constexpr std::size_t epilogue_matmuls_below(std::index_sequence<I...>) {
+  using Ops = std::remove_cvref_t<decltype(std::declval<const N&>().operands())>;
+  return (std::size_t(0) + ... + epilogue_matmuls<tuple_element_t<I, Ops>>());
+}
+/// Number of matmul nodes N reads through elementwise nodes only (N itself counts when it is one).
+template <class N> constexpr std::size_t epilogue_matmuls() {
+  using M = std::remove_cvref_t<N>;
+  if constexpr (is_matmul_node_v<M>) return 1;
+  else if constexpr (kind_of_v<M> == op::kind::elementwise) return epilogue_matmuls_below<M>(std::make_index_sequence<M::children::size>{});
+  else return 0;
+}
+
+/// The matmul node of an epilogue tree (the one epilogue_matmuls counts).
+template <class N> const auto& epilogue_matmul(const N& n);
+template <class N, std::size_t I = 0> const auto& epilogue_matmul_below(const N& n) {
+  using C = std::remove_cvref_t<decltype(get<I>(n.operands()))>;
+  if constexpr (epilogue_matmuls<C>() == 1) return epilogue_matmul(get<I>(n.operands()));
+  else return epilogue_matmul_below<N, I + 1>(n);
+}
+template <class N> const auto& epilogue_matmul(const N& n) {
+  if constexpr (is_matmul_node_v<N>) return n;
+  else return epilogue_matmul_below(n);
+}
+
+template <class N, bool Tree = kind_of_v<N> == op::kind::elementwise && epilogue_matmuls<N>() == 1>
+struct epilogue_shape : std::false_type {};
+template <class N> struct epilogue_shape<N, true> {
+  using M = std::remove_cvref_t<decltype(epilogue_matmul(std::declval<const N&>()))>;
+  static constexpr bool value = std::is_same_v<typename M::value_type, typename N::value_type> && M::rank == N::rank &&
+                                N::rank >= 2 && (std::is_same_v<typename N::value_type, float> || std::is_same_v<typename N::value_type, double>);
+};
+
+} // namespace texpr::detail
+
+namespace texpr {
+
+/// True when elementwise node N on Backend evaluates as its matmul's fused GEMM epilogue (when shapes and memory
+/// allow at run time): what tx::placement shows as the node's kernel.
+template <class N, class Backend>
+inline constexpr bool has_gemm_epilogue_v = fused_epilogue<Backend>::available && detail::epilogue_shape<std::remove_cvref_t<N>>::value;
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_EXPR_EPILOGUE_HPP
+// ---- end texpr/expr/epilogue.hpp ----
+
 namespace texpr {
 
 namespace detail {
@@ -4467,9 +5060,12 @@ inline void report_line(std::string& out, std::size_t depth, const std::string& 
   out += '\n';
 }
 
-template <class Backend, class N> void report_node(const N& n, std::size_t depth, std::string& out, report_state& st);
+template <class Backend, class N>
+void report_node(const N& n, std::size_t depth, std::string& out, report_state& st, bool in_epilogue = false);
 
-template <class Backend, class N> void report_node(const N& n, std::size_t depth, std::string& out, report_state& st) {
+// in_epilogue: n is below the root of a fused GEMM epilogue (it runs inside that root's kernel).
+template <class Backend, class N>
+void report_node(const N& n, std::size_t depth, std::string& out, report_state& st, bool in_epilogue) {
   using Op = typename N::op_type;
   using T = typename N::kernel_dtype;
   constexpr op::kind k = op::category_v<Op>;
@@ -4490,8 +5086,14 @@ template <class Backend, class N> void report_node(const N& n, std::size_t depth
     report_line(out, depth, op_label<Op>(), dtype_name_v<T>, to_string(n.shape()), N::backend::name, "constant");
   } else {
     std::string how;
-    if constexpr (has_kernel<Op, T, Backend>) {
+    bool epilogue_below = false;
+    if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, Backend> && has_kernel<Op, T, Backend>) {
+      how = in_epilogue ? std::string("(part of the epilogue above)")
+                        : std::string(fused_epilogue<Backend>::impl::name) + ": this tree, in its matmul's output tiles";
+      epilogue_below = true;
+    } else if constexpr (has_kernel<Op, T, Backend>) {
       how = std::string(kernel<Op, T, Backend>::name);
+      if (in_epilogue && is_matmul_node_v<N>) how += " (runs the epilogue above)";
       if constexpr (k == op::kind::layout) {
         using C = tuple_element_t<0, std::remove_cvref_t<decltype(n.operands())>>;
         constexpr op::kind ck = op::category_v<typename C::op_type>;
@@ -4503,6 +5105,8 @@ template <class Backend, class N> void report_node(const N& n, std::size_t depth
       how = "ERROR: no kernel (evaluation would not compile)";
     }
     report_line(out, depth, op_label<Op>(), dtype_name_v<T>, to_string(n.shape()), Backend::name, how);
+    for_each_operand(n, [&](const auto& c) { report_node<Backend>(c, depth + 1, out, st, epilogue_below); });
+    return;
   }
   for_each_operand(n, [&](const auto& c) { report_node<Backend>(c, depth + 1, out, st); });
 }
@@ -4562,6 +5166,12 @@ template <class Backend = void, operand E> std::string placement(const E& e) {
 #define TEXPR_SI_TEXPR_EVAL_EVALUATE_HPP
 // Evaluating a node into a destination: the compile-time placement check, the shape check, buffering when the
 // destination aliases what the node reads, and the call of the registry row's implementation.
+
+// ---- begin texpr/eval/epilogue.hpp ----
+#ifndef TEXPR_SI_TEXPR_EVAL_EPILOGUE_HPP
+#define TEXPR_SI_TEXPR_EVAL_EPILOGUE_HPP
+// Reading an epilogue tree (expr/epilogue.hpp) with its matmul node replaced by the GEMM's output memory, so that a
+// backend's fused epilogue evaluates the rest of the tree over each finished block of the product in place.
 
 // ---- begin texpr/eval/read.hpp ----
 #ifndef TEXPR_SI_TEXPR_EVAL_READ_HPP
@@ -4999,11 +5609,24 @@ void concat_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::in
   (part(I, get<I>(n.operands())), ...);
 }
 
+/// The hook a composite's expansion is given: keep(e) evaluates an intermediate e into a temporary and returns its
+/// memory; keep.result(e) evaluates e (of the result's shape) into the destination and returns that memory, for an
+/// expansion whose last pass reads a partial result in place (softmax: exp(x - max), then divided by its sums).
+template <class T, std::size_t R, class B> struct composite_keep {
+  const view<T, R, B>& dest;
+  context<B>& ctx;
+  template <class E> auto operator()(const E& e) const { return materialize(capture(e), ctx); }
+  template <class E> view<const T, R, B> result(const E& e) const {
+    evaluate_into(dest, capture(e), ctx);
+    return dest;
+  }
+};
+
 /// dest = composite node n: its operands evaluated once into memory, then its expansion over that memory (what
-/// both backends' composed rows run).
+/// both backends' composed rows run). dest is contiguous and overlaps no operand (evaluate_checked sees to it).
 template <class N, class T, std::size_t R, class B, std::size_t... I>
 void compose_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::index_sequence<I...>) {
-  auto keep = [&ctx](const auto& e) { return materialize(capture(e), ctx); };
+  composite_keep<T, R, B> keep{dest, ctx};
   evaluate_into(dest, capture(n.expand(keep, materialize(get<I>(n.operands()), ctx)...)), ctx);
 }
 
@@ -5037,6 +5660,35 @@ template <std::size_t RO, class N, class B> auto read(const N& n, const shape_t<
 } // namespace texpr::detail
 #endif // TEXPR_SI_TEXPR_EVAL_READ_HPP
 // ---- end texpr/eval/read.hpp ----
+
+namespace texpr::detail {
+
+template <std::size_t RO, class N, class T, class B>
+auto read_epilogue(const N& n, const shape_t<RO>& out, context<B>& ctx, const T* product);
+
+template <std::size_t RO, class N, class T, class B, std::size_t... I>
+auto read_epilogue_map(const N& n, const shape_t<RO>& out, context<B>& ctx, const T* product, std::index_sequence<I...>) {
+  using K = kernel<typename N::op_type, typename N::kernel_dtype, B>;
+  using M = map_accessor<K, typename N::op_type, typename N::value_type,
+                         decltype(read_epilogue(get<I>(n.operands()), out, ctx, product))...>;
+  return M{{{read_epilogue(get<I>(n.operands()), out, ctx, product)}...}};
+}
+
+/// The accessor of epilogue tree n broadcast to `out`, its matmul node read from `product` (row-major, the matmul's
+/// shape); every other operand is read (materialised if need be) as evaluation always does.
+template <std::size_t RO, class N, class T, class B>
+auto read_epilogue(const N& n, const shape_t<RO>& out, context<B>& ctx, const T* product) {
+  if constexpr (is_matmul_node_v<N>)
+    return make_strided_accessor(memory_source<T>{product}, n.shape(), contiguous_strides(n.shape()), out);
+  else if constexpr (epilogue_matmuls<N>() == 1)
+    return read_epilogue_map(n, out, ctx, product, std::make_index_sequence<N::children::size>{});
+  else
+    return read(n, out, ctx);
+}
+
+} // namespace texpr::detail
+#endif // TEXPR_SI_TEXPR_EVAL_EPILOGUE_HPP
+// ---- end texpr/eval/epilogue.hpp ----
 
 namespace texpr::detail {
 
@@ -5151,6 +5803,9 @@ template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate
   }
   using Op = typename N::op_type;
   constexpr op::kind k = kind_of_v<N>;
+  if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, B>) {
+    if (fused_epilogue<B>::impl::run(n, dest, ctx)) return;  // else (broadcast product, overlap): separate passes
+  }
   if constexpr (k == op::kind::elementwise || k == op::kind::generator)
     kernel<Op, typename N::kernel_dtype, B>::assign(dest, read(n, dest.shape(), ctx), ctx);
   else if constexpr (k == op::kind::computed)
@@ -5351,10 +6006,9 @@ template <class Derived> auto expr_base<Derived>::item(texpr::source_location lo
 // Reductions split their input at boundaries that depend only on the input size, and combine the parts in a
 // fixed order, so their results do not depend on the thread count or on scheduling.
 
+#include <chrono>
 #include <condition_variable>
-#include <cstdlib>
 #include <exception>
-#include <mutex>
 #include <thread>
 
 namespace texpr {
@@ -5377,8 +6031,27 @@ inline std::atomic<int>& requested_threads() {
 
 inline thread_local bool in_pool_task = false;
 
-// The pool: workers sleep on a condition variable between jobs; a job is a task count and a callback, and
-// tasks are handed out through an atomic counter (dynamic scheduling).
+// Waits briefly for a condition by polling, before a caller falls back to sleeping: waking a sleeping thread
+// through the kernel costs 10-50 us on a VM, as much as a whole 64-row GEMM (issue 14), and the host backend runs
+// many short parallel loops back to back. Returns whether cond() became true within about `us` microseconds.
+template <class Cond> bool spin_until(Cond&& cond, int us) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (cond()) return true;
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+      __builtin_ia32_pause();
+#endif
+    }
+    if (std::chrono::steady_clock::now() >= until) return cond();
+  }
+}
+
+/// How long (microseconds) an idle pool thread polls for the next job before it sleeps.
+inline constexpr int pool_spin_us = 200;
+
+// The pool: workers poll for a new job for pool_spin_us after each one, then sleep on a condition variable; a
+// job is a task count and a callback, and tasks are handed out through an atomic counter (dynamic scheduling).
 class thread_pool {
  public:
   static thread_pool& instance() {
@@ -5390,7 +6063,7 @@ class thread_pool {
   ~thread_pool() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
+      stop_.store(true);
     }
     wake_.notify_all();
     for (auto& w : workers_) w.join();
@@ -5418,17 +6091,18 @@ class thread_pool {
       call_ = call;
       arg_ = arg;
       tasks_ = tasks;
-      next_.store(0, std::memory_order_relaxed);
+      next_.store(0, std::memory_order_release);
       participants_ = threads - 1;
       error_ = nullptr;
-      ++generation_;
+      generation_.fetch_add(1, std::memory_order_release);
+      if (sleepers_ > 0) wake_.notify_all();
     }
-    wake_.notify_all();
     work();
     // Every task has been taken; wait only for the workers that took some. A worker that wakes later finds
     // no task left and does not join, so a descheduled thread never holds up the caller (a loaded machine).
+    spin_until([this] { return active_.load(std::memory_order_acquire) == 0; }, pool_spin_us);
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return active_ == 0; });
+    done_.wait(lock, [this] { return active_.load(std::memory_order_relaxed) == 0; });
     call_ = nullptr;
     if (error_) std::rethrow_exception(error_);
   }
@@ -5440,7 +6114,7 @@ class thread_pool {
     const bool was = in_pool_task;
     in_pool_task = true;
     try {
-      for (index_t t; (t = next_.fetch_add(1, std::memory_order_relaxed)) < tasks_;) call_(arg_, t);
+      for (index_t t; (t = next_.fetch_add(1, std::memory_order_acq_rel)) < tasks_;) call_(arg_, t);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!error_) error_ = std::current_exception();
@@ -5451,32 +6125,36 @@ class thread_pool {
 
   void worker_loop(int id) {
     std::uint64_t seen = 0;
-    std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      spin_until([&] { return generation_.load(std::memory_order_acquire) != seen || stop_.load(); }, pool_spin_us);
+      std::unique_lock<std::mutex> lock(mutex_);
+      ++sleepers_;
+      wake_.wait(lock, [&] { return stop_.load() || generation_.load(std::memory_order_relaxed) != seen; });
+      --sleepers_;
+      if (stop_.load()) return;
+      seen = generation_.load(std::memory_order_relaxed);
       if (id >= participants_ || next_.load(std::memory_order_relaxed) >= tasks_) continue;
-      ++active_;
+      active_.fetch_add(1, std::memory_order_relaxed);
       lock.unlock();
       work();
       lock.lock();
-      if (--active_ == 0) done_.notify_one();
+      if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.notify_one();
     }
   }
 
   std::mutex run_mutex_;  // one job at a time; a second caller runs serially
-  std::mutex mutex_;
+  std::mutex mutex_;      // guards the job description below, sleepers_ and the condition variables
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;
-  bool stop_ = false;
-  std::uint64_t generation_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> generation_{0};  // bumped once per job; polled by idle workers
   void (*call_)(void*, index_t) = nullptr;
   void* arg_ = nullptr;
   index_t tasks_ = 0;
   std::atomic<index_t> next_{0};
   int participants_ = 0;
-  int active_ = 0;  // workers inside work() for the current job
+  int sleepers_ = 0;               // workers blocked on wake_
+  std::atomic<int> active_{0};     // workers inside work() for the current job
   std::exception_ptr error_;
 };
 
@@ -5574,6 +6252,18 @@ template <class Acc> struct line_reader {
       f(local, j0, n);
     }
   }
+
+  /// Like for_chunks, over columns [c0, c1) of the line only (a fused epilogue's block of a GEMM output).
+  template <std::size_t R, class F> void for_chunks_in(const index_t* idx, index_t len, index_t c0, index_t c1, F&& f) {
+    acc.seek(idx, R - 1);
+    reader->bind(acc, len);
+    for (index_t j0 = c0; j0 < c1; j0 += chunk_elements) {
+      const index_t n = c1 - j0 < chunk_elements ? c1 - j0 : chunk_elements;
+      reader->start(j0, n);
+      const chunk_reader_t<Acc> local = *reader;
+      f(local, j0, n);
+    }
+  }
 };
 
 } // namespace texpr::detail::host_impl
@@ -5658,7 +6348,8 @@ void composed::run(const N& n, const view<T, R, host>& dest, context<host>& ctx)
 // ---- begin texpr/backend/host/matmul.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_HOST_MATMUL_HPP
 #define TEXPR_SI_TEXPR_BACKEND_HOST_MATMUL_HPP
-// host_kernels::blocked_gemm: a matmul node as a batch of GEMMs (gemm.hpp) reading its operands in place.
+// host_kernels::blocked_gemm: a matmul node as a batch of GEMMs (gemm.hpp) reading its operands in place; and
+// host_kernels::gemm_epilogue: an elementwise tree over one matmul, applied to each finished block of the GEMM.
 
 // ---- begin texpr/backend/host/gemm.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_HOST_GEMM_HPP
@@ -5805,11 +6496,12 @@ TEXPR_GEMM_X86_ISA(avx512_isa, 64, 32, TEXPR_AVX512_FN)
 #undef TEXPR_GEMM_X86_ISA
 #endif
 
-// C tile (MR x NV*lanes, leading dimension ldc) = or += packed A sliver (kc x MR) times packed B sliver (kc x NR).
+// C tile (MR x NV*lanes, leading dimension ldc) = or += packed A sliver (kc x MR) times a B sliver (kc x NR, row p at
+// b + p * ldb: ldb = NR when packed, B's row stride when read in place).
 // Defined once per instruction set (a macro, because the target attribute cannot depend on a template argument).
 #define TEXPR_GEMM_MICRO_KERNEL(NAME, ATTR, ISA)                                                                 \
-  template <class T, int MR, int NV>                                                                            \
-  ATTR void NAME(index_t kc, const T* a, const T* b, T* c, index_t ldc, bool accumulate) {                     \
+  template <class T, int MR, int NV, int AS = MR>                                                               \
+  ATTR void NAME(index_t kc, const T* a, const T* b, index_t ldb, T* c, index_t ldc, bool accumulate) {        \
     using Isa = ISA;                                                                                            \
     using V = typename Isa::template vec<T>;                                                                    \
     constexpr int W = Isa::template lanes<T>;                                                                   \
@@ -5827,8 +6519,8 @@ TEXPR_GEMM_X86_ISA(avx512_isa, 64, 32, TEXPR_AVX512_FN)
         const V av = Isa::bcast(a + i);                                                                         \
         TEXPR_GEMM_UNROLL for (int j = 0; j < NV; ++j) r[i][j] = Isa::fma(av, bv[j], r[i][j]);                  \
       }                                                                                                         \
-      a += MR;                                                                                                  \
-      b += NV * W;                                                                                              \
+      a += AS;                                                                                                  \
+      b += ldb;                                                                                                 \
     }                                                                                                           \
     TEXPR_GEMM_UNROLL for (int i = 0; i < MR; ++i) TEXPR_GEMM_UNROLL for (int j = 0; j < NV; ++j) {             \
       T* cp = c + i * ldc + j * W;                                                                              \
@@ -5844,9 +6536,65 @@ TEXPR_GEMM_MICRO_KERNEL(avx512_micro_kernel, __attribute__((target("avx512f,avx2
 #endif
 #undef TEXPR_GEMM_MICRO_KERNEL
 
+// Skinny products (n <= 16: a classifier's 10 outputs): C rows [0, m) = A (row-major rows, unit stride) times
+// B, with B transposed into bt (n x k, row j = column j of B). Each C element is a dot product of an A row and a
+// bt row, vectorised along k, two rows of A at a time and up to 12 columns per pass (24 accumulators). Packing A
+// as the tiled kernel does costs as much as the whole product when each A element is used only n times.
+#define TEXPR_GEMM_DOT_KERNEL(NAME, ATTR, ISA)                                                                  \
+  template <class T>                                                                                            \
+  ATTR void NAME(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* bt, T* c, index_t ldc) {    \
+    using Isa = ISA;                                                                                            \
+    using V = typename Isa::template vec<T>;                                                                    \
+    constexpr int W = Isa::template lanes<T>;                                                                   \
+    constexpr int NC = 12;                                                                                      \
+    const index_t kv = k / W * W;                                                                               \
+    for (index_t i = 0; i < m; i += 2) {                                                                        \
+      const bool two = i + 1 < m;                                                                               \
+      const T* a0 = a + i * lda;                                                                                \
+      const T* a1 = two ? a0 + lda : a0;                                                                        \
+      for (index_t j0 = 0; j0 < n; j0 += NC) {                                                                  \
+        const int cols = static_cast<int>(n - j0 < NC ? n - j0 : NC);                                           \
+        V r0[NC], r1[NC];                                                                                       \
+        TEXPR_GEMM_UNROLL for (int j = 0; j < NC; ++j) r0[j] = r1[j] = Isa::template zero<T>();                 \
+        for (index_t p = 0; p < kv; p += W) {                                                                   \
+          const V x0 = Isa::loadu(a0 + p), x1 = Isa::loadu(a1 + p);                                            \
+          TEXPR_GEMM_UNROLL for (int j = 0; j < NC; ++j) {                                                      \
+            if (j < cols) {                                                                                     \
+              const V y = Isa::loadu(bt + (j0 + j) * k + p);                                                    \
+              r0[j] = Isa::fma(x0, y, r0[j]);                                                                   \
+              r1[j] = Isa::fma(x1, y, r1[j]);                                                                   \
+            }                                                                                                   \
+          }                                                                                                     \
+        }                                                                                                       \
+        for (int j = 0; j < cols; ++j) {                                                                        \
+          T s0 = 0, s1 = 0;                                                                                     \
+          for (int l = 0; l < W; ++l) {                                                                         \
+            s0 += r0[j][l];                                                                                     \
+            s1 += r1[j][l];                                                                                     \
+          }                                                                                                     \
+          const T* y = bt + (j0 + j) * k;                                                                       \
+          for (index_t p = kv; p < k; ++p) {                                                                    \
+            s0 += a0[p] * y[p];                                                                                 \
+            s1 += a1[p] * y[p];                                                                                 \
+          }                                                                                                     \
+          c[i * ldc + j0 + j] = s0;                                                                             \
+          if (two) c[(i + 1) * ldc + j0 + j] = s1;                                                              \
+        }                                                                                                       \
+      }                                                                                                         \
+    }                                                                                                           \
+  }
+
+#if defined(TEXPR_GEMM_X86)
+TEXPR_GEMM_DOT_KERNEL(avx512_dot_kernel, __attribute__((target("avx512f,avx2,fma"))) inline, avx512_isa)
+TEXPR_GEMM_DOT_KERNEL(avx2_dot_kernel, __attribute__((target("avx2,fma"))) inline, avx2_isa)
+#endif
+#undef TEXPR_GEMM_DOT_KERNEL
+
 // Blocking for one (instruction set, dtype): register tile MR x NR, cache blocks MC x KC (A) and KC x NC (B).
-template <class Isa, class T> struct blocking {
-  static constexpr int nv = 2;
+// NV = 1 is the narrow variant for n of one vector or less (n = 10 outputs: a 2-vector tile would waste 22 of 32
+// columns, and ran at 20 GFLOP/s).
+template <class Isa, class T, int NV = 2> struct blocking {
+  static constexpr int nv = NV;
   static constexpr int mr = Isa::registers == 32 ? 12 : 6;  // 2*mr accumulators + 2 B vectors + 1 A broadcast
   static constexpr index_t nr = nv * Isa::template lanes<T>;
   static constexpr index_t kc = 1024 / sizeof(T);                 // A sliver (MR x KC) stays in L1
@@ -5906,38 +6654,126 @@ template <class T, index_t NR> void pack_b(index_t s0, index_t s1, index_t nc, i
 // The driver itself is one function per dtype (not one per instruction set), which keeps the code every TU
 // that uses matmul compiles small; the hot loop is inside the micro-kernel, called once per MR x NR tile.
 template <class T> struct kernel_set {
-  using kernel_fn = void (*)(index_t kc, const T* a, const T* b, T* c, index_t ldc, bool accumulate);
+  using kernel_fn = void (*)(index_t kc, const T* a, const T* b, index_t ldb, T* c, index_t ldc, bool accumulate);
   using pack_a_fn = void (*)(index_t mc, index_t kc, const T* a, index_t rs, index_t cs, T* out);
   using pack_b_fn = void (*)(index_t s0, index_t s1, index_t nc, index_t kc, const T* b, index_t rs, index_t cs, T* out);
   index_t mr, nr, kc, mc, nc;
   kernel_fn kernel;
+  kernel_fn edge;  ///< 4 rows of a packed MR-row sliver (A step MR): the last rows of m without a full tile's waste
   pack_a_fn pack_a;
   pack_b_fn pack_b;
 };
 inline constexpr index_t max_tile = 12 * 32;  // the largest MR x NR register tile (AVX-512 float)
 
-template <class Isa, class T, class Kernel> constexpr kernel_set<T> make_kernel_set(Kernel kernel) {
-  using P = blocking<Isa, T>;
+template <class Isa, class T, int NV, class Kernel> constexpr kernel_set<T> make_kernel_set(Kernel kernel, Kernel edge) {
+  using P = blocking<Isa, T, NV>;
   static_assert(P::mr * P::nr <= max_tile);
-  return {P::mr, P::nr, P::kc, P::mc, P::nc, kernel, &pack_a<T, P::mr>, &pack_b<T, P::nr>};
+  return {P::mr, P::nr, P::kc, P::mc, P::nc, kernel, edge, &pack_a<T, P::mr>, &pack_b<T, P::nr>};
+}
+
+/// Work applied to finished blocks of C: fn(arg, r0, r1, c0, c1) runs once for every block [r0, r1) x [c0, c1) of
+/// C after its last depth panel, while the block is still in cache (a fused epilogue such as elu(x w + b)).
+struct gemm_epilogue {
+  void (*fn)(void* arg, index_t r0, index_t r1, index_t c0, index_t c1) = nullptr;
+  void* arg = nullptr;
+};
+
+/// Multiply-adds below which a GEMM runs on one thread: 64 x 256 x 128 (2^21) is about 20 us on one core, and a
+/// parallel region costs 2-5 us with the pool's polling workers (measured: 64 x 256 x 10 loses on 2 threads).
+inline constexpr double gemm_thread_threshold = double(1 << 21);
+
+// Computes rows [r0, r1) (MR-aligned r0) of C for B slivers [s0, s1) from packed A (ap: the slivers of rows from
+// r0 on) and packed B, then runs the epilogue on the block when this is the last depth panel. With bdirect, full
+// slivers of B are read in place (row p of the panel at bdirect + p * ldb) and only a narrower last sliver is packed.
+template <class T>
+void gemm_block(const kernel_set<T>& ks, index_t r0, index_t r1, index_t s0, index_t s1, index_t kc, index_t nc,
+                const T* ap, const T* bp, const T* bdirect, index_t ldb, T* c, index_t ldc, index_t jc, bool accumulate,
+                const gemm_epilogue* epi) {
+  const index_t MR = ks.mr, NR = ks.nr;
+  alignas(64) T tile[max_tile];
+  // The A sliver stays in L1 while the B slivers stream from L2.
+  for (index_t i0 = r0; i0 < r1; i0 += MR) {
+    const index_t rows = std::min<index_t>(MR, r1 - i0);
+    const T* as = ap + (i0 - r0) * kc;
+    for (index_t s = s0; s < s1; ++s) {
+      const index_t j0 = s * NR, cols = std::min<index_t>(NR, nc - j0);
+      const bool direct = bdirect && cols == NR;
+      const T* bs = direct ? bdirect + j0 : bp + s * kc * NR;
+      const index_t bstep = direct ? ldb : NR;
+      T* cp = c + i0 * ldc + jc + j0;
+      if (rows == MR && cols == NR) {
+        ks.kernel(kc, as, bs, bstep, cp, ldc, accumulate);
+      } else if (cols == NR && rows % 4 == 0) {  // 4 or 8 rows left (m = 64, 128 with MR = 12)
+        for (index_t q = 0; q < rows; q += 4) ks.edge(kc, as + q, bs, bstep, cp + q * ldc, ldc, accumulate);
+      } else {
+        ks.kernel(kc, as, bs, bstep, tile, NR, false);
+        for (index_t i = 0; i < rows; ++i)
+          for (index_t j = 0; j < cols; ++j)
+            cp[i * ldc + j] = accumulate ? cp[i * ldc + j] + tile[i * NR + j] : tile[i * NR + j];
+      }
+    }
+    if (epi) epi->fn(epi->arg, i0, i0 + rows, jc + s0 * NR, jc + std::min(s1 * NR, nc));
+  }
 }
 
 // The blocked driver: C = A * B through the kernel set's packing routines and micro-kernel (A and B strided as
-// in pack_a / pack_b, C row-major contiguous).
+// in pack_a / pack_b, C row-major contiguous), then the epilogue (if any) on each finished block.
+//
+// Depth panels are of even size (k = 784 runs as 4 x 196, not 3 x 256 + 16). When A's panel fits in 4 MiB, A and
+// B are packed once per depth panel by all threads together and the tasks (row groups x column groups) only
+// compute; a larger A is packed by each task for its own rows (row panels of MC).
 template <class T>
 void gemm_blocked(index_t m, index_t n, index_t k, const T* a, index_t ars, index_t acs, const T* b, index_t brs,
-                  index_t bcs, T* c, const kernel_set<T>& ks) {
+                  index_t bcs, T* c, const kernel_set<T>& ks, const gemm_epilogue* epi) {
   const index_t MR = ks.mr, NR = ks.nr;
-  const bool threaded = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= 1 << 21;
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const index_t threads = work >= gemm_thread_threshold ? static_cast<index_t>(num_threads()) : 1;
+  const index_t kpanels = (k + ks.kc - 1) / ks.kc, kstep = (k + kpanels - 1) / kpanels;
+  const index_t a_slivers = (m + MR - 1) / MR;
+  const bool share_a = static_cast<std::size_t>(a_slivers * MR * kstep) * sizeof(T) <= (std::size_t(4) << 20);
+  // Few rows reuse each element of B only m / MR times, too few to repay packing it: a row-major B is read in place.
+  const bool direct_b = share_a && bcs == 1 && m <= 256;
   for (index_t jc = 0; jc < n; jc += ks.nc) {
     const index_t nc = std::min(ks.nc, n - jc);
     const index_t slivers = (nc + NR - 1) / NR;
-    for (index_t pc = 0; pc < k; pc += ks.kc) {
-      const index_t kc = std::min(ks.kc, k - pc);
+    for (index_t pc = 0; pc < k; pc += kstep) {
+      const index_t kc = std::min(kstep, k - pc);
       const bool accumulate = pc > 0;
+      const gemm_epilogue* last = pc + kc >= k ? epi : nullptr;
       T* bp = scratch<T, 0>(static_cast<std::size_t>(slivers * NR * kc));
       const T* bsrc = b + pc * brs + jc * bcs;
-      const index_t pack_tasks = threaded && num_threads() > 1 ? std::min<index_t>(slivers, 16) : 1;
+      const T* asrc = a + pc * acs;
+      if (share_a) {
+        T* ap = scratch<T, 1>(static_cast<std::size_t>(a_slivers * MR * kc));
+        // One parallel pass packs B's slivers (only a narrow last one when B is read in place) then A's (units of
+        // 4 slivers), then one computes.
+        const index_t bfirst = direct_b ? (nc % NR ? slivers - 1 : slivers) : 0;
+        const index_t bu = (slivers - bfirst + 3) / 4, units = bu + (a_slivers + 3) / 4;
+        parallel_for(threads > 1 ? units : 1, [&](index_t t) {
+          const index_t u0 = threads > 1 ? t : 0, u1 = threads > 1 ? t + 1 : units;
+          for (index_t u = u0; u < u1; ++u) {
+            if (u < bu) {
+              ks.pack_b(bfirst + 4 * u, std::min(slivers, bfirst + 4 * u + 4), nc, kc, bsrc, brs, bcs, bp);
+            } else {
+              const index_t i0 = 4 * (u - bu) * MR, i1 = std::min(m, i0 + 4 * MR);
+              ks.pack_a(i1 - i0, kc, asrc + i0 * ars, ars, acs, ap + i0 * kc);
+            }
+          }
+        });
+        // Column groups first (each thread's share of packed B stays in its own L2), then row groups up to about
+        // 4 tasks per thread for balance.
+        const index_t cgroups = std::min(slivers, threads);
+        const index_t rgroups = std::min(a_slivers, (4 * threads + cgroups - 1) / cgroups);
+        parallel_for(cgroups * rgroups, [&](index_t t) {
+          const index_t rg = t / cgroups, cg = t % cgroups;
+          const index_t r0 = a_slivers * rg / rgroups * MR, r1 = std::min(m, a_slivers * (rg + 1) / rgroups * MR);
+          const index_t s0 = slivers * cg / cgroups, s1 = slivers * (cg + 1) / cgroups;
+          if (r0 < r1 && s0 < s1)
+            gemm_block(ks, r0, r1, s0, s1, kc, nc, ap + r0 * kc, bp, direct_b ? bsrc : nullptr, brs, c, n, jc, accumulate, last);
+        });
+        continue;
+      }
+      const index_t pack_tasks = threads > 1 ? std::min<index_t>(slivers, 16) : 1;
       parallel_for(pack_tasks, [&](index_t t) {
         ks.pack_b(slivers * t / pack_tasks, slivers * (t + 1) / pack_tasks, nc, kc, bsrc, brs, bcs, bp);
       });
@@ -5945,7 +6781,6 @@ void gemm_blocked(index_t m, index_t n, index_t k, const T* a, index_t ars, inde
       // on 2 threads and gained 1.1-1.3x over one thread; with 8 (22 tasks), 1.5x (bench/README.md).
       const index_t mblocks = (m + ks.mc - 1) / ks.mc;
       const index_t mstep = ((m + mblocks - 1) / mblocks + MR - 1) / MR * MR;  // even row panels, MR-aligned
-      const index_t threads = threaded ? static_cast<index_t>(num_threads()) : 1;
       const index_t want = threads > 1 ? 8 * threads : 1;
       const index_t jsplit = std::clamp<index_t>((want + mblocks - 1) / mblocks, 1, std::max<index_t>(1, slivers / 2));
       parallel_for(mblocks * jsplit, [&](index_t t) {
@@ -5954,30 +6789,31 @@ void gemm_blocked(index_t m, index_t n, index_t k, const T* a, index_t ars, inde
         if (mc <= 0) return;
         const index_t s0 = slivers * js / jsplit, s1 = slivers * (js + 1) / jsplit;
         if (s0 == s1) return;
-        T* ap = scratch<T, 1>(static_cast<std::size_t>(ks.mc * kc));
-        ks.pack_a(mc, kc, a + ic * ars + pc * acs, ars, acs, ap);
-        alignas(64) T tile[max_tile];
-        // The A sliver stays in L1 while the B slivers stream from L2.
-        for (index_t i0 = 0; i0 < mc; i0 += MR) {
-          const index_t rows = std::min<index_t>(MR, mc - i0);
-          const T* as = ap + i0 * kc;
-          for (index_t s = s0; s < s1; ++s) {
-            const index_t j0 = s * NR, cols = std::min<index_t>(NR, nc - j0);
-            const T* bs = bp + s * kc * NR;
-            T* cp = c + (ic + i0) * n + jc + j0;
-            if (rows == MR && cols == NR) {
-              ks.kernel(kc, as, bs, cp, n, accumulate);
-            } else {
-              ks.kernel(kc, as, bs, tile, NR, false);
-              for (index_t i = 0; i < rows; ++i)
-                for (index_t j = 0; j < cols; ++j)
-                  cp[i * n + j] = accumulate ? cp[i * n + j] + tile[i * NR + j] : tile[i * NR + j];
-            }
-          }
-        }
+        T* ap = scratch<T, 1>(static_cast<std::size_t>(mstep * kc));
+        ks.pack_a(mc, kc, asrc + ic * ars, ars, acs, ap);
+        gemm_block(ks, ic, ic + mc, s0, s1, kc, nc, ap, bp, static_cast<const T*>(nullptr), 0, c, n, jc, accumulate, last);
       });
     }
   }
+}
+
+// C = A * B through a dot-product kernel (above): B transposed once into scratch, rows of A split over threads in
+// pairs, the epilogue (if any) on each task's rows.
+template <class T, class Kernel>
+void gemm_dot(index_t m, index_t n, index_t k, const T* a, index_t ars, const T* b, index_t brs, index_t bcs, T* c,
+              Kernel kernel, const gemm_epilogue* epi) {
+  T* bt = scratch<T, 0>(static_cast<std::size_t>(n * k));
+  for (index_t j = 0; j < n; ++j)
+    for (index_t p = 0; p < k; ++p) bt[j * k + p] = b[p * brs + j * bcs];
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const index_t pairs = (m + 1) / 2;
+  const index_t tasks = work >= gemm_thread_threshold ? std::min<index_t>(pairs, 4 * num_threads()) : 1;
+  parallel_for(tasks, [&](index_t t) {
+    const index_t r0 = 2 * (pairs * t / tasks), r1 = std::min(m, 2 * (pairs * (t + 1) / tasks));
+    if (r0 >= r1) return;
+    kernel(r1 - r0, n, k, a + r0 * ars, ars, bt, c + r0 * n, n);
+    if (epi) epi->fn(epi->arg, r0, r1, 0, n);
+  });
 }
 
 #if defined(TEXPR_GEMM_X86)
@@ -6011,31 +6847,41 @@ inline int cpu_level() {
 /// Integers wrap around.
 template <class T>
 void gemm(index_t m, index_t n, index_t k, const T* a, index_t ars, index_t acs, const T* b, index_t brs, index_t bcs,
-          T* c) {
+          T* c, const gemm_detail::gemm_epilogue* epi = nullptr) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (m == 0 || n == 0) return;
     if (k == 0) {
       std::fill(c, c + m * n, T(0));
+      if (epi) epi->fn(epi->arg, 0, m, 0, n);
       return;
     }
     using namespace gemm_detail;
+#define TEXPR_GEMM_KERNEL_SET(NAME, ISA, KERNEL, NV)                                             \
+    static constexpr kernel_set<T> NAME = make_kernel_set<ISA, T, NV>(                          \
+        &KERNEL<T, blocking<ISA, T, NV>::mr, NV>, &KERNEL<T, 4, NV, blocking<ISA, T, NV>::mr>);
 #if defined(TEXPR_GEMM_X86)
-    static constexpr kernel_set<T> avx512 = make_kernel_set<avx512_isa, T>(
-        &avx512_micro_kernel<T, blocking<avx512_isa, T>::mr, blocking<avx512_isa, T>::nv>);
-    static constexpr kernel_set<T> avx2 =
-        make_kernel_set<avx2_isa, T>(&avx2_micro_kernel<T, blocking<avx2_isa, T>::mr, blocking<avx2_isa, T>::nv>);
+    TEXPR_GEMM_KERNEL_SET(avx512, avx512_isa, avx512_micro_kernel, 2)
+    TEXPR_GEMM_KERNEL_SET(avx512_narrow, avx512_isa, avx512_micro_kernel, 1)
+    TEXPR_GEMM_KERNEL_SET(avx2, avx2_isa, avx2_micro_kernel, 2)
+    TEXPR_GEMM_KERNEL_SET(avx2_narrow, avx2_isa, avx2_micro_kernel, 1)
 #endif
-    static constexpr kernel_set<T> portable = make_kernel_set<portable_isa, T>(
-        &portable_micro_kernel<T, blocking<portable_isa, T>::mr, blocking<portable_isa, T>::nv>);
+    TEXPR_GEMM_KERNEL_SET(portable, portable_isa, portable_micro_kernel, 2)
+#undef TEXPR_GEMM_KERNEL_SET
     const kernel_set<T>* ks = &portable;
 #if defined(TEXPR_GEMM_X86)
     const int level = cpu_level();
-    if (level == 2) ks = &avx512;
-    else if (level == 1) ks = &avx2;
+    if (level >= 1 && n <= 12 && acs == 1 && k >= 32) {  // skinny product (one pass of columns), A rows in place
+      if (level == 2) gemm_dot<T>(m, n, k, a, ars, b, brs, bcs, c, &avx512_dot_kernel<T>, epi);
+      else gemm_dot<T>(m, n, k, a, ars, b, brs, bcs, c, &avx2_dot_kernel<T>, epi);
+      return;
+    }
+    if (level == 2) ks = n <= avx512_narrow.nr ? &avx512_narrow : &avx512;
+    else if (level == 1) ks = n <= avx2_narrow.nr ? &avx2_narrow : &avx2;
 #endif
-    gemm_blocked<T>(m, n, k, a, ars, acs, b, brs, bcs, c, *ks);
+    gemm_blocked<T>(m, n, k, a, ars, acs, b, brs, bcs, c, *ks, epi);
   } else {
     gemm_exact(m, n, k, a, ars, acs, b, brs, bcs, c);
+    if (epi && m > 0 && n > 0) epi->fn(epi->arg, 0, m, 0, n);
   }
 }
 
@@ -6149,6 +6995,66 @@ void blocked_gemm::run(const N& n, const view<T, R, host>& dest, context<host>& 
   }
 }
 
+namespace detail_epilogue {
+
+// Whether any operand's memory overlaps dest: the GEMM writes partial products into dest before the epilogue reads
+// the other operands, so unlike a fused elementwise pass, reading an element where it is written is not safe.
+struct any_overlap {
+  detail::leaf_memory d;
+  bool found = false;
+  void operator()(const detail::leaf_memory& m, bool) {
+    if (m.lo && m.lo < d.hi && d.lo < m.hi) found = true;
+  }
+};
+
+// The epilogue over one block of batch q's product: dest rows [r0, r1) x columns [c0, c1) = the tree, read with
+// the product from dest itself.
+template <class T, std::size_t R, class Acc> struct block_pass {
+  const Acc* acc;
+  T* d;
+  shape_t<R> shape;
+  index_t rows_per_batch, q;
+  static void run(void* self, index_t r0, index_t r1, index_t c0, index_t c1) {
+    const auto& s = *static_cast<const block_pass*>(self);
+    detail::host_impl::line_reader<Acc> lines(*s.acc);
+    index_t idx[R] = {};
+    detail::host_impl::row_index(s.q * s.rows_per_batch + r0, s.shape, idx);
+    const index_t len = s.shape[R - 1];
+    for (index_t r = r0; r < r1; ++r, detail::host_impl::next_row(idx, s.shape)) {
+      T* row = s.d + (s.q * s.rows_per_batch + r) * len;
+      lines.template for_chunks_in<R>(idx, len, c0, c1, [&](const auto& c, index_t j0, index_t m) {
+        T* out = row + j0;
+        for (index_t j = 0; j < m; ++j) out[j] = c[j];
+      });
+    }
+  }
+};
+
+} // namespace detail_epilogue
+
+template <class N, class T, std::size_t R>
+bool gemm_epilogue::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  const auto& mm = detail::epilogue_matmul(n);
+  if (mm.shape() != dest.shape() || !dest.is_contiguous() || dest.size() == 0) return false;
+  detail_epilogue::any_overlap check{detail::describe_memory(dest.data(), dest.shape(), dest.strides())};
+  detail::for_each_memory(n, ctx, true, check);
+  if (check.found) return false;
+  const auto p = detail::make_matmul_plan(mm, ctx);
+  if (p.n != dest.shape()[R - 1] || p.m != dest.shape()[R - 2]) return false;
+  T* c = dest.data();
+  const auto acc = detail::read_epilogue(n, dest.shape(), ctx, static_cast<const T*>(c));
+  using pass = detail_epilogue::block_pass<T, R, std::remove_const_t<decltype(acc)>>;
+  const index_t batches = p.batch_count();
+  for (index_t q = 0; q < batches; ++q) {
+    const auto [oa, ob] = p.offsets(q);
+    pass state{&acc, c, dest.shape(), p.m, q};
+    const detail::host_impl::gemm_detail::gemm_epilogue epi{&pass::run, &state};
+    detail::host_impl::gemm(p.m, p.n, p.k, p.a.data + oa, p.a.rs, p.a.cs, p.b.data + ob, p.b.rs, p.b.cs,
+                            c + q * p.m * p.n, &epi);
+  }
+  return true;
+}
+
 } // namespace texpr::host_kernels
 #endif // TEXPR_SI_TEXPR_BACKEND_HOST_MATMUL_HPP
 // ---- end texpr/backend/host/matmul.hpp ----
@@ -6156,10 +7062,13 @@ void blocked_gemm::run(const N& n, const view<T, R, host>& dest, context<host>& 
 #ifndef TEXPR_SI_TEXPR_BACKEND_HOST_REDUCE_HPP
 #define TEXPR_SI_TEXPR_BACKEND_HOST_REDUCE_HPP
 // host_kernels::pairwise_reduce: reductions over everything, along one axis, or over several axes (sum_to). Each
-// reduction accumulates blocks of 256 elements in 16 independent lanes (vectorisable, and each lane sums only
-// 16 values) and combines the blocks pairwise (a binary counter), so the rounding error grows like
-// (16 + log2(n / 256)) ulp rather than n. Inputs are cut at boundaries that depend only on their shape and the
-// parts combined in a fixed order: the result does not depend on the thread count.
+// reduction accumulates blocks of 256 elements in 16 independent lanes (lane k takes elements k, k + 16, ...: at
+// most 16 each) and combines the lanes by a tree and the blocks pairwise (a binary counter), so the rounding error
+// grows like (16 + 4 + log2(n / 256)) ulp rather than n. Inputs are cut at boundaries that depend only on their
+// shape and the parts combined in a fixed order: the result does not depend on the thread count.
+//
+// Speed: the lanes are vectors (see "Vector lanes"), a block is read in order, one block after another, so a row
+// or a range streams at memory bandwidth; a non-last axis is read four rows at a time in wide column tiles.
 
 namespace texpr::detail::host_impl {
 
@@ -6179,7 +7088,7 @@ template <class A, class Op, class Get> A reduce_block(const Op& op, const Get& 
   index_t i = 0;
   for (; i + lanes <= len; i += lanes)
     for (index_t k = 0; k < lanes; ++k) lane[k] = op.combine(lane[k], lifted<A>(op, get, base, begin + i + k));
-  for (; i < len; ++i) lane[0] = op.combine(lane[0], lifted<A>(op, get, base, begin + i));
+  for (; i < len; ++i) lane[i % lanes] = op.combine(lane[i % lanes], lifted<A>(op, get, base, begin + i));
   for (index_t w = lanes / 2; w > 0; w /= 2)
     for (index_t k = 0; k < w; ++k) lane[k] = op.combine(lane[k], lane[k + w]);
   return lane[0];
@@ -6238,7 +7147,8 @@ template <class A, class Op> struct column_cascade {
 };
 
 // G consecutive full blocks from `begin` at once, each reduced exactly as reduce_block does (same order of
-// operations, so the same result), interleaved so that G accumulator chains and G lane trees overlap.
+// operations, so the same result), interleaved so that G accumulator chains and G lane trees overlap. The
+// generic form: every op where the compiler has no vector extensions.
 template <int G, class A, class Op, class Get> void reduce_blocks(const Op& op, const Get& get, index_t base, index_t begin, A* out) {
   A lane[G][lanes];
   for (auto& l : lane)
@@ -6253,8 +7163,419 @@ template <int G, class A, class Op, class Get> void reduce_blocks(const Op& op, 
   for (int g = 0; g < G; ++g) out[g] = lane[g][0];
 }
 
+// Vector lanes. reduce_block's 16 lanes as GCC/Clang vectors (vector extensions, no intrinsics: the header is
+// also host code under nvcc), for the ops whose combine of a lane with its next element is the same arithmetic in
+// every lane: sum, sum_to and mean add, prod multiplies, max and min select, var and stddev take a Welford step
+// (every lane has seen as many elements), logsumexp rescales with one exp. The same operations in the same order
+// as reduce_block, so the same results. (A lane array indexed by block was kept in registers only partly: one
+// accumulator chain went through the stack, a store-to-load round trip per add. Named vectors stay in
+// registers.) argmax and argmin select a value and the step it came at.
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(TEXPR_REDUCE_NO_VECTORS)
+#define TEXPR_REDUCE_VECTORS 1
+#if defined(__CUDACC__)
+#define TEXPR_REDUCE_UNROLL  // nvcc's front end rejects "GCC unroll"; the host compiler unrolls the short loops anyway
+#else
+#define TEXPR_REDUCE_UNROLL _Pragma("GCC unroll 16")
+#endif
+#else
+#define TEXPR_REDUCE_VECTORS 0
+#define TEXPR_REDUCE_UNROLL
+#endif
+
+enum class lane_fold { none, add, mul, max, min, moments, logsumexp, argmax, argmin };
+
+template <class Op, class A> constexpr lane_fold lane_fold_of() {
+  constexpr bool number = std::is_same_v<A, float> || std::is_same_v<A, double> || std::is_same_v<A, std::int32_t> ||
+                          std::is_same_v<A, std::int64_t>;
+  if constexpr (!TEXPR_REDUCE_VECTORS) return lane_fold::none;
+  else if constexpr (std::is_same_v<A, op::moments<double>> &&
+                     (std::is_base_of_v<op::moment_reduction<false>, Op> ||
+                      std::is_base_of_v<op::moment_reduction<true>, Op>))
+    return lane_fold::moments;
+  else if constexpr (std::is_same_v<Op, op::logsumexp> &&
+                     (std::is_same_v<A, op::scaled_sum<float>> || std::is_same_v<A, op::scaled_sum<double>>))
+    return lane_fold::logsumexp;
+  else if constexpr (std::is_base_of_v<op::arg_reduction<true>, Op> &&
+                     (std::is_same_v<A, op::indexed<float>> || std::is_same_v<A, op::indexed<double>> ||
+                      std::is_same_v<A, op::indexed<std::int32_t>> || std::is_same_v<A, op::indexed<std::int64_t>>))
+    return lane_fold::argmax;
+  else if constexpr (std::is_base_of_v<op::arg_reduction<false>, Op> &&
+                     (std::is_same_v<A, op::indexed<float>> || std::is_same_v<A, op::indexed<double>> ||
+                      std::is_same_v<A, op::indexed<std::int32_t>> || std::is_same_v<A, op::indexed<std::int64_t>>))
+    return lane_fold::argmin;
+  else if constexpr (!number) return lane_fold::none;
+  else if constexpr (std::is_same_v<Op, op::sum> || std::is_same_v<Op, op::sum_to> || std::is_same_v<Op, op::mean>)
+    return lane_fold::add;
+  else if constexpr (std::is_same_v<Op, op::prod>) return lane_fold::mul;
+  else if constexpr (std::is_same_v<Op, op::max>) return lane_fold::max;
+  else if constexpr (std::is_same_v<Op, op::min>) return lane_fold::min;
+  else return lane_fold::none;
+}
+
+#if TEXPR_REDUCE_VECTORS
+// The lanes as `parts` vectors of the target's width (wider GCC vectors are split by the compiler, through the
+// stack on some targets): one 64-byte vector of floats with AVX-512, two with AVX, four with SSE2 or NEON.
+#if defined(__AVX512F__)
+inline constexpr std::size_t lane_vector_bytes = 64;
+#elif defined(__AVX__)
+inline constexpr std::size_t lane_vector_bytes = 32;
+#else
+inline constexpr std::size_t lane_vector_bytes = 16;
+#endif
+template <class E> struct lane_vector_of;
+template <> struct lane_vector_of<float> { typedef float type __attribute__((vector_size(lane_vector_bytes))); };
+template <> struct lane_vector_of<double> { typedef double type __attribute__((vector_size(lane_vector_bytes))); };
+template <> struct lane_vector_of<std::int32_t> {
+  typedef std::int32_t type __attribute__((vector_size(lane_vector_bytes)));
+};
+template <> struct lane_vector_of<std::int64_t> {
+  typedef std::int64_t type __attribute__((vector_size(lane_vector_bytes)));
+};
+template <> struct lane_vector_of<std::uint32_t> {
+  typedef std::uint32_t type __attribute__((vector_size(lane_vector_bytes)));
+};
+template <> struct lane_vector_of<std::uint64_t> {
+  typedef std::uint64_t type __attribute__((vector_size(lane_vector_bytes)));
+};
+template <class E> struct lane_group {
+  using vec = typename lane_vector_of<E>::type;
+  using mask = decltype(vec{} != vec{});
+  static constexpr int parts = static_cast<int>(lanes * sizeof(E) / lane_vector_bytes);
+  static_assert(parts >= 1 && parts * lane_vector_bytes == lanes * sizeof(E));
+  vec v[parts];
+};
+#define TEXPR_REDUCE_PARTS(G, p) \
+  TEXPR_REDUCE_UNROLL            \
+  for (int p = 0; p < std::remove_cvref_t<decltype(G)>::parts; ++p)
+
+// The lane type of a number accumulator: integers add and multiply in their unsigned type (wrap_add and wrap_mul
+// without UB), compare in their own.
+template <lane_fold F, class A> struct lane_element_of {
+  using type = A;
+};
+template <lane_fold F, class A>
+  requires(std::is_integral_v<A> && (F == lane_fold::add || F == lane_fold::mul))
+struct lane_element_of<F, A> {
+  using type = std::make_unsigned_t<A>;
+};
+
+template <class E> inline void to_lanes(lane_group<E>& x, const E* t) { std::memcpy(&x.v, t, sizeof x.v); }
+template <class E> inline void from_lanes(E* t, const lane_group<E>& x) { std::memcpy(t, &x.v, sizeof x.v); }
+template <class E> inline void fill_lanes(lane_group<E>& x, E value) {
+  E t[lanes];
+  for (index_t k = 0; k < lanes; ++k) t[k] = value;
+  to_lanes(x, t);
+}
+
+// x = field(lifted element) for the elements j .. j + 16 (reduced-range indices from base + j).
+template <class A, class E, class Op, class Get, class Field>
+inline void load_lanes(lane_group<E>& x, const Op& op, const Get& get, index_t base, index_t j, const Field& field) {
+  E t[lanes];
+  TEXPR_REDUCE_UNROLL
+  for (index_t k = 0; k < lanes; ++k) t[k] = static_cast<E>(field(lifted<A>(op, get, base, j + k)));
+  to_lanes(x, t);
+}
+// A block of numbers (sum, prod, max, min): `steps` steps of 16, then `tail` elements into lanes 0 .. tail.
+template <lane_fold F, class A, class Op, class Get>
+inline A number_block(const Op& op, const Get& get, index_t base, index_t begin, index_t steps, index_t tail) {
+  using E = typename lane_element_of<F, A>::type;
+  const auto self = [](A v) { return v; };
+  const E id = static_cast<E>(op.template identity<A>());
+  lane_group<E> acc, x;
+  fill_lanes(acc, id);
+  typename lane_group<E>::mask nan{};
+  const auto fold = [&](bool exact) {
+    for (index_t s = 0; s < steps; ++s) {
+      load_lanes<A>(x, op, get, base, begin + s * lanes, self);
+      TEXPR_REDUCE_PARTS(acc, p) {
+        auto& a = acc.v[p];
+        const auto& b = x.v[p];
+        if constexpr (F == lane_fold::add) a = a + b;
+        else if constexpr (F == lane_fold::mul) a = a * b;
+        else {
+          typename lane_group<E>::vec m;
+          if constexpr (F == lane_fold::max) m = b > a ? b : a;
+          else m = b < a ? b : a;
+          if constexpr (std::is_floating_point_v<E>) {
+            if (exact) {  // Op::combine: a NaN in a, else in b, wins
+              m = b != b ? b : m;
+              m = a != a ? a : m;
+            } else {
+              nan |= b != b;
+            }
+          }
+          a = m;
+        }
+      }
+    }
+  };
+  // max and min: the NaN tests make a step a chain of four dependent operations (12 cycles where one max is 2):
+  // select without them and note NaN, then reduce a block that holds one again, exactly (on numbers the two agree).
+  constexpr bool two_pass = (F == lane_fold::max || F == lane_fold::min) && std::is_floating_point_v<E>;
+  fold(!two_pass);
+  if constexpr (two_pass) {
+    bool any = false;
+    for (std::size_t k = 0; k < sizeof nan / sizeof nan[0]; ++k) any |= nan[k] != 0;
+    if (any) {
+      fill_lanes(acc, id);
+      fold(true);
+    }
+  }
+  A lane[lanes];
+  if constexpr (std::is_same_v<E, A>) {
+    from_lanes(lane, acc);
+  } else {
+    E t[lanes];
+    from_lanes(t, acc);
+    for (index_t k = 0; k < lanes; ++k) lane[k] = static_cast<A>(t[k]);
+  }
+  const index_t last = begin + steps * lanes;
+  for (index_t k = 0; k < tail; ++k) lane[k] = op.combine(lane[k], lifted<A>(op, get, base, last + k));
+  for (index_t w = lanes / 2; w > 0; w /= 2)  // (loops of w, which compilers vectorise: not unrolled)
+    for (index_t k = 0; k < w; ++k) lane[k] = op.combine(lane[k], lane[k + w]);
+  return lane[0];
+}
+
+// var and stddev: after s full steps every lane holds s elements, so moment_reduction::combine of a lane with the
+// next element {x, 0, 1} is the same Welford step in every lane (its 1 / (s + 1) shared). The lane tree is
+// combine as well, lane by lane without branches (so that it vectorises; a division per combine).
+template <class A, class Op, class Get>
+inline A moment_block(const Op& op, const Get& get, index_t base, index_t begin, index_t steps, index_t tail) {
+  using C = decltype(A::mean);
+  const auto value = [](const A& v) { return v.mean; };
+  lane_group<C> mean, m2, x;
+  fill_lanes(mean, static_cast<C>(0));
+  fill_lanes(m2, static_cast<C>(0));
+  for (index_t s = 0; s < steps; ++s) {
+    load_lanes<A>(x, op, get, base, begin + s * lanes, value);
+    // combine(a = {mean, m2, s}, b = {x, 0, 1}), as moment_reduction::combine computes it
+    const C fb = static_cast<C>(1) / static_cast<C>(s + 1), an = static_cast<C>(s);
+    TEXPR_REDUCE_PARTS(mean, p) {
+      if (s == 0) {  // combine(identity, b) is b
+        mean.v[p] = x.v[p];
+      } else {
+        const auto delta = x.v[p] - mean.v[p];
+        mean.v[p] = mean.v[p] + delta * fb;
+        m2.v[p] = m2.v[p] + delta * delta * an * fb;  // (+ b.m2, which is +0: m2 is never -0)
+      }
+    }
+  }
+  C mv[lanes], m2v[lanes], nv[lanes];
+  from_lanes(mv, mean);
+  from_lanes(m2v, m2);
+  for (index_t k = 0; k < lanes; ++k) nv[k] = static_cast<C>(steps);
+  const index_t last = begin + steps * lanes;
+  for (index_t k = 0; k < tail; ++k) {
+    const A a = op.combine(A{mv[k], m2v[k], steps}, lifted<A>(op, get, base, last + k));
+    mv[k] = a.mean;
+    m2v[k] = a.m2;
+    nv[k] = static_cast<C>(a.n);
+  }
+  // The tree: combine(a, b) = b.n == 0 ? a : a.n == 0 ? b : Chan's merge, computed as combine computes it, on
+  // vectors of 8 lanes (those at or above w are not read again).
+  typedef C half __attribute__((vector_size(lanes / 2 * sizeof(C))));
+  for (index_t w = lanes / 2; w > 0; w /= 2) {
+    half ma, mb, sa, sb, na, nb;
+    std::memcpy(&ma, mv, sizeof ma);
+    std::memcpy(&mb, mv + w, sizeof mb);
+    std::memcpy(&sa, m2v, sizeof sa);
+    std::memcpy(&sb, m2v + w, sizeof sb);
+    std::memcpy(&na, nv, sizeof na);
+    std::memcpy(&nb, nv + w, sizeof nb);
+    const half n = na + nb, delta = mb - ma, zero = {};
+    half new_mean, new_m2;
+    if (tail == 0 && steps > 0) {  // every lane holds `steps` elements, 2^level times: fb = nb / n is 1/2
+      const C fb = static_cast<C>(0.5);
+      new_mean = ma + delta * fb;
+      new_m2 = sa + sb + delta * delta * na * fb;
+    } else {
+      const half fb = nb / n;
+      const half r_mean = ma + delta * fb, r_m2 = sa + sb + delta * delta * na * fb;
+      new_mean = nb == zero ? ma : na == zero ? mb : r_mean;
+      new_m2 = nb == zero ? sa : na == zero ? sb : r_m2;
+    }
+    std::memcpy(mv, &new_mean, sizeof new_mean);
+    std::memcpy(m2v, &new_m2, sizeof new_m2);
+    std::memcpy(nv, &n, sizeof n);
+  }
+  return A{mv[0], m2v[0], static_cast<index_t>(nv[0])};
+}
+
+// logsumexp: combine of a lane {max, sum} with the next element {x, 1}, without branches: the one exp, of
+// -|x - max|, is exp(max - x) when x is the new maximum and exp(x - max) otherwise. The lane tree likewise.
+template <class A, class Op, class Get>
+inline A logsumexp_block(const Op& op, const Get& get, index_t base, index_t begin, index_t steps, index_t tail) {
+  using C = decltype(A::max);
+  using V = typename lane_group<C>::vec;
+  const auto value = [](const A& v) { return v.max; };
+  const A id = op.template identity<A>();
+  lane_group<C> m, sum, x, e;
+  fill_lanes(m, id.max);
+  fill_lanes(sum, id.sum);
+  constexpr C nan_c = std::numeric_limits<C>::quiet_NaN();
+  const auto exp_neg_abs = [](C* d) {
+    TEXPR_REDUCE_UNROLL
+    for (index_t k = 0; k < lanes; ++k) d[k] = detail::exp_(-detail::fabs_(d[k]));
+  };
+  for (index_t s = 0; s < steps; ++s) {
+    load_lanes<A>(x, op, get, base, begin + s * lanes, value);
+    C d[lanes];
+    TEXPR_REDUCE_PARTS(e, p) e.v[p] = x.v[p] - m.v[p];
+    from_lanes(d, e);
+    exp_neg_abs(d);
+    to_lanes(e, d);
+    TEXPR_REDUCE_PARTS(m, p) {
+      const V zero = {}, one = zero + static_cast<C>(1), nan = zero + nan_c;
+      const V mp = m.v[p], sp = sum.v[p], xp = x.v[p], ep = e.v[p];
+      const auto up = xp > mp;  // x is the new maximum: {x, 1 + sum * exp(max - x)}, or {x, 1} after the identity
+      const V sum_up = sp == zero ? one : one + sp * ep;
+      const V sum_down = xp == mp ? sp + one : sp + ep;  // equal maxima (infinite ones too): no exp
+      const auto bad = (xp != xp) | (mp != mp);          // NaN: {NaN, 1}
+      sum.v[p] = bad ? one : up ? sum_up : sum_down;
+      m.v[p] = bad ? nan : up ? xp : mp;
+    }
+  }
+  C mv[lanes], sv[lanes];
+  from_lanes(mv, m);
+  from_lanes(sv, sum);
+  const index_t last = begin + steps * lanes;
+  for (index_t k = 0; k < tail; ++k) {
+    const A a = op.combine(A{mv[k], sv[k]}, lifted<A>(op, get, base, last + k));
+    mv[k] = a.max;
+    sv[k] = a.sum;
+  }
+  // The tree: combine(a, b) with hi the larger maximum and lo the other (a on ties): lo empty gives hi, equal
+  // maxima add the sums, else hi.sum + lo.sum * exp(lo.max - hi.max); NaN gives {NaN, 1}. Each level computes 8
+  // lanes (simple loops of 8, which compilers vectorise): those at or above w are not read again.
+  for (index_t w = lanes / 2; w > 0; w /= 2) {
+    C e[lanes / 2];
+    for (index_t k = 0; k < lanes / 2; ++k) e[k] = -detail::fabs_(mv[k + w] - mv[k]);  // lo.max - hi.max
+    for (index_t k = 0; k < lanes / 2; ++k) e[k] = detail::exp_(e[k]);
+    for (index_t k = 0; k < lanes / 2; ++k) {
+      const C ma = mv[k], sa = sv[k], mb = mv[k + w], sb = sv[k + w];
+      const bool b_up = mb > ma, bad = ma != ma || mb != mb;
+      const C hi_m = b_up ? mb : ma, hi_s = b_up ? sb : sa, lo_m = b_up ? ma : mb, lo_s = b_up ? sa : sb;
+      const C r_s = lo_s == 0 ? hi_s : lo_m == hi_m ? hi_s + lo_s : hi_s + lo_s * e[k];
+      mv[k] = bad ? nan_c : hi_m;
+      sv[k] = bad ? static_cast<C>(1) : r_s;
+    }
+  }
+  return A{mv[0], sv[0]};
+}
+
+// argmax and argmin: a lane {value, index} takes the next element {x, i} (i above every index it holds) when x
+// is better, or NaN while the lane is not: arg_reduction::combine's choice. The first step takes every element
+// (each beats or ties the identity, whose index is the largest, or is NaN). The lanes keep the step at which
+// they took their value, a number of the value's type, so that one mask selects both.
+template <bool Max, class A, class Op, class Get>
+inline A arg_block(const Op& op, const Get& get, index_t base, index_t begin, index_t steps, index_t tail) {
+  using C = decltype(A::value);
+  using V = typename lane_group<C>::vec;
+  const auto value = [](const A& v) { return v.value; };
+  const A id = op.template identity<A>();
+  lane_group<C> val, pos, x;
+  fill_lanes(val, id.value);
+  fill_lanes(pos, static_cast<C>(-1));
+  typename lane_group<C>::mask nan{};
+  const auto fold = [&](bool exact) {
+    if (steps == 0) return;
+    load_lanes<A>(val, op, get, base, begin, value);
+    fill_lanes(pos, static_cast<C>(0));
+    if constexpr (std::is_floating_point_v<C>) TEXPR_REDUCE_PARTS(val, p) nan |= val.v[p] != val.v[p];
+    for (index_t s = 1; s < steps; ++s) {
+      load_lanes<A>(x, op, get, base, begin + s * lanes, value);
+      lane_group<C> steps_at;
+      fill_lanes(steps_at, static_cast<C>(s));
+      const V step = steps_at.v[0];
+      TEXPR_REDUCE_PARTS(val, p) {
+        const V a = val.v[p], b = x.v[p];
+        typename lane_group<C>::mask take;
+        if constexpr (Max) take = b > a;
+        else take = b < a;
+        if constexpr (std::is_floating_point_v<C>) {
+          // Without the NaN tests the value chain is one max or min: a new NaN (b) is noted, and a block that has
+          // one is reduced again with them (a NaN in a takes nothing either way).
+          if (exact) take = (a == a) & (take | (b != b));
+          else nan |= b != b;
+        }
+        val.v[p] = take ? b : a;
+        pos.v[p] = take ? step : pos.v[p];
+      }
+    }
+  };
+  fold(!std::is_floating_point_v<C>);
+  if constexpr (std::is_floating_point_v<C>) {
+    bool any = false;
+    for (std::size_t k = 0; k < sizeof nan / sizeof nan[0]; ++k) any |= nan[k] != 0;
+    if (any) fold(true);
+  }
+  // Positions in the block (exact in C: below 256), the identity's as `block`, after every real one.
+  C vv[lanes], pv[lanes];
+  from_lanes(vv, val);
+  from_lanes(pv, pos);
+  for (index_t k = 0; k < lanes; ++k)
+    pv[k] = pv[k] < 0 ? static_cast<C>(block) : pv[k] * static_cast<C>(lanes) + static_cast<C>(k);
+  for (index_t k = 0; k < tail; ++k) {
+    const index_t at = steps * lanes + k;
+    const A a = op.combine(A{vv[k], pv[k] == static_cast<C>(block) ? id.index : static_cast<index_t>(pv[k])},
+                           A{lifted<A>(op, get, base, begin + at).value, at});
+    vv[k] = a.value;
+    pv[k] = a.index == id.index ? static_cast<C>(block) : static_cast<C>(a.index);
+  }
+  // The tree: arg_reduction::combine lane by lane without branches (random data mispredicts them half the time),
+  // on vectors of 8 lanes (those at or above w are not read again).
+  typedef C half __attribute__((vector_size(lanes / 2 * sizeof(C))));
+  for (index_t w = lanes / 2; w > 0; w /= 2) {
+    half va, vb, pa, pb;
+    std::memcpy(&va, vv, sizeof va);
+    std::memcpy(&vb, vv + w, sizeof vb);
+    std::memcpy(&pa, pv, sizeof pa);
+    std::memcpy(&pb, pv + w, sizeof pb);
+    const auto first_b = pb < pa;
+    auto better_b = vb < va, better_a = va < vb;
+    if constexpr (Max) {
+      better_b = vb > va;
+      better_a = va > vb;
+    }
+    auto take = better_b | (~better_a & first_b);  // numbers: the better, on ties the first
+    if constexpr (std::is_floating_point_v<C>) {
+      const auto na = va != va, nb = vb != vb;  // NaN: the NaN, the first of two
+      take = (na | nb) ? (nb & (~na | first_b)) : take;
+    }
+    const half v = take ? vb : va, p = take ? pb : pa;
+    std::memcpy(vv, &v, sizeof v);
+    std::memcpy(pv, &p, sizeof p);
+  }
+  return pv[0] == static_cast<C>(block) ? id : A{vv[0], base + begin + static_cast<index_t>(pv[0])};
+}
+
+// reduce_block with vector lanes: the same operations in the same order, so the same result.
+template <class A, class Op, class Get>
+A reduce_block_vec(const Op& op, const Get& get, index_t base, index_t begin, index_t len) {
+  constexpr lane_fold F = lane_fold_of<Op, A>();
+  const index_t steps = len / lanes, tail = len % lanes;
+  if constexpr (F == lane_fold::moments) return moment_block<A>(op, get, base, begin, steps, tail);
+  else if constexpr (F == lane_fold::logsumexp) return logsumexp_block<A>(op, get, base, begin, steps, tail);
+  else if constexpr (F == lane_fold::argmax) return arg_block<true, A>(op, get, base, begin, steps, tail);
+  else if constexpr (F == lane_fold::argmin) return arg_block<false, A>(op, get, base, begin, steps, tail);
+  else return number_block<F, A>(op, get, base, begin, steps, tail);
+}
+#endif
+
 // Pushes the block results of get(0 .. n) (indices base .. base + n of the reduced range) into c, in order.
+// Vector lanes: one block after another, so that memory is read in order. Reading several blocks at once (one
+// vector chain per block) reads as many interleaved 1 KiB streams, which the hardware prefetchers do not follow:
+// 4 blocks at a time read 64 MiB at 7-10 GB/s where a sequential loop reads 25-30 GB/s. One chain of 16 adds per
+// block keeps up with memory, and out-of-order execution overlaps consecutive blocks (their chains are
+// independent) when the data is in cache.
 template <class A, class Op, class Get> void push_blocks(cascade<A, Op>& c, const Get& get, index_t base, index_t n) {
+#if TEXPR_REDUCE_VECTORS
+  if constexpr (lane_fold_of<Op, A>() != lane_fold::none) {
+    for (index_t b = 0; b < n; b += block)
+      c.push(reduce_block_vec<A>(c.op, get, base, b, n - b < block ? n - b : block));
+    return;
+  }
+#endif
   constexpr int G = 4;
   index_t b = 0;
   for (; b + G * block <= n; b += G * block) {
@@ -6266,6 +7587,11 @@ template <class A, class Op, class Get> void push_blocks(cascade<A, Op>& c, cons
 }
 
 template <class A, class Op, class Get> A reduce_range(const Op& op, const Get& get, index_t base, index_t n) {
+#if TEXPR_REDUCE_VECTORS
+  // One block: its result (the cascade would return combine(result, identity), the result itself).
+  if constexpr (lane_fold_of<Op, A>() != lane_fold::none)
+    if (n > 0 && n <= block) return reduce_block_vec<A>(op, get, base, 0, n);
+#endif
   cascade<A, Op> c(op);
   push_blocks<A>(c, get, base, n);
   return c.result();
@@ -6362,34 +7688,62 @@ void reduce_axis(const Op& op, const Acc& acc, const shape_t<R>& in_shape, std::
     // A non-last axis: stream whole rows and accumulate them into a row of accumulators, in blocks of 16 rows
     // whose per-column results go through a per-column pairwise cascade, so every output element sees the same
     // summation depth as a reduction over everything (16 sequential, then log2). Threads split the (outer, mid,
-    // column-chunk) tiles; each output element is computed the same way whatever the split.
+    // column-tile) tiles; each output element is computed the same way whatever the split or the tile width.
     index_t outer = 1, mid = 1;
     for (std::size_t d = 0; d < axis; ++d) outer *= in_shape[d];
     for (std::size_t d = axis + 1; d + 1 < R; ++d) mid *= in_shape[d];
     const index_t inner = in_shape[R - 1];
     constexpr index_t rows_per_block = 16;
-    const index_t col_chunks = (inner + chunk_elements - 1) / chunk_elements;
+    const bool dense = acc.dense();
+    // Tile width: a dense input is read in row pieces of up to 16 KiB of accumulators (a 4 KiB piece per row
+    // is a page, and the prefetchers restart on each), narrower while that leaves a thread without a tile; the
+    // chunk reader of a strided input reads chunk_elements at most.
+    index_t tile = chunk_elements;
+    if (dense) {
+      constexpr index_t wide = 16384 / sizeof(A) > chunk_elements ? 16384 / sizeof(A) : chunk_elements;
+      const index_t threads = num_threads();
+      tile = inner < wide ? (inner + lanes - 1) / lanes * lanes : wide;
+      while (tile > chunk_elements && outer * mid * ((inner + tile - 1) / tile) < threads)
+        tile = (tile / 2 + lanes - 1) / lanes * lanes;
+      if (tile < chunk_elements) tile = inner < chunk_elements ? tile : chunk_elements;
+    }
+    const index_t col_chunks = (inner + tile - 1) / tile;
     const index_t tiles = outer * mid * col_chunks;
-    const index_t tile_work = len * (inner < chunk_elements ? inner : chunk_elements);
+    const index_t tile_work = len * (inner < tile ? inner : tile);
     for_ranges(tiles, (elementwise_grain + tile_work) / (tile_work + 1), [&](index_t t0, index_t t1) {
       line_reader<Acc> lines(acc);
-      const bool dense = acc.dense();
-      auto part = std::make_unique<A[]>(static_cast<std::size_t>(chunk_elements));
-      column_cascade<A, Op> columns(op, chunk_elements, (len + rows_per_block - 1) / rows_per_block);
+      auto part = std::make_unique<A[]>(static_cast<std::size_t>(tile));
+      column_cascade<A, Op> columns(op, tile, (len + rows_per_block - 1) / rows_per_block);
       for (index_t t = t0; t < t1; ++t) {
         const index_t cc = t % col_chunks, om = t / col_chunks;
         const index_t o = om / mid, m = om % mid;
-        const index_t j0 = cc * chunk_elements, w = inner - j0 < chunk_elements ? inner - j0 : chunk_elements;
+        const index_t j0 = cc * tile, w = inner - j0 < tile ? inner - j0 : tile;
         columns.clear();
         for (index_t l0 = 0; l0 < len; l0 += rows_per_block) {
           for (index_t j = 0; j < w; ++j) part[j] = op.template identity<A>();
           const index_t l1 = l0 + rows_per_block < len ? l0 + rows_per_block : len;
-          for (index_t l = l0; l < l1; ++l) {
-            if (dense) {
-              const Acc& a = lines.acc;
-              const index_t base = ((o * len + l) * mid + m) * inner + j0;
-              for (index_t j = 0; j < w; ++j) part[j] = op.combine(part[j], op.template lift<A>(widen(a.linear(base + j)), l));
-            } else {
+          if (dense) {
+            // Four rows per pass over part (each element still combined row after row, in order): a quarter
+            // of the loads and stores of part.
+            const Acc& a = lines.acc;
+            const index_t stride = mid * inner;  // from row l to row l + 1
+            const auto at = [&](index_t l, index_t j) {
+              return op.template lift<A>(widen(a.linear(((o * len + l) * mid + m) * inner + j0 + j)), l);
+            };
+            index_t l = l0;
+            for (; l + 4 <= l1; l += 4) {
+              const index_t b = ((o * len + l) * mid + m) * inner + j0;
+              for (index_t j = 0; j < w; ++j) {
+                A v = op.combine(part[j], op.template lift<A>(widen(a.linear(b + j)), l));
+                v = op.combine(v, op.template lift<A>(widen(a.linear(b + stride + j)), l + 1));
+                v = op.combine(v, op.template lift<A>(widen(a.linear(b + 2 * stride + j)), l + 2));
+                part[j] = op.combine(v, op.template lift<A>(widen(a.linear(b + 3 * stride + j)), l + 3));
+              }
+            }
+            for (; l < l1; ++l)
+              for (index_t j = 0; j < w; ++j) part[j] = op.combine(part[j], at(l, j));
+          } else {
+            for (index_t l = l0; l < l1; ++l) {
               index_t idx[R] = {};
               index_t rem = o;
               for (std::size_t d = axis; d-- > 0;) {
