@@ -114,7 +114,8 @@ TEST_CASE_TEMPLATE("elementwise trees over a matmul run as the GEMM's epilogue a
     tx::set_num_threads(t);
     for (const auto& s : shapes) {
       const tx::index_t m = s[0], k = s[1], n = s[2];
-      auto x = test::random<T, 2>({m, k}), w = test::random<T, 2>({k, n}), b = test::random<T, 1>({n});
+      auto x = test::random<T, 2>({m, k}), w = test::random<T, 2>({k, n});
+      auto b = test::random<T, 1>({n});
       CAPTURE(t);
       CAPTURE(m);
       CAPTURE(k);
