@@ -1,7 +1,9 @@
 // Tensors and views: construction, shapes, ownership, moves, copies, element access, assignment, aliasing.
 #include "support.hpp"
 
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <utility>
 
@@ -274,4 +276,35 @@ TEST_CASE("released host blocks of 64 KiB or more are reused by size class, with
   for (tx::index_t i = 0; i < b.size(); ++i) REQUIRE(b.data()[i] == 1.0f);
   tx::tensor<float, 1> c(tx::shape_t<1>{1 << 19});  // another class: a fresh block
   CHECK(c.data() != first);
+}
+
+TEST_CASE("host blocks of 2 MiB or more start on a 2 MiB boundary and are advised for huge pages") {
+  using pages = tx::detail::host_pages;
+  const bool huge = pages::use_huge(pages::huge);
+#if defined(TEXPR_DETAIL_HUGE_PAGES)
+  const char* env = std::getenv("TEXPR_HOST_HUGE_PAGES");
+  CHECK(huge == !(env && env[0] == '0'));
+#else
+  CHECK_FALSE(huge);  // not Linux, or ASan: plain aligned blocks
+#endif
+  CHECK_FALSE(pages::use_huge(pages::huge - 1));
+  tx::detail::host_block_cache::instance().trim(0);  // fresh blocks, not cached ones of another layout
+  // Sizes around the boundary and one that is not a multiple of the page size: every byte must be writable, and
+  // the block (the data less its 64-byte header) must start on a 2 MiB boundary when huge pages are on.
+  for (tx::index_t n : {tx::index_t(1) << 19, (tx::index_t(1) << 19) - 16, (tx::index_t(3) << 19) + 7, tx::index_t(5) << 20}) {
+    tx::tensor<float, 1> t(tx::shape_t<1>{n});
+    const auto block = reinterpret_cast<std::uintptr_t>(t.data()) - tx::detail::memory<tx::host>::alignment;
+    const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float) + tx::detail::memory<tx::host>::alignment;
+    if (huge && bytes >= pages::huge) CHECK(block % pages::huge == 0);
+    else CHECK(block % tx::detail::memory<tx::host>::alignment == 0);
+    t = tx::full(t.shape(), 2.5f);
+    CHECK(t.data()[0] == 2.5f);
+    CHECK(t.data()[n - 1] == 2.5f);
+    CHECK(tx::sum(t).item() == doctest::Approx(2.5 * static_cast<double>(n)).epsilon(1e-5));
+  }
+  // Directly: the block is released with the same size, whether or not it was mapped for huge pages.
+  void* p = pages::allocate(pages::huge + 12345, 64);
+  std::memset(p, 1, pages::huge + 12345);
+  if (huge) CHECK(reinterpret_cast<std::uintptr_t>(p) % pages::huge == 0);
+  pages::release(p, pages::huge + 12345, 64);
 }

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -15,6 +16,10 @@
 #include "texpr/core/config.hpp"
 #include "texpr/core/stream.hpp"
 #include "texpr/detail/type_list.hpp"
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace texpr::detail {
 
@@ -39,15 +44,80 @@ template <class Backend> struct memory {
 };
 
 #if defined(__SANITIZE_ADDRESS__)
-#define TEXPR_HOST_CACHE_DEFAULT_MB 0  // ASan must see every free: no reuse of released blocks
+#define TEXPR_DETAIL_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define TEXPR_HOST_CACHE_DEFAULT_MB 0
+#define TEXPR_DETAIL_ASAN 1
 #endif
+#endif
+#if defined(TEXPR_DETAIL_ASAN)
+#define TEXPR_HOST_CACHE_DEFAULT_MB 0  // ASan must see every free: no reuse of released blocks
 #endif
 #ifndef TEXPR_HOST_CACHE_DEFAULT_MB
 #define TEXPR_HOST_CACHE_DEFAULT_MB 256
 #endif
+// Huge pages for big host blocks: on Linux, outside ASan (whose checks need its own allocator's blocks).
+// TEXPR_HOST_HUGE_PAGES=0 at run time turns them off.
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(TEXPR_DETAIL_ASAN)
+#define TEXPR_DETAIL_HUGE_PAGES 1
+#endif
+
+/// Raw host blocks. Blocks of 2 MiB or more are mapped on a 2 MiB boundary and advised for transparent huge
+/// pages: with 4 KiB pages a streaming pass over a big tensor pays a TLB miss every 4 KiB and a fault per page on
+/// first touch. NumPy and PyTorch ask for huge pages the same way, and Linux's default THP mode ("madvise") gives
+/// them only to memory that asks. Measured on Zen 4 (issue 14): mean(x, 1) over 4096^2 floats 3.2 -> 2.0 ms.
+struct host_pages {
+  static constexpr std::size_t huge = std::size_t(2) << 20;
+  static constexpr std::size_t page = 4096;
+
+  /// Whether blocks of `bytes` are mapped for huge pages (TEXPR_HOST_HUGE_PAGES=0 says never).
+  static bool use_huge(std::size_t bytes) noexcept {
+#if defined(TEXPR_DETAIL_HUGE_PAGES)
+    static const bool on = [] {
+      const char* env = std::getenv("TEXPR_HOST_HUGE_PAGES");
+      return !(env && env[0] == '0');
+    }();
+    return on && bytes >= huge;
+#else
+    (void)bytes;
+    return false;
+#endif
+  }
+
+  /// A block of `bytes` aligned to `alignment` (at most a page) or, for huge blocks, to 2 MiB.
+  static void* allocate(std::size_t bytes, std::size_t alignment) {
+#if defined(TEXPR_DETAIL_HUGE_PAGES)
+    if (use_huge(bytes)) {
+      const std::size_t length = round_up(bytes, page);
+      // Map 2 MiB more than needed, then unmap the unaligned head and the tail.
+      void* raw = ::mmap(nullptr, length + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (raw == MAP_FAILED) throw std::bad_alloc();
+      const auto base = reinterpret_cast<std::uintptr_t>(raw);
+      const std::uintptr_t start = (base + huge - 1) & ~(std::uintptr_t(huge) - 1);
+      if (start != base) ::munmap(raw, start - base);
+      const std::uintptr_t end = base + length + huge;
+      if (end != start + length) ::munmap(reinterpret_cast<void*>(start + length), end - (start + length));
+      ::madvise(reinterpret_cast<void*>(start), length, MADV_HUGEPAGE);  // advice only: failure leaves 4 KiB pages
+      return reinterpret_cast<void*>(start);
+    }
+#endif
+    return ::operator new(bytes, std::align_val_t{alignment});
+  }
+
+  /// Frees a block from allocate(bytes, alignment).
+  static void release(void* p, std::size_t bytes, std::size_t alignment) noexcept {
+#if defined(TEXPR_DETAIL_HUGE_PAGES)
+    if (use_huge(bytes)) {
+      ::munmap(p, round_up(bytes, page));
+      return;
+    }
+#endif
+    ::operator delete(p, std::align_val_t{alignment});
+  }
+
+ private:
+  static constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept { return (n + to - 1) / to * to; }
+};
 
 /// Released host blocks of 64 KiB or more, kept for reuse by size class. A training step allocates the same
 /// temporaries every iteration; without reuse each is a fresh mmap whose pages fault in again (a quarter of the
@@ -86,7 +156,7 @@ class host_block_cache {
           return p;
         }
     }
-    return ::operator new(bytes, std::align_val_t{alignment});
+    return host_pages::allocate(bytes, alignment);
   }
 
   /// Returns a block taken with `bytes`; kept while the cache has room, else freed.
@@ -102,14 +172,14 @@ class host_block_cache {
         }
       }
     }
-    ::operator delete(p, std::align_val_t{alignment});
+    host_pages::release(p, bytes, alignment);
   }
 
   /// Frees cached blocks until at most `keep` bytes remain.
   void trim(std::size_t keep) noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
     while (cached_ > keep && !free_.empty()) {
-      ::operator delete(free_.back().p, std::align_val_t{alignment});
+      host_pages::release(free_.back().p, free_.back().bytes, alignment);
       cached_ -= free_.back().bytes;
       free_.pop_back();
     }
