@@ -6,6 +6,7 @@
 #include <cub/device/device_reduce.cuh>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -51,6 +52,59 @@ void row(const std::string& name, double ms, const std::string& ref_name, double
 template <class T> tx::tensor<T, 1, tx::cuda> filled(tx::index_t n, float v) {
   tx::tensor<float, 1, tx::cuda> z(tx::shape_t<1>{n});
   return tx::eval(tx::cast<T>(z + v));
+}
+
+/// rows x cols host values 0.5 sin(0.7 i + 1.3 j + seed) * scale, computed in double (torch_compare.py builds
+/// the same numbers, so both programs print the same losses).
+tx::tensor<float, 2, tx::cuda> pattern(tx::index_t rows, tx::index_t cols, double seed, double scale) {
+  tx::tensor<float, 2> t(tx::shape_t<2>{rows, cols});
+  for (tx::index_t i = 0; i < rows; ++i)
+    for (tx::index_t j = 0; j < cols; ++j)
+      t(i, j) = static_cast<float>(0.5 * std::sin(0.7 * static_cast<double>(i) + 1.3 * static_cast<double>(j) + seed) * scale);
+  return tx::to_device(t);
+}
+
+tx::tensor<float, 1, tx::cuda> pattern(tx::index_t n, double seed, double scale) {
+  tx::tensor<float, 2, tx::cuda> t = pattern(1, n, seed, scale);
+  return tx::eval(tx::reshape(t, tx::shape_t<1>{n}));
+}
+
+template <class X, class W1, class B1, class W2, class B2, class W3, class B3>
+auto logits(const X& x, const W1& w1, const B1& b1, const W2& w2, const B2& b2, const W3& w3, const B3& b3) {
+  auto h1 = tx::elu(tx::matmul(x, w1) + b1);
+  auto h2 = tx::elu(tx::matmul(h1, w2) + b2);
+  return tx::matmul(h2, w3) + b3;
+}
+
+/// The host peer benchmark's MLP (bench/peers): 784-256-256-10 ELU, MSE loss; the forward pass at batch 64 and one
+/// SGD step at batch 128 (the six gradients, then w1's update), timed for torch_compare.py's eager PyTorch.
+void bench_mlp() {
+  const auto w1 = pattern(784, 256, 3, 1 / std::sqrt(784.0)), w2 = pattern(256, 256, 5, 1 / 16.0),
+             w3 = pattern(256, 10, 7, 1 / 16.0);
+  const auto b1 = pattern(256, 4, 0.1), b2 = pattern(256, 6, 0.1), b3 = pattern(10, 8, 0.1);
+  const auto x64 = pattern(64, 784, 1, 1), y64 = pattern(64, 10, 2, 1);
+  const auto x128 = pattern(128, 784, 1, 1), y128 = pattern(128, 10, 2, 1);
+  tx::tensor<float, 0, tx::cuda> loss(tx::shape_t<0>{});
+  const double fwd_ms = time_ms([&] { loss = tx::mean(tx::square(logits(x64, w1, b1, w2, b2, w3, b3) - y64)); });
+  std::printf("%-34s %9.3f ms  loss %.6f\n", "MLP forward, batch 64", fwd_ms, static_cast<double>(loss.item()));
+  tx::tensor<float, 2, tx::cuda> w1_after(w1.shape());
+  float step_loss = 0;
+  const double step_ms = time_ms([&] {
+    auto p1 = tx::param<struct w1_tag>(w1);
+    auto q1 = tx::param<struct b1_tag>(b1);
+    auto p2 = tx::param<struct w2_tag>(w2);
+    auto q2 = tx::param<struct b2_tag>(b2);
+    auto p3 = tx::param<struct w3_tag>(w3);
+    auto q3 = tx::param<struct b3_tag>(b3);
+    auto [l, g1, h1, g2, h2, g3, h3] = tx::eval_all(
+        tx::value_and_grad(tx::mean(tx::square(logits(x128, p1, q1, p2, q2, p3, q3) - y128)), p1, q1, p2, q2, p3, q3));
+    w1_after = w1 - 0.1f * g1;
+    loss = l;
+  });
+  step_loss = loss.item();
+  const float moved = tx::sum(tx::abs(w1_after - w1)).item();
+  std::printf("%-34s %9.3f ms  loss %.6f, sum |w1 update| %.6f\n", "SGD step, batch 128", step_ms,
+              static_cast<double>(step_loss), static_cast<double>(moved));
 }
 
 template <class T> void bench_matmul(const char* name, cudaDataType_t type, cublasComputeType_t compute, tx::index_t n) {
@@ -147,6 +201,8 @@ int main() {
     row("50 x (4 MiB alloc + item()), pool kept", kept_ms, "pool released at sync", released_ms, 0, 0);
   }
 
+  std::printf("\n");
+  bench_mlp();
   std::printf("\n");
   bench_matmul<float>("float", CUDA_R_32F, CUBLAS_COMPUTE_32F, 4096);
   bench_matmul<double>("double", CUDA_R_64F, CUBLAS_COMPUTE_64F, 4096);

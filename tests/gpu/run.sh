@@ -3,8 +3,9 @@
 # training), compute-sanitizer memcheck on part of the test program, the GPU benchmarks and the PyTorch comparison,
 # in under 8 minutes on one H200 with no network.
 #
-# Prepare here:    bash tests/gpu/prepare.sh          (copies doctest.h, and dlpack.h if installed, into the
-#                                                     git-ignored .gpu-carry/)
+# Prepare here:    bash tests/gpu/prepare.sh --build  (copies doctest.h, and dlpack.h if installed, into the
+#                                                     git-ignored .gpu-carry/, and builds the programs there;
+#                                                     without --build, they are built on the GPU machine)
 # Device-tool call: run with carry [".gpu-carry"] and command `bash tests/gpu/run.sh` (timeout_s 540)
 #
 # The log goes to $OUT/gpu.log when $OUT is set (the device tool returns it), else build/gpu/gpu.log.
@@ -49,30 +50,46 @@ export CUDA_MODULE_LOADING=EAGER
 dlpack_dir=""
 if [ -f "$root/.gpu-carry/dlpack/dlpack.h" ]; then dlpack_dir="$root/.gpu-carry"; fi
 
-step configure 120 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DTEXPR_DOCTEST_INCLUDE_DIR="$root/.gpu-carry" -DTEXPR_BUILD_EXAMPLES=ON -DTEXPR_BUILD_GPU_BENCH=ON \
-  ${dlpack_dir:+-DTEXPR_DLPACK_INCLUDE="$dlpack_dir"}
-# The NCCL program exists when nccl.h and libnccl were found (tests/dist/CMakeLists.txt).
-nccl_target=""
-if ninja -C "$build" -t targets all 2>/dev/null | grep -q "^texpr_dist_nccl_tests:"; then nccl_target=texpr_dist_nccl_tests; fi
-step build 330 cmake --build "$build" -j"$jobs" --target texpr_cuda_tests texpr_interop_cuda_tests $nccl_target cuda_placement mlp_cuda texpr_gpu_bench
-step tests 240 "$build/tests/cuda/texpr_cuda_tests" --duration=true
-step interop 60 "$build/tests/interop/texpr_interop_cuda_tests"
-if [ -n "$nccl_target" ]; then
-  step nccl 60 "$build/tests/dist/texpr_dist_nccl_tests"
+# Programs built ahead on the development machine (tests/gpu/prepare.sh --build) travel in .gpu-carry/bin and save
+# the device minutes of building here; when they cannot start on this machine's libraries, everything is built here.
+bin="$build"
+pre="$root/.gpu-carry/bin"
+# The toolkit's libraries (cudart, cuBLAS) under either name the toolkit's lib folder goes by.
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if [ -x "$pre/tests/cuda/texpr_cuda_tests" ] && "$pre/tests/cuda/texpr_cuda_tests" --list-test-cases >/dev/null 2>&1; then
+  echo "=== using the programs built ahead in .gpu-carry/bin ($(cat "$pre/BUILT" 2>/dev/null))"
+  bin="$pre"
 else
-  echo "=== nccl: nccl.h or libnccl not found at configure time, skipped"
+  if [ -d "$pre" ]; then
+    echo "=== the programs in .gpu-carry/bin do not start here; building them"
+    ldd "$pre/tests/cuda/texpr_cuda_tests" 2>&1 | grep "not found" || true
+  fi
+  step configure 120 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DTEXPR_DOCTEST_INCLUDE_DIR="$root/.gpu-carry" -DTEXPR_BUILD_EXAMPLES=ON -DTEXPR_BUILD_GPU_BENCH=ON \
+    ${dlpack_dir:+-DTEXPR_DLPACK_INCLUDE="$dlpack_dir"}
+  # The NCCL program exists when nccl.h and libnccl were found (tests/dist/CMakeLists.txt).
+  nccl_target=""
+  if ninja -C "$build" -t targets all 2>/dev/null | grep -q "^texpr_dist_nccl_tests:"; then nccl_target=texpr_dist_nccl_tests; fi
+  step build 330 cmake --build "$build" -j"$jobs" --target texpr_cuda_tests texpr_interop_cuda_tests $nccl_target cuda_placement mlp_cuda texpr_gpu_bench
 fi
-step example 60 "$build/examples/cuda/cuda_placement"
-step mlp 90 "$build/examples/mlp/mlp_cuda" --steps 150 --print-every 50
+step tests 240 "$bin/tests/cuda/texpr_cuda_tests" --duration=true
+step interop 60 "$bin/tests/interop/texpr_interop_cuda_tests"
+if [ -x "$bin/tests/dist/texpr_dist_nccl_tests" ]; then
+  step nccl 60 "$bin/tests/dist/texpr_dist_nccl_tests"
+else
+  echo "=== nccl: no NCCL program (nccl.h or libnccl not found when it was configured), skipped"
+fi
+step example 60 "$bin/examples/cuda/cuda_placement"
+step mlp 90 "$bin/examples/mlp/mlp_cuda" --steps 150 --print-every 50
+step bench 120 bash -c "set -o pipefail; '$bin/bench/gpu/texpr_gpu_bench' | tee '$logdir/bench.txt'"
+step torch-compare 120 python3 "$root/bench/gpu/torch_compare.py" "$logdir/bench.txt"
+
+# Last: the slowest step, and the one a short device lease can best do without.
 if command -v compute-sanitizer >/dev/null 2>&1; then
-  step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/cuda/texpr_cuda_tests" \
+  step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 1 "$bin/tests/cuda/texpr_cuda_tests" \
     --test-case="destinations*,empty inputs*,views over*,a fused graph*"
 else
   echo "=== memcheck: compute-sanitizer not found, skipped"
 fi
-step bench 120 "$build/bench/gpu/texpr_gpu_bench"
-step torch-compare 120 python3 "$root/bench/gpu/torch_compare.py"
-
 echo "=== done in $(( $(date +%s) - start )) s, $failed failed step(s)"
 exit "$failed"
