@@ -34,16 +34,22 @@ g++ -std=c++20 -O3 -march=native -DNDEBUG -I"$root/include" "$root/bench/peers/t
 cases=(fused_sum mean_axis1 elu_chain matmul mlp_forward sgd_step softmax cross_entropy)
 libs=(texpr numpy torch jax)
 declare -A times
+# On 1 thread every process is also pinned to one CPU: thread-count settings are requests, and XLA's CPU runtime
+# ran its "1 thread" matmul at 205 GFLOP/s here, above one Zen 4 core's peak, so it used more than one core.
+pin=()
+if command -v taskset >/dev/null; then pin=(taskset -c 0); fi
 time_one() {  # lib case threads -> median ms
   local lib=$1 case=$2 t=$3
+  local p=()
+  [[ $t == 1 ]] && p=("${pin[@]}")
   if [[ $lib == texpr ]]; then
-    "$exe" "$case" "$t" "$data"
+    "${p[@]}" "$exe" "$case" "$t" "$data"
   elif [[ $lib == jax ]]; then
     local flags="--xla_force_host_platform_device_count=1"
     [[ $t == 1 ]] && flags="$flags --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-    XLA_FLAGS="$flags" OMP_NUM_THREADS=$t "$py" "$root/bench/peers/peers.py" run jax "$case" "$t" "$data"
+    XLA_FLAGS="$flags" OMP_NUM_THREADS=$t "${p[@]}" "$py" "$root/bench/peers/peers.py" run jax "$case" "$t" "$data"
   else
-    OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t MKL_NUM_THREADS=$t "$py" "$root/bench/peers/peers.py" run "$lib" "$case" "$t" "$data"
+    OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t MKL_NUM_THREADS=$t "${p[@]}" "$py" "$root/bench/peers/peers.py" run "$lib" "$case" "$t" "$data"
   fi | awk '/^median_ms/ {print $2}'
 }
 for ((r = 0; r < rounds; r++)); do

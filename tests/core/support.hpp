@@ -86,6 +86,15 @@ template <class T> ld tolerance() {
   else return 0;  // integers and bool are exact
 }
 
+/// The spacing of T's subnormals (its smallest positive value): the absolute error of a correctly rounded result
+/// near zero, where a relative tolerance means nothing (softmax's tiny probabilities in half, say).
+template <class T> ld subnormal_step() {
+  if constexpr (std::is_same_v<T, tx::half>) return std::ldexp(1.0L, -24);
+  else if constexpr (std::is_same_v<T, tx::bfloat16>) return std::ldexp(1.0L, -133);
+  else if constexpr (std::is_floating_point_v<T>) return static_cast<ld>(std::numeric_limits<T>::denorm_min());
+  else return 0;
+}
+
 /// True when got matches the reference within tolerance (NaN matches NaN, infinities must match).
 template <class T> bool close(T got, ld want, ld scale = 1, ld tol = tolerance<T>()) {
   const ld g = wide(got);

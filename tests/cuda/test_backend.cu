@@ -112,14 +112,16 @@ TEST_CASE("destinations: strided views, unaligned views, in-place updates and al
       for (tx::index_t j = 0; j < 48; ++j) REQUIRE(got(i, j) == (j % 2 == 0 ? 5.0f : ha(i, j)));
   }
   SUBCASE("an axis reduction into a strided view is buffered") {
-    tx::tensor<float, 2, tx::cuda> out(tx::shape_t<2>{48, 2});
-    tx::slice(out, 1, 0, 1) = tx::max(a, 0, tx::keepdims);
+    // Row maxima (64, 1) into column 0 of a (64, 2) tensor: a destination with a stride of 2; column 1 untouched.
+    tx::tensor<float, 2, tx::cuda> out(tx::shape_t<2>{64, 2});
+    tx::slice(out, 1, 1, 2) = tx::full<tx::cuda>(tx::shape_t<2>{64, 1}, -7.0f);
+    tx::slice(out, 1, 0, 1) = tx::max(a, 1, tx::keepdims);
     const auto got = tx::to_host(out);
-    for (tx::index_t j = 0; j < 48; ++j) {
-      float m = ha(0, j);
-      for (tx::index_t i = 1; i < 64; ++i) m = std::max(m, ha(i, j));
-      REQUIRE(got(j, 0) == m);
-      REQUIRE(got(j, 1) == 0.0f);
+    for (tx::index_t i = 0; i < 64; ++i) {
+      float m = ha(i, 0);
+      for (tx::index_t j = 1; j < 48; ++j) m = std::max(m, ha(i, j));
+      REQUIRE(got(i, 0) == m);
+      REQUIRE(got(i, 1) == -7.0f);
     }
   }
   SUBCASE("unaligned operands and destination take the scalar path") {
