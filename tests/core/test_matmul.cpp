@@ -108,8 +108,12 @@ test::ld elu_ref(test::ld v) { return v > 0 ? v : std::expm1(v); }
 
 TEST_CASE_TEMPLATE("elementwise trees over a matmul run as the GEMM's epilogue and match a reference", T, float, double) {
   const int threads = tx::num_threads();
-  // Edge rows (m = 1, 13, 64, 100), m > 256 (B packed), n over a B column block, k over several depth panels.
-  const tx::index_t shapes[][3] = {{1, 5, 7}, {13, 1, 33}, {64, 784, 10}, {64, 300, 256}, {100, 37, 65}, {300, 20, 40}, {20, 70, 1100}, {13, 40, 7}, {1, 64, 12}};
+  // Edge rows (m = 1, 13, 64, 100), m > 256 (B packed), n over a B column block, k over several depth panels; on
+  // 2 threads, row bands (m <= 256 above 2^21 multiply-adds) of m = 64, 100, 250 and 7 (one band empty), with a
+  // narrow last B sliver (n = 50, 130, 120).
+  const tx::index_t shapes[][3] = {{1, 5, 7},     {13, 1, 33},    {64, 784, 10},   {64, 300, 256}, {100, 37, 65},
+                                   {300, 20, 40}, {20, 70, 1100}, {13, 40, 7},     {1, 64, 12},    {100, 600, 50},
+                                   {250, 100, 130}, {7, 3000, 120}};
   for (int t : {1, 2}) {
     tx::set_num_threads(t);
     for (const auto& s : shapes) {
