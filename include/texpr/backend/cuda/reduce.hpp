@@ -208,7 +208,9 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
-inline constexpr int column_tile = 32;                             // columns per block: one warp reads 32 in a row
+inline constexpr int column_tile = 32;                             // columns one warp reads in a row
+inline constexpr int column_groups = 4;                            // column_tile groups per thread: 128-column tiles
+inline constexpr int column_width = column_tile * column_groups;  // columns per block tile
 inline constexpr int column_slices = block_threads / column_tile;  // positions along the axis read in parallel
 
 /// Columns (o, j) of the operand viewed as [outer][len][inner] (len the reduced axis).
@@ -252,45 +254,48 @@ template <class A> struct partial_columns {
   __device__ cursor column(index_t o, index_t j) const { return {p + o * len * inner + j, inner}; }
 };
 
-/// Reduces the middle axis of [outer][len][inner]: a block per 32-column tile (and chunk of the axis), threadIdx.x
-/// along the contiguous columns so each warp's reads are coalesced.
+/// Reduces the middle axis of [outer][len][inner]: a block per 128-column tile (and chunk of the axis), threadIdx.x
+/// along the contiguous columns so each warp's reads are coalesced. Each thread walks four columns 32 apart: four
+/// loads in flight, and a quarter of the block synchronisations per byte that one column per thread needed (which
+/// read 2.0 TB/s on an H200 for a 64 x 1024 x 1024 sum over axis 0). Columns past `inner` re-read the last column
+/// (a cache hit) so that the loads need no predicate; their results are not written.
 template <class A, class Op, class Source, class Writer>
 __global__ void __launch_bounds__(block_threads)
     reduce_columns(Op op, Source src, Writer out, index_t outer, index_t len, index_t inner, index_t chunks, index_t chunk_len) {
-  __shared__ alignas(16) unsigned char raw[column_slices * (column_tile + 1) * sizeof(A)];
-  A(*part)[column_tile + 1] = reinterpret_cast<A(*)[column_tile + 1]>(raw);
-  const index_t col_tiles = ceil_div(inner, column_tile);
+  __shared__ alignas(16) unsigned char raw[column_slices * (column_width + 1) * sizeof(A)];
+  A(*part)[column_width + 1] = reinterpret_cast<A(*)[column_width + 1]>(raw);
+  const index_t col_tiles = ceil_div(inner, column_width);
   const index_t tiles = outer * col_tiles * chunks;
   for (index_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const index_t c = t % chunks, rest = t / chunks;
     const index_t o = rest / col_tiles;
-    const index_t j = (rest % col_tiles) * column_tile + threadIdx.x;
+    const index_t first = (rest % col_tiles) * column_width;
     const index_t l0 = c * chunk_len;
     const index_t l1 = l0 + chunk_len < len ? l0 + chunk_len : len;
-    A total = op.template identity<A>();
-    if (j < inner) {
-      const auto col = src.column(o, j);
-      auto get = [&](index_t l) {
-        if constexpr (Source::lifted) return op.template lift<A>(widen(col.along(l)), l);
-        else return col.along(l);
-      };
-      // reduce_chains loads in flight per thread, combined in order into `total`
-      index_t l = l0 + threadIdx.y;
-      for (; l + (reduce_chains - 1) * column_slices < l1; l += reduce_chains * column_slices) {
-        decltype(get(l)) vals[reduce_chains];
+    decltype(src.column(o, first)) col[column_groups];
+    A total[column_groups];
 #pragma unroll
-        for (int k = 0; k < reduce_chains; ++k) vals[k] = get(l + k * column_slices);
-#pragma unroll
-        for (int k = 0; k < reduce_chains; ++k) total = op.combine(total, vals[k]);
-      }
-      for (; l < l1; l += column_slices) total = op.combine(total, get(l));
+    for (int q = 0; q < column_groups; ++q) {
+      const index_t j = first + q * column_tile + threadIdx.x;
+      col[q] = src.column(o, j < inner ? j : inner - 1);
+      total[q] = op.template identity<A>();
     }
-    part[threadIdx.y][threadIdx.x] = total;
+    for (index_t l = l0 + threadIdx.y; l < l1; l += column_slices) {
+#pragma unroll
+      for (int q = 0; q < column_groups; ++q) {
+        if constexpr (Source::lifted) total[q] = op.combine(total[q], op.template lift<A>(widen(col[q].along(l)), l));
+        else total[q] = op.combine(total[q], col[q].along(l));
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < column_groups; ++q) part[threadIdx.y][q * column_tile + threadIdx.x] = total[q];
     __syncthreads();
-    if (threadIdx.y == 0 && j < inner) {
-      A r = part[0][threadIdx.x];
-      for (int y = 1; y < column_slices; ++y) r = op.combine(r, part[y][threadIdx.x]);
-      out((o * chunks + c) * inner + j, r);
+    // The first column_width threads each combine one column's slices, in slice order.
+    const int k = static_cast<int>(threadIdx.y * column_tile + threadIdx.x);
+    if (k < column_width && first + k < inner) {
+      A r = part[0][k];
+      for (int y = 1; y < column_slices; ++y) r = op.combine(r, part[y][k]);
+      out((o * chunks + c) * inner + first + k, r);
     }
     __syncthreads();
   }
@@ -366,7 +371,7 @@ void reduce_axis(const Op& op, const Acc& acc, const shape_t<R>& in_shape, std::
   for (std::size_t d = axis + 1; d < R; ++d) inner *= in_shape[d];
   const column_source<Acc, R> src{acc, pack(in_shape), axis};
   const dim3 block(column_tile, column_slices);
-  const index_t tiles = outer * ceil_div(inner, column_tile);
+  const index_t tiles = outer * ceil_div(inner, column_width);
   index_t chunks = 1, chunk_len = len;
   split_axis(tiles, len, 256, target, chunks, chunk_len);
   if (chunks == 1) {
