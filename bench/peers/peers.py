@@ -75,8 +75,8 @@ def numpy_cases(d):
         g = (g @ w3.T) * np.where(z2 > 0, 1, h2 + 1)
         gw2, gb2 = h1.T @ g, g.sum(0)
         g = (g @ w2.T) * np.where(z1 > 0, 1, h1 + 1)
-        gw1 = x.T @ g
-        return w1 - LR * gw1
+        gw1, gb1 = x.T @ g, g.sum(0)
+        return tuple(p - LR * gp for p, gp in zip((w1, b1, w2, b2, w3, b3), (gw1, gb1, gw2, gb2, gw3, gb3)))
 
     def softmax(z):
         e = np.exp(z - z.max(1, keepdims=True))
@@ -112,7 +112,7 @@ def torch_cases(threads):
         loss = torch.mean((mlp(x, *ps) - y) ** 2)
         g = torch.autograd.grad(loss, ps)
         with torch.no_grad():
-            return ps[0] - LR * g[0]
+            return tuple(p - LR * gp for p, gp in zip(ps, g))
 
     return torch, {
         "fused_sum": (lambda a, b, c: torch.sum(a * b + c), ("a", "b", "c")),
@@ -137,7 +137,7 @@ def jax_cases():
         return jnp.mean((mlp(x, *ps) - y) ** 2)
 
     def sgd(x, y, *ps):
-        return ps[0] - LR * jax.grad(loss)(ps, x, y)[0]
+        return tuple(p - LR * g for p, g in zip(ps, jax.grad(loss)(ps, x, y)))
 
     def ce(z, l):
         return jnp.mean(jax.nn.logsumexp(z, 1) - jnp.take_along_axis(z, l[:, None], 1)[:, 0])
@@ -167,7 +167,8 @@ def run(lib, case, threads, d):
     else:
         _, cases = jax_cases()
         import jax.numpy as jnp
-        conv, block = jnp.asarray, (lambda r: r.block_until_ready())
+        import jax
+        conv, block = jnp.asarray, jax.block_until_ready
     f, names = cases[case]
     args = [conv(a) for a in load(d, *names)]
     out = [None]
@@ -175,8 +176,11 @@ def run(lib, case, threads, d):
     def once():
         out[0] = block(f(*args))
     ms = median_ms(once, REPS[case])
+    def to_numpy(r):
+        return r.detach().numpy() if hasattr(r, "detach") else np.asarray(r)
     r = out[0]
-    r = r.detach().numpy() if hasattr(r, "detach") else np.asarray(r)
+    # sgd_step returns the six updated parameters: saved flattened, one after another (texpr_peer does the same)
+    r = np.concatenate([np.ravel(to_numpy(p)) for p in r]) if isinstance(r, (tuple, list)) else to_numpy(r)
     np.save(os.path.join(d, f"out_{lib}_{case}.npy"), r)
     print(f"median_ms {ms:.6f}")
 
@@ -188,8 +192,11 @@ def check(d, cases):
     bad = 0
     for case in cases:
         f, names = ref_cases[case]
-        ref = np.asarray(f(*[a.astype(np.float64) if a.dtype == np.float32 else a for a in load(d, *names)]), np.float64)
-        base = load(d, "w1")[0].astype(np.float64) if case == "sgd_step" else 0.0  # compare the update, not w1
+        ref = f(*[a.astype(np.float64) if a.dtype == np.float32 else a for a in load(d, *names)])
+        ref = np.concatenate([np.ravel(p) for p in ref]) if isinstance(ref, tuple) else np.asarray(ref, np.float64)
+        # sgd_step: compare the updates, not the parameters (all six, flattened one after another)
+        base = np.concatenate([np.ravel(p) for p in load(d, "w1", "b1", "w2", "b2", "w3", "b3")]).astype(np.float64) \
+            if case == "sgd_step" else 0.0
         ref = ref - base
         scale = max(1e-30, float(np.max(np.abs(ref)))) if case == "sgd_step" else max(1.0, float(np.max(np.abs(ref))))
         for lib in ("texpr", "numpy", "torch", "jax"):

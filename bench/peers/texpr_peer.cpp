@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <texpr/interop/npy.hpp>
@@ -77,8 +78,8 @@ int main(int argc, char** argv) {
       tx::save_npy(out, r);
     } else {
       auto x = tx::load_npy<float, 2>(in("x128")), y = tx::load_npy<float, 2>(in("y128"));
-      // What the peers do: the loss's gradients with respect to all six parameters, then w1's update (a new
-      // tensor, as theirs: every repetition does the same work from the same weights).
+      // One SGD step: the loss's gradients with respect to all six parameters, then six updated parameters (new
+      // tensors, as the peers': every repetition does the same work from the same weights).
       const auto step = [&] {
         auto p1 = tx::param<struct w1_tag>(w1);
         auto q1 = tx::param<struct b1_tag>(b1);
@@ -88,12 +89,19 @@ int main(int argc, char** argv) {
         auto q3 = tx::param<struct b3_tag>(b3);
         auto [l, g1, h1, g2, h2, g3, h3] =
             tx::eval_all(tx::value_and_grad(tx::mean(tx::square(logits(x, p1, q1, p2, q2, p3, q3) - y)), p1, q1, p2, q2, p3, q3));
-        tx::tensor<float, 2> updated = w1 - 0.1f * g1;
-        return updated;
+        return std::make_tuple(tx::tensor<float, 2>(w1 - 0.1f * g1), tx::tensor<float, 1>(b1 - 0.1f * h1),
+                               tx::tensor<float, 2>(w2 - 0.1f * g2), tx::tensor<float, 1>(b2 - 0.1f * h2),
+                               tx::tensor<float, 2>(w3 - 0.1f * g3), tx::tensor<float, 1>(b3 - 0.1f * h3));
       };
-      tx::tensor<float, 2> w1_after = step();
-      ms = median_ms([&] { w1_after = step(); }, 21);
-      tx::save_npy(out, w1_after);
+      auto updated = step();
+      ms = median_ms([&] { updated = step(); }, 21);
+      // Saved as the peers save theirs: the six updated parameters flattened, one after another.
+      tx::index_t total = 0;
+      std::apply([&](const auto&... t) { ((total += t.size()), ...); }, updated);
+      tx::tensor<float, 1> flat(tx::shape_t<1>{total});
+      tx::index_t at = 0;
+      std::apply([&](const auto&... t) { ((std::copy(t.data(), t.data() + t.size(), flat.data() + at), at += t.size()), ...); }, updated);
+      tx::save_npy(out, flat);
     }
   } else if (c == "softmax") {
     auto z = tx::load_npy<float, 2>(in("logits"));
