@@ -3250,6 +3250,8 @@ struct host_pages {
       ::munmap(p, round_up(bytes, page));
       return;
     }
+#else
+    (void)bytes;
 #endif
     ::operator delete(p, std::align_val_t{alignment});
   }
