@@ -88,7 +88,6 @@ void bench_mlp() {
   const double fwd_ms = time_ms([&] { loss = tx::mean(tx::square(logits(x64, w1, b1, w2, b2, w3, b3) - y64)); });
   std::printf("%-34s %9.3f ms  loss %.6f\n", "MLP forward, batch 64", fwd_ms, static_cast<double>(loss.item()));
   tx::tensor<float, 2, tx::cuda> w1_after(w1.shape());
-  float step_loss = 0;
   const double step_ms = time_ms([&] {
     auto p1 = tx::param<struct w1_tag>(w1);
     auto q1 = tx::param<struct b1_tag>(b1);
@@ -101,7 +100,7 @@ void bench_mlp() {
     w1_after = w1 - 0.1f * g1;
     loss = l;
   });
-  step_loss = loss.item();
+  const float step_loss = loss.item();
   const float moved = tx::sum(tx::abs(w1_after - w1)).item();
   std::printf("%-34s %9.3f ms  loss %.6f, sum |w1 update| %.6f\n", "SGD step, batch 128", step_ms,
               static_cast<double>(step_loss), static_cast<double>(moved));

@@ -73,16 +73,19 @@ __device__ inline A lifted_at(const Op& op, const Acc& acc, bool dense, const in
   return op.template lift<A>(widen(acc.at(idx)), i);
 }
 
-/// Independent accumulator chains per thread in the reduction loops: each chain's load is in flight at once. With
-/// two chains of 4-byte loads the H200 read 2.2 TB/s (about 16 KiB in flight per SM); saturating its memory takes
-/// about four times that, which four chains of two loads each give.
+/// Accumulator chains per thread over everything. With two 4-byte loads in flight per thread the H200 read
+/// 2.2 TB/s (about 16 KiB in flight per SM); saturating its memory takes about four times that.
 inline constexpr int reduce_chains = 4;
+/// Loads each thread issues per step before combining them (reduce_all, reduce_lines): eight, so four per chain
+/// over everything; along lines they go to the two chains a0/a1 alternately, as the two-load steps did, so line
+/// results are bitwise what they were. Sixteen was slower on every reduction (issue 14, run 5).
+inline constexpr int reduce_loads = 2 * reduce_chains;
 
 /// Pass 1 over everything: each block combines a grid-stride share of the n elements into partial[blockIdx.x].
 template <class A, std::size_t R, class Op, class Acc>
 __global__ void __launch_bounds__(block_threads)
     reduce_all_partials(Op op, Acc acc, bool dense, index_pack<R> shape, index_t n, A* partial) {
-  constexpr int U = 2 * reduce_chains;  // loads per thread per step
+  constexpr int U = reduce_loads;
   A a[reduce_chains];
 #pragma unroll
   for (int k = 0; k < reduce_chains; ++k) a[k] = op.template identity<A>();
@@ -180,7 +183,7 @@ __global__ void __launch_bounds__(block_threads)
         else return line.along(j);
       };
       index_t j = j0 + lane;
-      constexpr int U = 2 * reduce_chains;
+      constexpr int U = reduce_loads;
       for (; j + (U - 1) * Group < j1; j += U * Group) {
         decltype(get(j)) vals[U];
 #pragma unroll
