@@ -1,0 +1,562 @@
+// The CUDA stand-in: the CUDA runtime and cuBLAS entry points texpr uses, plus nvcc's kernel registration and launch
+// plumbing, defined so that an nvcc-built test links against this instead of libcudart and libcublas and runs on
+// a machine without a GPU or driver. Every call is recorded (texpr_standin::snapshot) and nothing executes: kernels
+// and GEMMs do not run, so device values are garbage. Allocations are real host memory (256-byte aligned, as the
+// device pool's are) so that copies and memsets really move bytes and a stray host read does not crash; one device
+// of compute capability 9.0 with 132 SMs is reported. Limits: no kernel, event timing, graph, texture, multi-device
+// or driver-API behaviour; a call texpr does not make is missing and shows up as an undefined symbol at link time.
+#include "standin.hpp"
+
+#include <cublas_api.h>
+#include <cuda_runtime_api.h>
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <type_traits>
+#include <unordered_map>
+
+// Opaque handles of the CUDA headers, given a body here: the handles are addresses of these.
+struct CUstream_st {
+  unsigned flags = 0;
+};
+struct CUevent_st {
+  unsigned flags = 0;
+};
+struct CUmemPoolHandle_st {
+  int device = 0;
+};
+struct cublasContext {
+  cudaStream_t stream = nullptr;
+};
+
+namespace texpr_standin {
+namespace {
+
+/// Everything the stand-in knows, behind one mutex; leaked so that calls from static and thread-local
+/// destructors (texpr's cached cuBLAS handles) still find it.
+struct state {
+  std::mutex mutex;
+  record rec;
+  std::unordered_map<const void*, std::string> kernels;  // host stub -> demangled device name
+  std::map<std::uintptr_t, std::size_t> live;            // allocation start -> bytes
+  CUmemPoolHandle_st pool;
+};
+
+state& the_state() {
+  static state* s = new state;
+  return *s;
+}
+
+std::string demangle(const char* name) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name, nullptr, nullptr, &status), std::free);
+  return status == 0 && out ? std::string(out.get()) : std::string(name);
+}
+
+// Device memory stands in as host memory with the pool's alignment: texpr picks vector loads by address.
+constexpr std::size_t alignment = 256;
+
+void* allocate(std::size_t bytes, bool stream_ordered) {
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + alignment - 1) / alignment * alignment;
+  void* p = std::aligned_alloc(alignment, rounded);
+  if (!p) return nullptr;
+  state& s = the_state();
+  std::lock_guard lock(s.mutex);
+  s.rec.allocations.push_back({bytes, stream_ordered});
+  s.live[reinterpret_cast<std::uintptr_t>(p)] = bytes;
+  return p;
+}
+
+void release(void* p) {
+  if (!p) return;
+  {
+    state& s = the_state();
+    std::lock_guard lock(s.mutex);
+    ++s.rec.frees;
+    s.live.erase(reinterpret_cast<std::uintptr_t>(p));
+  }
+  std::free(p);
+}
+
+/// Whether p lies in a live stand-in allocation (the caller holds the mutex).
+bool is_device(const state& s, const void* p) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  auto it = s.live.upper_bound(a);
+  if (it == s.live.begin()) return false;
+  --it;
+  return a < it->first + std::max<std::size_t>(it->second, 1);
+}
+
+void record_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, bool async) {
+  if (bytes) std::memmove(dst, src, bytes);
+  state& s = the_state();
+  std::lock_guard lock(s.mutex);
+  s.rec.copies.push_back({static_cast<copy_kind>(kind), bytes, async});
+  // A synchronous copy to the host waits for the device; cudaMemcpyDefault decides by where dst lives.
+  const bool to_host = kind == cudaMemcpyDeviceToHost || (kind == cudaMemcpyDefault && !is_device(s, dst));
+  if (!async && to_host) s.rec.syncs.push_back(sync_kind::synchronous_copy);
+}
+
+void record_sync(sync_kind kind) {
+  state& s = the_state();
+  std::lock_guard lock(s.mutex);
+  s.rec.syncs.push_back(kind);
+}
+
+void record_launch(const void* stub, dim3 grid, dim3 block, std::size_t shared, cudaStream_t stream) {
+  state& s = the_state();
+  std::lock_guard lock(s.mutex);
+  const auto it = s.kernels.find(stub);
+  s.rec.launches.push_back({it == s.kernels.end() ? std::string("<unregistered>") : it->second,
+                            {grid.x, grid.y, grid.z},
+                            {block.x, block.y, block.z},
+                            shared,
+                            stream});
+}
+
+void record_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, long long m, long long n, long long k,
+                 long long batch, cudaDataType at, cudaDataType bt, cudaDataType ct, int compute) {
+  state& s = the_state();
+  std::lock_guard lock(s.mutex);
+  s.rec.gemms.push_back({static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), static_cast<int>(batch),
+                         static_cast<int>(ta), static_cast<int>(tb), static_cast<int>(at), static_cast<int>(bt),
+                         static_cast<int>(ct), compute, h ? h->stream : nullptr});
+}
+
+// The launch configuration nvcc's <<<>>> pushes and the host stub pops, per thread as in the runtime.
+struct call_configuration {
+  dim3 grid, block;
+  std::size_t shared = 0;
+  cudaStream_t stream = nullptr;
+};
+thread_local std::vector<call_configuration> configurations;
+
+cudaError_t last_error = cudaSuccess;  // never set: nothing the stand-in does fails
+
+} // namespace
+
+std::size_t record::allocated_bytes() const {
+  std::size_t sum = 0;
+  for (const auto& a : allocations) sum += a.bytes;
+  return sum;
+}
+
+std::size_t record::copies_of(copy_kind kind) const {
+  return static_cast<std::size_t>(std::count_if(copies.begin(), copies.end(), [&](const copy& c) { return c.kind == kind; }));
+}
+
+std::map<std::string, std::size_t> record::launches_by_family() const {
+  std::map<std::string, std::size_t> out;
+  for (const auto& l : launches) ++out[kernel_family(l.kernel)];
+  return out;
+}
+
+record snapshot() {
+  state& s = the_state();
+  std::lock_guard lock(s.mutex);
+  return s.rec;
+}
+
+void reset() {
+  state& s = the_state();
+  std::lock_guard lock(s.mutex);
+  s.rec = record{};
+}
+
+std::size_t live_bytes() {
+  state& s = the_state();
+  std::lock_guard lock(s.mutex);
+  std::size_t sum = 0;
+  for (const auto& [p, bytes] : s.live) sum += bytes;
+  return sum;
+}
+
+std::string kernel_family(const std::string& kernel) {
+  std::string name = kernel;
+  if (name.rfind("void ", 0) == 0) name.erase(0, 5);  // a template kernel's demangled name carries its return type
+  // Cut at the first '<' or '(' outside "(anonymous namespace)".
+  std::size_t cut = 0;
+  for (; cut < name.size(); ++cut) {
+    if (name.compare(cut, 21, "(anonymous namespace)") == 0) {
+      cut += 20;
+      continue;
+    }
+    if (name[cut] == '<' || name[cut] == '(') break;
+  }
+  name.resize(cut);
+  // Keep the last two components: "cuda_impl::assign_vectorized" names texpr's kernels without its namespaces.
+  const std::size_t last = name.rfind("::");
+  if (last != std::string::npos && last > 0) {
+    const std::size_t before = name.rfind("::", last - 1);
+    if (before != std::string::npos) name.erase(0, before + 2);
+  }
+  return name;
+}
+
+std::string describe(const record& r) {
+  std::ostringstream out;
+  out << "launches " << r.launches.size() << ":\n";
+  for (const auto& [family, count] : r.launches_by_family()) out << "  " << count << " x " << family << "\n";
+  out << "gemms " << r.gemms.size() << " (cuBLAS m x n x k, batch; texpr's rows = n, cols = m):\n";
+  for (const auto& g : r.gemms)
+    out << "  " << g.m << " x " << g.n << " x " << g.k << (g.transa ? " A^T" : "") << (g.transb ? " B^T" : "")
+        << ", batch " << g.batch << "\n";
+  out << "allocations " << r.allocations.size() << " (" << r.allocated_bytes() << " bytes):";
+  for (const auto& a : r.allocations) out << " " << a.bytes;
+  out << "\nfrees " << r.frees << "\nsyncs " << r.syncs.size() << ":";
+  static const char* const sync_names[] = {"stream", "device", "event", "synchronous_copy"};
+  for (const auto k : r.syncs) out << " " << sync_names[static_cast<int>(k)];
+  out << "\ncopies " << r.copies.size() << " (h2d " << r.copies_of(copy_kind::host_to_device) << ", d2h "
+      << r.copies_of(copy_kind::device_to_host) << ", d2d " << r.copies_of(copy_kind::device_to_device)
+      << "), memsets " << r.memsets << "\n";
+  return out.str();
+}
+
+scope::scope() : start_(snapshot()) {}
+
+record scope::taken() const {
+  const record now = snapshot();
+  const auto tail = [](const auto& all, const auto& before) {
+    std::remove_cvref_t<decltype(all)> out;
+    if (all.size() > before.size()) out.assign(all.begin() + static_cast<std::ptrdiff_t>(before.size()), all.end());
+    return out;
+  };
+  record r;
+  r.launches = tail(now.launches, start_.launches);
+  r.gemms = tail(now.gemms, start_.gemms);
+  r.allocations = tail(now.allocations, start_.allocations);
+  r.frees = now.frees > start_.frees ? now.frees - start_.frees : 0;
+  r.syncs = tail(now.syncs, start_.syncs);
+  r.copies = tail(now.copies, start_.copies);
+  r.memsets = now.memsets > start_.memsets ? now.memsets - start_.memsets : 0;
+  return r;
+}
+
+} // namespace texpr_standin
+
+using texpr_standin::the_state;
+
+// ---- nvcc's registration and launch plumbing (crt/host_runtime.h, crt/device_functions.h) ----
+extern "C" {
+
+void** __cudaRegisterFatBinary(void* fat_cubin) {
+  // The handle only has to be unique and stable; the fat binary itself is never loaded.
+  return static_cast<void**>(fat_cubin);
+}
+
+void __cudaRegisterFatBinaryEnd(void**) {}
+
+void __cudaUnregisterFatBinary(void**) {}
+
+void __cudaRegisterFunction(void**, const char* host_fun, char*, const char* device_name, int, uint3*, uint3*, dim3*,
+                            dim3*, int*) {
+  auto& s = the_state();
+  std::string name = texpr_standin::demangle(device_name);
+  std::lock_guard lock(s.mutex);
+  s.kernels[host_fun] = std::move(name);
+}
+
+void __cudaRegisterVar(void**, char*, char*, const char*, int, std::size_t, int, int) {}
+
+void __cudaRegisterManagedVar(void**, void**, char*, const char*, int, std::size_t, int, int) {}
+
+char __cudaInitModule(void**) { return 1; }
+
+unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, std::size_t shared, CUstream_st* stream) {
+  texpr_standin::configurations.push_back({grid, block, shared, stream});
+  return 0;
+}
+
+cudaError_t __cudaPopCallConfiguration(dim3* grid, dim3* block, std::size_t* shared, void* stream) {
+  auto& stack = texpr_standin::configurations;
+  if (stack.empty()) return cudaErrorMissingConfiguration;
+  const auto c = stack.back();
+  stack.pop_back();
+  *grid = c.grid;
+  *block = c.block;
+  *shared = c.shared;
+  *static_cast<cudaStream_t*>(stream) = c.stream;
+  return cudaSuccess;
+}
+
+// The kernel handle is the host stub's address: launches are attributed through the registration table.
+cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* fun) {
+  *kernel = reinterpret_cast<cudaKernel_t>(const_cast<void*>(fun));
+  return cudaSuccess;
+}
+
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void**, std::size_t shared, cudaStream_t stream) {
+  texpr_standin::record_launch(reinterpret_cast<const void*>(kernel), grid, block, shared, stream);
+  return cudaSuccess;
+}
+
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, std::size_t shared,
+                                    cudaStream_t stream) {
+  return __cudaLaunchKernel(kernel, grid, block, args, shared, stream);
+}
+
+} // extern "C"
+
+// ---- the CUDA runtime API (cuda_runtime_api.h) ----
+
+cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void**, std::size_t shared, cudaStream_t stream) {
+  texpr_standin::record_launch(func, grid, block, shared, stream);
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceCount(int* count) {
+  *count = 1;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int* device) {
+  *device = 0;
+  return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : cudaErrorInvalidDevice; }
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+  if (device != 0) return cudaErrorInvalidDevice;
+  *prop = cudaDeviceProp{};
+  std::strncpy(prop->name, "texpr CUDA stand-in (H200-like)", sizeof(prop->name) - 1);
+  prop->totalGlobalMem = std::size_t(141) << 30;
+  prop->sharedMemPerBlock = 48 << 10;
+  prop->sharedMemPerBlockOptin = 227 << 10;
+  prop->sharedMemPerMultiprocessor = 228 << 10;
+  prop->regsPerBlock = 65536;
+  prop->regsPerMultiprocessor = 65536;
+  prop->warpSize = 32;
+  prop->maxThreadsPerBlock = 1024;
+  prop->maxThreadsPerMultiProcessor = 2048;
+  prop->maxThreadsDim[0] = prop->maxThreadsDim[1] = 1024;
+  prop->maxThreadsDim[2] = 64;
+  prop->maxGridSize[0] = 0x7fffffff;
+  prop->maxGridSize[1] = prop->maxGridSize[2] = 65535;
+  prop->major = 9;
+  prop->minor = 0;
+  prop->multiProcessorCount = 132;
+  prop->l2CacheSize = 50 << 20;
+  prop->memoryPoolsSupported = 1;
+  prop->concurrentManagedAccess = 1;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  if (device != 0) return cudaErrorInvalidDevice;
+  switch (attr) {
+    case cudaDevAttrMultiProcessorCount: *value = 132; break;
+    case cudaDevAttrComputeCapabilityMajor: *value = 9; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
+    case cudaDevAttrSingleToDoublePrecisionPerfRatio: *value = 2; break;
+    case cudaDevAttrWarpSize: *value = 32; break;
+    case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = 2048; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = 48 << 10; break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = 227 << 10; break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = 228 << 10; break;
+    case cudaDevAttrMaxRegistersPerBlock: *value = 65536; break;
+    case cudaDevAttrL2CacheSize: *value = 50 << 20; break;
+    case cudaDevAttrMaxBlockDimX: case cudaDevAttrMaxBlockDimY: *value = 1024; break;
+    case cudaDevAttrMaxBlockDimZ: *value = 64; break;
+    case cudaDevAttrMaxGridDimX: *value = 0x7fffffff; break;
+    case cudaDevAttrMaxGridDimY: case cudaDevAttrMaxGridDimZ: *value = 65535; break;
+    case cudaDevAttrMemoryPoolsSupported: *value = 1; break;
+    default: *value = 0; break;
+  }
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetLastError() {
+  const cudaError_t e = texpr_standin::last_error;
+  texpr_standin::last_error = cudaSuccess;
+  return e;
+}
+
+cudaError_t cudaPeekAtLastError() { return texpr_standin::last_error; }
+
+const char* cudaGetErrorName(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    case cudaErrorNoDevice: return "cudaErrorNoDevice";
+    case cudaErrorMissingConfiguration: return "cudaErrorMissingConfiguration";
+    default: return "cudaError (texpr CUDA stand-in)";
+  }
+}
+
+const char* cudaGetErrorString(cudaError_t error) {
+  return error == cudaSuccess ? "no error" : "error reported by the texpr CUDA stand-in";
+}
+
+cudaError_t cudaMalloc(void** p, std::size_t bytes) {
+  *p = texpr_standin::allocate(bytes, false);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaMallocAsync(void** p, std::size_t bytes, cudaStream_t) {
+  *p = texpr_standin::allocate(bytes, true);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaFree(void* p) {
+  texpr_standin::release(p);
+  return cudaSuccess;
+}
+
+cudaError_t cudaFreeAsync(void* p, cudaStream_t) {
+  texpr_standin::release(p);
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
+  if (device != 0) return cudaErrorInvalidDevice;
+  *pool = &the_state().pool;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return cudaSuccess; }
+
+cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t) {
+  if (bytes) std::memset(p, value, bytes);
+  auto& s = the_state();
+  std::lock_guard lock(s.mutex);
+  ++s.rec.memsets;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemset(void* p, int value, std::size_t bytes) { return cudaMemsetAsync(p, value, bytes, nullptr); }
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t) {
+  texpr_standin::record_copy(dst, src, bytes, kind, true);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+  texpr_standin::record_copy(dst, src, bytes, kind, false);
+  return cudaSuccess;
+}
+
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* p) {
+  *attributes = cudaPointerAttributes{};
+  auto& s = the_state();
+  std::lock_guard lock(s.mutex);
+  if (texpr_standin::is_device(s, p)) {
+    attributes->type = cudaMemoryTypeDevice;
+    attributes->device = 0;
+    attributes->devicePointer = const_cast<void*>(p);
+  } else {
+    attributes->type = cudaMemoryTypeUnregistered;
+    attributes->device = -2;
+  }
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t* stream) {
+  *stream = new CUstream_st{};
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
+  *stream = new CUstream_st{flags};
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  delete stream;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  texpr_standin::record_sync(texpr_standin::sync_kind::stream);
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize() {
+  texpr_standin::record_sync(texpr_standin::sync_kind::device);
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  *event = new CUevent_st{};
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned flags) {
+  *event = new CUevent_st{flags};
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  delete event;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
+
+cudaError_t cudaEventSynchronize(cudaEvent_t) {
+  texpr_standin::record_sync(texpr_standin::sync_kind::event);
+  return cudaSuccess;
+}
+
+// ---- cuBLAS (cublas_api.h; cublas_v2.h maps cublasCreate to cublasCreate_v2 and so on) ----
+
+cublasStatus_t cublasCreate_v2(cublasHandle_t* handle) {
+  *handle = new cublasContext{};
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
+  delete handle;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream) {
+  handle->stream = stream;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGetStream_v2(cublasHandle_t handle, cudaStream_t* stream) {
+  *stream = handle->stream;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetMathMode(cublasHandle_t, cublasMath_t) { return CUBLAS_STATUS_SUCCESS; }
+
+cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t, void*, std::size_t) { return CUBLAS_STATUS_SUCCESS; }
+
+const char* cublasGetStatusName(cublasStatus_t status) {
+  return status == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS (texpr CUDA stand-in)";
+}
+
+const char* cublasGetStatusString(cublasStatus_t status) {
+  return status == CUBLAS_STATUS_SUCCESS ? "success" : "error reported by the texpr CUDA stand-in";
+}
+
+cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                            const void*, const void*, cudaDataType a_type, int, const void*, cudaDataType b_type, int,
+                            const void*, void*, cudaDataType c_type, int, cublasComputeType_t compute, cublasGemmAlgo_t) {
+  texpr_standin::record_gemm(handle, transa, transb, m, n, k, 1, a_type, b_type, c_type, static_cast<int>(compute));
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                                          int n, int k, const void*, const void*, cudaDataType a_type, int, long long,
+                                          const void*, cudaDataType b_type, int, long long, const void*, void*,
+                                          cudaDataType c_type, int, long long, int batch, cublasComputeType_t compute,
+                                          cublasGemmAlgo_t) {
+  texpr_standin::record_gemm(handle, transa, transb, m, n, k, batch, a_type, b_type, c_type, static_cast<int>(compute));
+  return CUBLAS_STATUS_SUCCESS;
+}

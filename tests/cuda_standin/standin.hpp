@@ -1,0 +1,107 @@
+// texpr_standin: what a program linked against the CUDA stand-in (instead of libcudart and libcublas) asked the
+// GPU to do: kernel launches by name, cuBLAS GEMMs, allocations, copies, memsets and host synchronisations.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace texpr_standin {
+
+/// A grid or block extent, as the launch passed it.
+struct extent3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+/// One kernel launch (nothing ran).
+struct launch {
+  std::string kernel;          ///< Demangled device-function name, "<unregistered>" for an unknown host stub.
+  extent3 grid;                ///< Grid of the launch.
+  extent3 block;               ///< Block of the launch.
+  std::size_t shared_bytes = 0;  ///< Dynamic shared memory.
+  const void* stream = nullptr;  ///< The stream it was enqueued on (nullptr: the legacy default stream).
+};
+
+/// One cuBLAS GEMM call, in cuBLAS's column-major terms: texpr's row-major C (rows x cols) = A B is the call
+/// m = cols, n = rows (it computes C^T = B^T A^T).
+struct gemm {
+  int m = 0;               ///< Rows of cuBLAS's op(A) and C.
+  int n = 0;               ///< Columns of cuBLAS's op(B) and C.
+  int k = 0;               ///< The summed dimension.
+  int batch = 1;           ///< Batch count (1 for a plain GEMM).
+  int transa = 0;          ///< cublasOperation_t of cuBLAS's A (0: N, 1: T, 2: C).
+  int transb = 0;          ///< cublasOperation_t of cuBLAS's B.
+  int a_type = 0;          ///< cudaDataType_t of A (0: CUDA_R_32F).
+  int b_type = 0;          ///< cudaDataType_t of B.
+  int c_type = 0;          ///< cudaDataType_t of C.
+  int compute_type = 0;    ///< cublasComputeType_t (68: CUBLAS_COMPUTE_32F), or the legacy cudaDataType_t.
+  const void* stream = nullptr;  ///< The stream the handle was set to.
+};
+
+/// One device allocation (cudaMalloc or cudaMallocAsync).
+struct allocation {
+  std::size_t bytes = 0;  ///< Requested size.
+  bool stream_ordered = false;  ///< cudaMallocAsync rather than cudaMalloc.
+};
+
+/// Direction of a copy, cudaMemcpyKind's values.
+enum class copy_kind { host_to_host = 0, host_to_device = 1, device_to_host = 2, device_to_device = 3, inferred = 4 };
+
+/// One cudaMemcpy or cudaMemcpyAsync (performed on the host-backed memory).
+struct copy {
+  copy_kind kind = copy_kind::inferred;  ///< As passed; cudaMemcpyDefault stays `inferred`.
+  std::size_t bytes = 0;                 ///< Bytes copied.
+  bool async = false;                    ///< cudaMemcpyAsync rather than cudaMemcpy.
+};
+
+/// What made the host wait for the device.
+enum class sync_kind { stream, device, event, synchronous_copy };
+
+/// Everything recorded since the last reset(): vectors in call order.
+struct record {
+  std::vector<launch> launches;        ///< Kernel launches.
+  std::vector<gemm> gemms;             ///< cuBLAS GEMMs.
+  std::vector<allocation> allocations; ///< Device allocations.
+  std::size_t frees = 0;               ///< cudaFree and cudaFreeAsync of non-null pointers.
+  std::vector<sync_kind> syncs;        ///< Host waits (stream, device, event synchronize; synchronous copies).
+  std::vector<copy> copies;            ///< Copies of any direction.
+  std::size_t memsets = 0;             ///< cudaMemset and cudaMemsetAsync calls.
+
+  /// Sum of the allocations' bytes.
+  std::size_t allocated_bytes() const;
+  /// Copies of one direction.
+  std::size_t copies_of(copy_kind kind) const;
+  /// Launch counts by kernel family (kernel_family of each name), sorted by name.
+  std::map<std::string, std::size_t> launches_by_family() const;
+};
+
+/// A copy of everything recorded since the last reset().
+record snapshot();
+
+/// Forgets everything recorded (registered kernels and live allocations are kept).
+void reset();
+
+/// Bytes the program holds in device allocations now (allocated and not yet freed).
+std::size_t live_bytes();
+
+/// A demangled kernel name without namespaces' noise, template arguments and parameters:
+/// "void texpr::detail::cuda_impl::assign_vectorized<float, ...>(float*, ...)" -> "cuda_impl::assign_vectorized".
+std::string kernel_family(const std::string& kernel);
+
+/// A multi-line, human-readable summary of a record: launches by family, GEMMs with shapes, allocations, syncs.
+std::string describe(const record& r);
+
+/// Records what happens during its lifetime: taken() is everything recorded since construction.
+class scope {
+ public:
+  /// Remembers how much was recorded so far.
+  scope();
+  /// Everything recorded between construction and now.
+  record taken() const;
+
+ private:
+  record start_;
+};
+
+} // namespace texpr_standin
