@@ -22,6 +22,7 @@
 #include <sstream>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 
 // Opaque handles of the CUDA headers, given a body here: the handles are addresses of these.
 struct CUstream_st {
@@ -141,7 +142,7 @@ thread_local std::vector<call_configuration> configurations;
 
 cudaError_t last_error = cudaSuccess;  // never set: nothing the stand-in does fails
 
-} // namespace
+}  // namespace
 
 std::size_t record::allocated_bytes() const {
   std::size_t sum = 0;
@@ -150,7 +151,8 @@ std::size_t record::allocated_bytes() const {
 }
 
 std::size_t record::copies_of(copy_kind kind) const {
-  return static_cast<std::size_t>(std::count_if(copies.begin(), copies.end(), [&](const copy& c) { return c.kind == kind; }));
+  return static_cast<std::size_t>(
+      std::count_if(copies.begin(), copies.end(), [&](const copy& c) { return c.kind == kind; }));
 }
 
 std::map<std::string, std::size_t> record::launches_by_family() const {
@@ -181,6 +183,7 @@ std::size_t live_bytes() {
 
 std::string kernel_family(const std::string& kernel) {
   std::string name = kernel;
+  if (name.empty() || name[0] == '<') return name;    // "<unregistered>"
   if (name.rfind("void ", 0) == 0) name.erase(0, 5);  // a template kernel's demangled name carries its return type
   // Cut at the first '<' or '(' outside "(anonymous namespace)".
   std::size_t cut = 0;
@@ -215,8 +218,8 @@ std::string describe(const record& r) {
   static const char* const sync_names[] = {"stream", "device", "event", "synchronous_copy"};
   for (const auto k : r.syncs) out << " " << sync_names[static_cast<int>(k)];
   out << "\ncopies " << r.copies.size() << " (h2d " << r.copies_of(copy_kind::host_to_device) << ", d2h "
-      << r.copies_of(copy_kind::device_to_host) << ", d2d " << r.copies_of(copy_kind::device_to_device)
-      << "), memsets " << r.memsets << "\n";
+      << r.copies_of(copy_kind::device_to_host) << ", d2d " << r.copies_of(copy_kind::device_to_device) << "), memsets "
+      << r.memsets << "\n";
   return out.str();
 }
 
@@ -240,7 +243,7 @@ record scope::taken() const {
   return r;
 }
 
-} // namespace texpr_standin
+}  // namespace texpr_standin
 
 using texpr_standin::the_state;
 
@@ -293,7 +296,8 @@ cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* fun) {
   return cudaSuccess;
 }
 
-cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void**, std::size_t shared, cudaStream_t stream) {
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void**, std::size_t shared,
+                               cudaStream_t stream) {
   texpr_standin::record_launch(reinterpret_cast<const void*>(kernel), grid, block, shared, stream);
   return cudaSuccess;
 }
@@ -303,7 +307,7 @@ cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, 
   return __cudaLaunchKernel(kernel, grid, block, args, shared, stream);
 }
 
-} // extern "C"
+}  // extern "C"
 
 // ---- the CUDA runtime API (cuda_runtime_api.h) ----
 
@@ -352,26 +356,31 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
 
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
   if (device != 0) return cudaErrorInvalidDevice;
-  switch (attr) {
-    case cudaDevAttrMultiProcessorCount: *value = 132; break;
-    case cudaDevAttrComputeCapabilityMajor: *value = 9; break;
-    case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
-    case cudaDevAttrSingleToDoublePrecisionPerfRatio: *value = 2; break;
-    case cudaDevAttrWarpSize: *value = 32; break;
-    case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
-    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = 2048; break;
-    case cudaDevAttrMaxSharedMemoryPerBlock: *value = 48 << 10; break;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = 227 << 10; break;
-    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = 228 << 10; break;
-    case cudaDevAttrMaxRegistersPerBlock: *value = 65536; break;
-    case cudaDevAttrL2CacheSize: *value = 50 << 20; break;
-    case cudaDevAttrMaxBlockDimX: case cudaDevAttrMaxBlockDimY: *value = 1024; break;
-    case cudaDevAttrMaxBlockDimZ: *value = 64; break;
-    case cudaDevAttrMaxGridDimX: *value = 0x7fffffff; break;
-    case cudaDevAttrMaxGridDimY: case cudaDevAttrMaxGridDimZ: *value = 65535; break;
-    case cudaDevAttrMemoryPoolsSupported: *value = 1; break;
-    default: *value = 0; break;
-  }
+  // The attributes a launch or dtype decision may ask, with an H200's values; any other reads as 0.
+  static constexpr std::pair<cudaDeviceAttr, int> attributes[] = {
+      {cudaDevAttrMultiProcessorCount, 132},
+      {cudaDevAttrComputeCapabilityMajor, 9},
+      {cudaDevAttrComputeCapabilityMinor, 0},
+      {cudaDevAttrSingleToDoublePrecisionPerfRatio, 2},
+      {cudaDevAttrWarpSize, 32},
+      {cudaDevAttrMaxThreadsPerBlock, 1024},
+      {cudaDevAttrMaxThreadsPerMultiProcessor, 2048},
+      {cudaDevAttrMaxSharedMemoryPerBlock, 48 << 10},
+      {cudaDevAttrMaxSharedMemoryPerBlockOptin, 227 << 10},
+      {cudaDevAttrMaxSharedMemoryPerMultiprocessor, 228 << 10},
+      {cudaDevAttrMaxRegistersPerBlock, 65536},
+      {cudaDevAttrL2CacheSize, 50 << 20},
+      {cudaDevAttrMaxBlockDimX, 1024},
+      {cudaDevAttrMaxBlockDimY, 1024},
+      {cudaDevAttrMaxBlockDimZ, 64},
+      {cudaDevAttrMaxGridDimX, 0x7fffffff},
+      {cudaDevAttrMaxGridDimY, 65535},
+      {cudaDevAttrMaxGridDimZ, 65535},
+      {cudaDevAttrMemoryPoolsSupported, 1},
+  };
+  *value = 0;
+  for (const auto& [a, v] : attributes)
+    if (a == attr) *value = v;
   return cudaSuccess;
 }
 
@@ -385,13 +394,20 @@ cudaError_t cudaPeekAtLastError() { return texpr_standin::last_error; }
 
 const char* cudaGetErrorName(cudaError_t error) {
   switch (error) {
-    case cudaSuccess: return "cudaSuccess";
-    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
-    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
-    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
-    case cudaErrorNoDevice: return "cudaErrorNoDevice";
-    case cudaErrorMissingConfiguration: return "cudaErrorMissingConfiguration";
-    default: return "cudaError (texpr CUDA stand-in)";
+    case cudaSuccess:
+      return "cudaSuccess";
+    case cudaErrorInvalidValue:
+      return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation:
+      return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidDevice:
+      return "cudaErrorInvalidDevice";
+    case cudaErrorNoDevice:
+      return "cudaErrorNoDevice";
+    case cudaErrorMissingConfiguration:
+      return "cudaErrorMissingConfiguration";
+    default:
+      return "cudaError (texpr CUDA stand-in)";
   }
 }
 
@@ -545,18 +561,19 @@ const char* cublasGetStatusString(cublasStatus_t status) {
   return status == CUBLAS_STATUS_SUCCESS ? "success" : "error reported by the texpr CUDA stand-in";
 }
 
-cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
-                            const void*, const void*, cudaDataType a_type, int, const void*, cudaDataType b_type, int,
-                            const void*, void*, cudaDataType c_type, int, cublasComputeType_t compute, cublasGemmAlgo_t) {
+cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+                            int k, const void*, const void*, cudaDataType a_type, int, const void*, cudaDataType b_type,
+                            int, const void*, void*, cudaDataType c_type, int, cublasComputeType_t compute,
+                            cublasGemmAlgo_t) {
   texpr_standin::record_gemm(handle, transa, transb, m, n, k, 1, a_type, b_type, c_type, static_cast<int>(compute));
   return CUBLAS_STATUS_SUCCESS;
 }
 
-cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
-                                          int n, int k, const void*, const void*, cudaDataType a_type, int, long long,
-                                          const void*, cudaDataType b_type, int, long long, const void*, void*,
-                                          cudaDataType c_type, int, long long, int batch, cublasComputeType_t compute,
-                                          cublasGemmAlgo_t) {
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                          int m, int n, int k, const void*, const void*, cudaDataType a_type, int,
+                                          long long, const void*, cudaDataType b_type, int, long long, const void*,
+                                          void*, cudaDataType c_type, int, long long, int batch,
+                                          cublasComputeType_t compute, cublasGemmAlgo_t) {
   texpr_standin::record_gemm(handle, transa, transb, m, n, k, batch, a_type, b_type, c_type, static_cast<int>(compute));
   return CUBLAS_STATUS_SUCCESS;
 }

@@ -1,5 +1,7 @@
 // texpr_standin: what a program linked against the CUDA stand-in (instead of libcudart and libcublas) asked the
 // GPU to do: kernel launches by name, cuBLAS GEMMs, allocations, copies, memsets and host synchronisations.
+// Use: build the test with nvcc, link texpr_cuda_standin and set CUDA_RUNTIME_LIBRARY None; then
+//   texpr_standin::scope s;  /* run cuda code */  const auto r = s.taken();  CHECK(r.gemms.size() == 1);
 #pragma once
 
 #include <cstddef>
@@ -16,9 +18,9 @@ struct extent3 {
 
 /// One kernel launch (nothing ran).
 struct launch {
-  std::string kernel;          ///< Demangled device-function name, "<unregistered>" for an unknown host stub.
-  extent3 grid;                ///< Grid of the launch.
-  extent3 block;               ///< Block of the launch.
+  std::string kernel;            ///< Demangled device-function name, "<unregistered>" for an unknown host stub.
+  extent3 grid;                  ///< Grid of the launch.
+  extent3 block;                 ///< Block of the launch.
   std::size_t shared_bytes = 0;  ///< Dynamic shared memory.
   const void* stream = nullptr;  ///< The stream it was enqueued on (nullptr: the legacy default stream).
 };
@@ -26,22 +28,22 @@ struct launch {
 /// One cuBLAS GEMM call, in cuBLAS's column-major terms: texpr's row-major C (rows x cols) = A B is the call
 /// m = cols, n = rows (it computes C^T = B^T A^T).
 struct gemm {
-  int m = 0;               ///< Rows of cuBLAS's op(A) and C.
-  int n = 0;               ///< Columns of cuBLAS's op(B) and C.
-  int k = 0;               ///< The summed dimension.
-  int batch = 1;           ///< Batch count (1 for a plain GEMM).
-  int transa = 0;          ///< cublasOperation_t of cuBLAS's A (0: N, 1: T, 2: C).
-  int transb = 0;          ///< cublasOperation_t of cuBLAS's B.
-  int a_type = 0;          ///< cudaDataType_t of A (0: CUDA_R_32F).
-  int b_type = 0;          ///< cudaDataType_t of B.
-  int c_type = 0;          ///< cudaDataType_t of C.
-  int compute_type = 0;    ///< cublasComputeType_t (68: CUBLAS_COMPUTE_32F), or the legacy cudaDataType_t.
+  int m = 0;                     ///< Rows of cuBLAS's op(A) and C.
+  int n = 0;                     ///< Columns of cuBLAS's op(B) and C.
+  int k = 0;                     ///< The summed dimension.
+  int batch = 1;                 ///< Batch count (1 for a plain GEMM).
+  int transa = 0;                ///< cublasOperation_t of cuBLAS's A (0: N, 1: T, 2: C).
+  int transb = 0;                ///< cublasOperation_t of cuBLAS's B.
+  int a_type = 0;                ///< cudaDataType_t of A (0: CUDA_R_32F).
+  int b_type = 0;                ///< cudaDataType_t of B.
+  int c_type = 0;                ///< cudaDataType_t of C.
+  int compute_type = 0;          ///< cublasComputeType_t (68: CUBLAS_COMPUTE_32F), or the legacy cudaDataType_t.
   const void* stream = nullptr;  ///< The stream the handle was set to.
 };
 
 /// One device allocation (cudaMalloc or cudaMallocAsync).
 struct allocation {
-  std::size_t bytes = 0;  ///< Requested size.
+  std::size_t bytes = 0;        ///< Requested size.
   bool stream_ordered = false;  ///< cudaMallocAsync rather than cudaMalloc.
 };
 
@@ -60,13 +62,13 @@ enum class sync_kind { stream, device, event, synchronous_copy };
 
 /// Everything recorded since the last reset(): vectors in call order.
 struct record {
-  std::vector<launch> launches;        ///< Kernel launches.
-  std::vector<gemm> gemms;             ///< cuBLAS GEMMs.
-  std::vector<allocation> allocations; ///< Device allocations.
-  std::size_t frees = 0;               ///< cudaFree and cudaFreeAsync of non-null pointers.
-  std::vector<sync_kind> syncs;        ///< Host waits (stream, device, event synchronize; synchronous copies).
-  std::vector<copy> copies;            ///< Copies of any direction.
-  std::size_t memsets = 0;             ///< cudaMemset and cudaMemsetAsync calls.
+  std::vector<launch> launches;         ///< Kernel launches.
+  std::vector<gemm> gemms;              ///< cuBLAS GEMMs.
+  std::vector<allocation> allocations;  ///< Device allocations.
+  std::size_t frees = 0;                ///< cudaFree and cudaFreeAsync of non-null pointers.
+  std::vector<sync_kind> syncs;         ///< Host waits (stream, device, event synchronize; synchronous copies).
+  std::vector<copy> copies;             ///< Copies of any direction.
+  std::size_t memsets = 0;              ///< cudaMemset and cudaMemsetAsync calls.
 
   /// Sum of the allocations' bytes.
   std::size_t allocated_bytes() const;
@@ -104,4 +106,4 @@ class scope {
   record start_;
 };
 
-} // namespace texpr_standin
+}  // namespace texpr_standin

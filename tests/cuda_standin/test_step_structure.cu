@@ -17,7 +17,8 @@ namespace sd = texpr_standin;
 
 namespace {
 
-template <std::size_t R> using ctensor = tx::tensor<float, R, tx::cuda>;
+template <std::size_t R>
+using ctensor = tx::tensor<float, R, tx::cuda>;
 
 /// Launches whose kernel family contains `part`.
 std::size_t launches_named(const sd::record& r, const std::string& part) {
@@ -27,7 +28,7 @@ std::size_t launches_named(const sd::record& r, const std::string& part) {
   return n;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("the stand-in reports one H200-like device") {
   REQUIRE(tx::cuda_device_available());
@@ -108,7 +109,8 @@ auto logits(const X& x, const W1& w1, const B1& b1, const W2& w2, const B2& b2, 
   return tx::matmul(h2, w3) + b3;
 }
 
-template <class X, class Y> auto train_step(const X& x, const Y& labels, const model& m) {
+template <class X, class Y>
+auto train_step(const X& x, const Y& labels, const model& m) {
   auto w1 = tx::param<struct w1_tag>(m.w1);
   auto b1 = tx::param<struct b1_tag>(m.b1);
   auto w2 = tx::param<struct w2_tag>(m.w2);
@@ -119,12 +121,15 @@ template <class X, class Y> auto train_step(const X& x, const Y& labels, const m
   return tx::value_and_grad(loss, w1, b1, w2, b2, w3, b3);
 }
 
-/// Per-step records of `steps` SGD steps (graphs built, evaluated together, six updates, the loss read).
-std::vector<sd::record> run_steps(int steps) {
+/// Per-step records of `steps` SGD steps (graphs built, evaluated together, six updates, the loss read), printed
+/// when `print` is set.
+std::vector<sd::record> run_steps(int steps, bool print) {
   model m{tx::random::normal<float, tx::cuda>({features, hidden}, 1, 0.0f, 0.03f),
           tx::random::normal<float, tx::cuda>({hidden, hidden}, 2, 0.0f, 0.06f),
           tx::random::normal<float, tx::cuda>({hidden, classes}, 3, 0.0f, 0.06f),
-          tx::zeros<float, tx::cuda>({hidden}), tx::zeros<float, tx::cuda>({hidden}), tx::zeros<float, tx::cuda>({classes})};
+          tx::zeros<float, tx::cuda>({hidden}),
+          tx::zeros<float, tx::cuda>({hidden}),
+          tx::zeros<float, tx::cuda>({classes})};
   const ctensor<2> x = tx::zeros<float, tx::cuda>({batch, features});
   const tx::tensor<std::int64_t, 1, tx::cuda> labels = tx::zeros<std::int64_t, tx::cuda>({batch});
   const float lr = 0.1f;
@@ -145,7 +150,7 @@ std::vector<sd::record> run_steps(int steps) {
       (void)loss.item();
     }  // the step's temporaries are freed inside the step
     out.push_back(s.taken());
-    std::printf("---- mlp step %d ----\n%s", step, sd::describe(out.back()).c_str());
+    if (print) std::printf("---- mlp step %d ----\n%s", step, sd::describe(out.back()).c_str());
   }
   return out;
 }
@@ -153,23 +158,32 @@ std::vector<sd::record> run_steps(int steps) {
 /// The syncs of a step other than the loss read (item() waits once, by design).
 std::size_t syncs_besides_loss(const sd::record& r) { return r.syncs.empty() ? 0 : r.syncs.size() - 1; }
 
-} // namespace
+}  // namespace
 
+// texpr's own launches; a profiler counts each cuBLAS GEMM's kernel as well (29 + 10 = the 39 kernels per step an
+// nsys trace shows). Two of the ten GEMMs repeat: the gradients into h2 and h1 (cuBLAS 256 x 128 x 10 and
+// 256 x 128 x 256, A^T) are computed once for each weight and once for each bias below them.
 TEST_CASE("the mlp training step: today's launches, GEMMs, allocations and syncs") {
-  const auto steps = run_steps(3);
+  const auto steps = run_steps(3, true);
   for (const auto& r : steps) {
     // today's budget; the step-as-one-unit work lowers these
-    CHECK(r.launches.size() <= 39);
+    CHECK(r.launches.size() <= 29);
     CHECK(r.gemms.size() <= 10);
     CHECK(r.allocations.size() <= 33);
+    CHECK(r.allocated_bytes() <= 2935860);
     CHECK(r.syncs.size() <= 1);
+    // Every launch is attributed to a registered kernel (the stand-in's own check).
+    for (const auto& l : r.launches) CHECK(l.kernel != "<unregistered>");
     // Every allocation of a step is released in it: nothing leaks from step to step.
     CHECK(r.frees == r.allocations.size());
   }
 }
 
+// The goal of the step-as-one-unit work. may_fail: it reports its failures without failing the run until that work
+// lands; then may_fail goes and these become the budget.
 TEST_CASE("the mlp training step as one unit: the target" * doctest::may_fail()) {
-  const auto steps = run_steps(3);
+  MESSAGE("target, not yet met (allowed to fail): <= 16 launches, 8 GEMMs, no allocation after warm-up, one sync");
+  const auto steps = run_steps(3, false);
   for (std::size_t i = 1; i < steps.size(); ++i) {  // after the warm-up step
     const auto& r = steps[i];
     CHECK(r.launches.size() <= 16);
