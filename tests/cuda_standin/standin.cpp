@@ -48,6 +48,7 @@ struct state {
   record rec;
   std::unordered_map<const void*, std::string> kernels;  // host stub -> demangled device name
   std::map<std::uintptr_t, std::size_t> live;            // allocation start -> bytes
+  std::size_t work = 0;                                  // launches and GEMMs so far, never reset
   CUmemPoolHandle_st pool;
 };
 
@@ -120,7 +121,8 @@ void record_launch(const void* stub, dim3 grid, dim3 block, std::size_t shared, 
                             {grid.x, grid.y, grid.z},
                             {block.x, block.y, block.z},
                             shared,
-                            stream});
+                            stream,
+                            s.work++});
 }
 
 void record_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, long long m, long long n, long long k,
@@ -129,7 +131,7 @@ void record_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, l
   std::lock_guard lock(s.mutex);
   s.rec.gemms.push_back({static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), static_cast<int>(batch),
                          static_cast<int>(ta), static_cast<int>(tb), static_cast<int>(at), static_cast<int>(bt),
-                         static_cast<int>(ct), compute, h ? h->stream : nullptr});
+                         static_cast<int>(ct), compute, h ? h->stream : nullptr, s.work++});
 }
 
 // The launch configuration nvcc's <<<>>> pushes and the host stub pops, per thread as in the runtime.
@@ -221,6 +223,24 @@ std::string describe(const record& r) {
       << r.copies_of(copy_kind::device_to_host) << ", d2d " << r.copies_of(copy_kind::device_to_device) << "), memsets "
       << r.memsets << "\n";
   return out.str();
+}
+
+std::string describe_launches(const record& r) {
+  std::map<std::size_t, std::string> lines;  // by call order
+  for (const auto& l : r.launches) {
+    std::ostringstream line;
+    line << kernel_family(l.kernel) << " <<<" << l.grid.x << ", " << l.block.x << ", " << l.shared_bytes << ">>>";
+    lines[l.order] = line.str();
+  }
+  for (const auto& g : r.gemms) {
+    std::ostringstream line;
+    line << "cuBLAS gemm " << g.m << " x " << g.n << " x " << g.k << (g.transa ? " A^T" : "")
+         << (g.transb ? " B^T" : "") << ", batch " << g.batch;
+    lines[g.order] = line.str();
+  }
+  std::string out;
+  for (const auto& [order, line] : lines) out += "  " + line + "\n";
+  return out;
 }
 
 scope::scope() : start_(snapshot()) {}

@@ -23,6 +23,7 @@ struct launch {
   extent3 block;                 ///< Block of the launch.
   std::size_t shared_bytes = 0;  ///< Dynamic shared memory.
   const void* stream = nullptr;  ///< The stream it was enqueued on (nullptr: the legacy default stream).
+  std::size_t order = 0;         ///< Position among all launches and GEMMs since the program started.
 };
 
 /// One cuBLAS GEMM call, in cuBLAS's column-major terms: texpr's row-major C (rows x cols) = A B is the call
@@ -39,6 +40,7 @@ struct gemm {
   int c_type = 0;                ///< cudaDataType_t of C.
   int compute_type = 0;          ///< cublasComputeType_t (68: CUBLAS_COMPUTE_32F), or the legacy cudaDataType_t.
   const void* stream = nullptr;  ///< The stream the handle was set to.
+  std::size_t order = 0;         ///< Position among all launches and GEMMs since the program started.
 };
 
 /// One device allocation (cudaMalloc or cudaMallocAsync).
@@ -93,6 +95,9 @@ std::string kernel_family(const std::string& kernel);
 
 /// A multi-line, human-readable summary of a record: launches by family, GEMMs with shapes, allocations, syncs.
 std::string describe(const record& r);
+
+/// One line per launch and GEMM in call order: kernel family, grid and block, or the GEMM's shape.
+std::string describe_launches(const record& r);
 
 /// Records what happens during its lifetime: taken() is everything recorded since construction.
 class scope {

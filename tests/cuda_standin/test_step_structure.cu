@@ -151,6 +151,7 @@ std::vector<sd::record> run_steps(int steps, bool print) {
     }  // the step's temporaries are freed inside the step
     out.push_back(s.taken());
     if (print) std::printf("---- mlp step %d ----\n%s", step, sd::describe(out.back()).c_str());
+    if (print && step == 0) std::printf("in order:\n%s", sd::describe_launches(out.back()).c_str());
   }
   return out;
 }
@@ -160,9 +161,9 @@ std::size_t syncs_besides_loss(const sd::record& r) { return r.syncs.empty() ? 0
 
 }  // namespace
 
-// texpr's own launches; a profiler counts each cuBLAS GEMM's kernel as well (29 + 10 = the 39 kernels per step an
-// nsys trace shows). Two of the ten GEMMs repeat: the gradients into h2 and h1 (cuBLAS 256 x 128 x 10 and
-// 256 x 128 x 256, A^T) are computed once for each weight and once for each bias below them.
+// Launches are texpr's own: cuBLAS's kernels inside each GEMM are not seen here (a profiler counts them too, which
+// is probably why the issue saw 39 kernels a step against 29 launches + 10 GEMMs here). Two of the ten GEMMs repeat:
+// the gradients into h2 and h1 (cuBLAS 256 x 128 x 10 and 256 x 128 x 256, A^T) are each computed twice.
 TEST_CASE("the mlp training step: today's launches, GEMMs, allocations and syncs") {
   const auto steps = run_steps(3, true);
   for (const auto& r : steps) {
