@@ -51,9 +51,21 @@ TEST_CASE("single operations: one launch, one GEMM, one sync") {
     CHECK(r.launches.size() == 1);
     CHECK(launches_named(r, "cuda_impl::assign_") == 1);
     CHECK(r.gemms.empty());
-    CHECK(r.allocations.size() == 1);
-    CHECK(r.allocated_bytes() == 1000 * sizeof(float));
+    // At most one fresh block, of its size class (512-byte multiples), unless texpr's device cache had one.
+    CHECK(r.allocations.size() <= 1);
+    CHECK(r.allocated_bytes() <= 4096);
     CHECK(r.syncs.empty());
+  }
+
+  SUBCASE("a released block is reused by the next allocation of its class on the same stream") {
+    { const ctensor<1> c = a + b; }  // allocated (fresh or cached), then released into texpr's cache
+    const sd::scope s;
+    const ctensor<1> c = a * b;
+    const auto r = s.taken();
+    MESSAGE(sd::describe(r));
+    CHECK(r.launches.size() == 1);
+    CHECK(r.allocations.empty());
+    CHECK(r.frees == 0);
   }
 
   SUBCASE("a full sum is launched without a sync; item() syncs once") {
@@ -161,33 +173,34 @@ std::size_t syncs_besides_loss(const sd::record& r) { return r.syncs.empty() ? 0
 
 }  // namespace
 
-// Launches are texpr's own: cuBLAS's kernels inside each GEMM are not seen here (a profiler counts them too, which
-// is probably why the issue saw 39 kernels a step against 29 launches + 10 GEMMs here). Two of the ten GEMMs repeat:
-// the gradients into h2 and h1 (cuBLAS 256 x 128 x 10 and 256 x 128 x 256, A^T) are each computed twice.
-TEST_CASE("the mlp training step: today's launches, GEMMs, allocations and syncs") {
+// Launches are texpr's own: cuBLAS's kernels inside each GEMM are not seen here (a profiler counts them too).
+TEST_CASE("the mlp training step: launches, GEMMs, allocations and syncs") {
   const auto steps = run_steps(3, true);
-  for (const auto& r : steps) {
-    // today's budget; the step-as-one-unit work lowers these
-    CHECK(r.launches.size() <= 29);
-    CHECK(r.gemms.size() <= 10);
-    CHECK(r.allocations.size() <= 33);
-    CHECK(r.allocated_bytes() <= 2935860);
-    CHECK(r.syncs.size() <= 1);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto& r = steps[i];
+    INFO("step " << i);
+    // Today's budget (the seed's step made 29 launches, 10 GEMMs, 33 allocations): each value computed once, 8
+    // GEMMs; the launches left are the forward elementwise passes (3), the loss's composite (6), dlogits (2), the
+    // deltas (2), the bias gradients (3) and the six updates.
+    CHECK(r.launches.size() <= 22);
+    CHECK(r.gemms.size() == 8);
+    if (i > 0) CHECK(r.allocations.empty());  // texpr's device cache serves every block after the first step
+    CHECK(r.allocations.size() <= 21);
+    CHECK(r.syncs.size() <= 1);  // the loss's item()
+    CHECK(syncs_besides_loss(r) == 0);
     // Every launch is attributed to a registered kernel (the stand-in's own check).
     for (const auto& l : r.launches) CHECK(l.kernel != "<unregistered>");
-    // Every allocation of a step is released in it: nothing leaks from step to step.
-    CHECK(r.frees == r.allocations.size());
   }
 }
 
 // The goal of the step-as-one-unit work. may_fail: it reports its failures without failing the run until that work
 // lands; then may_fail goes and these become the budget.
 TEST_CASE("the mlp training step as one unit: the target" * doctest::may_fail()) {
-  MESSAGE("target, not yet met (allowed to fail): <= 16 launches, 8 GEMMs, no allocation after warm-up, one sync");
+  MESSAGE("target, not yet met (allowed to fail): <= 16 launches per step, GEMMs included");
   const auto steps = run_steps(3, false);
   for (std::size_t i = 1; i < steps.size(); ++i) {  // after the warm-up step
     const auto& r = steps[i];
-    CHECK(r.launches.size() <= 16);
+    CHECK(r.launches.size() + r.gemms.size() <= 16);
     CHECK(r.gemms.size() == 8);
     CHECK(r.allocations.empty());
     CHECK(syncs_besides_loss(r) == 0);

@@ -14,6 +14,7 @@
 
 #include "texpr/core/backend.hpp"
 #include "texpr/core/config.hpp"
+#include "texpr/core/kernel_log.hpp"
 #include "texpr/core/stream.hpp"
 #include "texpr/detail/type_list.hpp"
 
@@ -121,12 +122,14 @@ struct host_pages {
   static constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept { return (n + to - 1) / to * to; }
 };
 
-/// Released host blocks of 64 KiB or more, kept for reuse by size class. A training step allocates the same
-/// temporaries every iteration; without reuse each is a fresh mmap whose pages fault in again (a quarter of the
-/// host SGD step's time, issue 14). Bounded by TEXPR_HOST_CACHE_MB (default 256; 0 disables).
+/// Released host blocks, kept for reuse by size class. A training step allocates the same temporaries every
+/// iteration; without reuse each big one is a fresh mmap whose pages fault in again (a quarter of the host SGD
+/// step's time), and small ones go back to malloc, so a step could never be allocation-free. Bounded by
+/// TEXPR_HOST_CACHE_MB (default 256; 0 disables).
 class host_block_cache {
  public:
   static constexpr std::size_t alignment = 64;
+  /// Below this, classes are powers of two; from it up, eighths of a power of two.
   static constexpr std::size_t min_bytes = std::size_t(1) << 16;
 
   static host_block_cache& instance() {
@@ -136,17 +139,23 @@ class host_block_cache {
   host_block_cache(const host_block_cache&) = delete;
   host_block_cache& operator=(const host_block_cache&) = delete;
 
-  /// Bytes actually reserved for a request: size classes of 1/8 of a power of two at and above min_bytes.
+  /// Bytes actually reserved for a request: powers of two (at least 128) below min_bytes, then size classes of
+  /// 1/8 of a power of two.
   static std::size_t size_class(std::size_t bytes) {
-    if (bytes < min_bytes) return bytes;
+    if (bytes < min_bytes) {
+      std::size_t p = 128;
+      while (p < bytes) p *= 2;
+      return p;
+    }
     std::size_t p = min_bytes;
     while (p * 2 <= bytes) p *= 2;
     const std::size_t step = p / 8;
     return (bytes + step - 1) / step * step;
   }
 
-  /// A block of at least `bytes` (a class size from size_class), from the cache when one is free.
-  void* take(std::size_t bytes) {
+  /// A block of at least `bytes` (a class size from size_class), from the cache when one is free. `fresh` tells
+  /// whether it came from the system allocator (what tx::kernel_log counts).
+  void* take(std::size_t bytes, bool& fresh) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (std::size_t i = 0; i != free_.size(); ++i)
@@ -155,9 +164,11 @@ class host_block_cache {
           cached_ -= bytes;
           free_[i] = free_.back();
           free_.pop_back();
+          fresh = false;
           return p;
         }
     }
+    fresh = true;
     return host_pages::allocate(bytes, alignment);
   }
 
@@ -165,7 +176,7 @@ class host_block_cache {
   void give(void* p, std::size_t bytes) noexcept {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (cached_ + bytes <= limit_ && free_.size() < 64) {
+      if (cached_ + bytes <= limit_ && free_.size() < max_blocks) {
         try {
           free_.push_back({p, bytes});
           cached_ += bytes;
@@ -193,7 +204,11 @@ class host_block_cache {
     return cached_;
   }
 
+  /// Whether released blocks are kept at all (not under ASan, nor with TEXPR_HOST_CACHE_MB=0).
+  bool enabled() const noexcept { return limit_ != 0; }
+
  private:
+  static constexpr std::size_t max_blocks = 1024;  // a search over this many is still well under a microsecond
   host_block_cache() {
     std::size_t mb = TEXPR_HOST_CACHE_DEFAULT_MB;
     if (const char* env = std::getenv("TEXPR_HOST_CACHE_MB")) mb = static_cast<std::size_t>(std::strtoull(env, nullptr, 10));
@@ -212,19 +227,15 @@ template <> struct memory<host> {
   static constexpr std::size_t alignment = host_block_cache::alignment;  // a cache line; full vectors load aligned
   /// Number of host buffers allocated so far (tests use it to prove fusion allocates no temporaries).
   static inline std::atomic<std::size_t> allocations{0};
-  // Blocks of min_bytes or more carry their class size in a header of one alignment unit before the data, so that
-  // release (which is not told the size) can return them to the cache.
+  // Every block carries its class size in a header of one alignment unit before the data, so that release (which
+  // is not told the size) can return it to the cache.
   static void* allocate(std::size_t bytes, stream_t) {
     if (bytes == 0) return nullptr;
     allocations.fetch_add(1, std::memory_order_relaxed);
-    if (bytes + alignment < host_block_cache::min_bytes) {
-      auto* p = static_cast<unsigned char*>(::operator new(bytes + alignment, std::align_val_t{alignment}));
-      const std::size_t tag = 0;
-      std::memcpy(p, &tag, sizeof tag);
-      return p + alignment;
-    }
     const std::size_t total = host_block_cache::size_class(bytes + alignment);
-    auto* p = static_cast<unsigned char*>(host_block_cache::instance().take(total));
+    bool fresh = false;
+    auto* p = static_cast<unsigned char*>(host_block_cache::instance().take(total, fresh));
+    if (fresh) kernel_log::record_allocation(total);
     std::memcpy(p, &total, sizeof total);
     return p + alignment;
   }
@@ -233,8 +244,7 @@ template <> struct memory<host> {
     auto* p = static_cast<unsigned char*>(ptr) - alignment;
     std::size_t total = 0;
     std::memcpy(&total, p, sizeof total);
-    if (total == 0) ::operator delete(p, std::align_val_t{alignment});
-    else host_block_cache::instance().give(p, total);
+    host_block_cache::instance().give(p, total);
   }
   static void zero(void* p, std::size_t bytes, stream_t) {
     if (bytes) std::memset(p, 0, bytes);

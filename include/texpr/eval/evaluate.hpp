@@ -7,14 +7,17 @@
 #include <type_traits>
 
 #include "texpr/core/context.hpp"
+#include "texpr/core/kernel_log.hpp"
 #include "texpr/core/shape.hpp"
 #include "texpr/detail/checks.hpp"
 #include "texpr/eval/epilogue.hpp"
 #include "texpr/eval/read.hpp"
 #include "texpr/expr/epilogue.hpp"
 #include "texpr/expr/node.hpp"
+#include "texpr/expr/reduction.hpp"
 #include "texpr/expr/saved.hpp"
 #include "texpr/op/kind.hpp"
+#include "texpr/placement/report.hpp"
 #include "texpr/placement/runs_on.hpp"
 #include "texpr/registry/kernel.hpp"
 
@@ -96,7 +99,13 @@ template <class N, class T, std::size_t R, class B> bool needs_buffer(const view
 /// Copies (or fills) dest from a fused accessor through the backend's copy kernel.
 template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx);
 
+/// Records in the live tx::kernel_log (if any) that implementation Impl ran a node of op Op, dtype T, on B.
+template <class Impl, class Op, class T, class B> void log_kernel_run() {
+  if (kernel_log::active()) kernel_log::record_kernel(Impl::name, op_label<Op>(), dtype_name_v<T>, B::name);
+}
+
 template <class T, std::size_t R, class B, class Acc> void assign_accessor(const view<T, R, B>& dest, const Acc& acc, context<B>& ctx) {
+  log_kernel_run<kernel<op::copy, T, B>, op::copy, T, B>();
   kernel<op::copy, T, B>::assign(dest, acc, ctx);
 }
 
@@ -119,27 +128,49 @@ template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate
   if (n.shape() != dest.shape())
     throw shape_error("texpr: cannot assign an expression of shape " + to_string(n.shape()) +
                       " to a destination of shape " + to_string(dest.shape()));
+  if constexpr (requires { n.passes_through(); }) {
+    if constexpr (std::is_same_v<typename std::remove_cvref_t<decltype(n.child())>::value_type, T> &&
+                  std::remove_cvref_t<decltype(n.child())>::rank == R) {
+      if (passes_through(n)) {  // nothing to reduce: the operand is the result
+        evaluate_into(dest, n.child(), ctx);
+        return;
+      }
+    }
+  }
   if (needs_buffer(dest, n, ctx)) {
     auto& tmp = temporary<T, R, B>(dest.shape(), ctx);
     evaluate_into(tmp.view(), n, ctx);
     const auto tv = std::as_const(tmp).view();
     const auto acc = make_strided_accessor(memory_source<T>{tv.data()}, tv.shape(), tv.strides(), dest.shape());
     // An elementwise node copies back with its own implementation, so a user op on a user dtype needs no copy row.
-    if constexpr (kind_of_v<N> == op::kind::elementwise) kernel<typename N::op_type, typename N::kernel_dtype, B>::assign(dest, acc, ctx);
-    else assign_accessor(dest, acc, ctx);
+    if constexpr (kind_of_v<N> == op::kind::elementwise) {
+      using K = kernel<typename N::op_type, typename N::kernel_dtype, B>;
+      log_kernel_run<K, typename N::op_type, typename N::kernel_dtype, B>();
+      K::assign(dest, acc, ctx);
+    } else {
+      assign_accessor(dest, acc, ctx);
+    }
     return;
   }
   using Op = typename N::op_type;
+  using K = kernel<Op, typename N::kernel_dtype, B>;
   constexpr op::kind k = kind_of_v<N>;
   if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, B>) {
-    if (fused_epilogue<B>::impl::run(n, dest, ctx)) return;  // else (broadcast product, overlap): separate passes
+    if (fused_epilogue<B>::impl::run(n, dest, ctx)) {
+      log_kernel_run<typename fused_epilogue<B>::impl, Op, typename N::kernel_dtype, B>();
+      return;
+    }  // else (broadcast product, overlap): separate passes
   }
-  if constexpr (k == op::kind::elementwise || k == op::kind::generator)
-    kernel<Op, typename N::kernel_dtype, B>::assign(dest, read(n, dest.shape(), ctx), ctx);
-  else if constexpr (k == op::kind::computed)
-    kernel<Op, typename N::kernel_dtype, B>::run(n, dest, ctx);
-  else
+  if constexpr (k == op::kind::elementwise || k == op::kind::generator) {
+    auto acc = read(n, dest.shape(), ctx);  // materialises computed operands first: they are logged before this node
+    log_kernel_run<K, Op, typename N::kernel_dtype, B>();
+    K::assign(dest, acc, ctx);
+  } else if constexpr (k == op::kind::computed) {
+    K::run(n, dest, ctx);
+    log_kernel_run<K, Op, typename N::kernel_dtype, B>();  // after the operands it materialised: post-order
+  } else {
     assign_accessor(dest, read(n, dest.shape(), ctx), ctx);  // memory, constants, layouts: a copy
+  }
 }
 
 } // namespace texpr::detail

@@ -19,6 +19,7 @@ directory to the include path"
 #include "texpr/core/backend.hpp"
 #include "texpr/core/config.hpp"
 #include "texpr/core/dtype.hpp"
+#include "texpr/core/kernel_log.hpp"
 #include "texpr/core/shape.hpp"
 #include "texpr/core/stream.hpp"
 #include "texpr/detail/type_list.hpp"
@@ -142,6 +143,7 @@ template <class B> std::int32_t dlpack_export_device([[maybe_unused]] const void
       if (a.type == cudaMemoryTypeDevice) dev = a.device;
     }
     TEXPR_CUDA_CHECK(cudaStreamSynchronize(stream));
+    kernel_log::record_sync();
     return dev;
 #else
     return 0;

@@ -8,9 +8,15 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
 
 #include "texpr/backend/cuda/error.hpp"
 #include "texpr/core/backend.hpp"
+#include "texpr/core/kernel_log.hpp"
 #include "texpr/core/stream.hpp"
 #include "texpr/detail/memory.hpp"
 
@@ -34,20 +40,159 @@ inline void keep_pool_memory() {
   done.fetch_or(bit, std::memory_order_relaxed);
 }
 
-/// Device memory from the current device's stream-ordered pool; every operation is enqueued on `stream`.
+/// Released device blocks kept for reuse, per (device, stream) and size class, like PyTorch's caching allocator:
+/// a training step allocates the same temporaries every iteration, and each cudaMallocAsync is a driver call (and
+/// would be an allocation inside a CUDA graph capture). A block is reused only by an allocation on the stream that
+/// released it, where stream order makes the reuse safe without events. Bounded by TEXPR_CUDA_CACHE_MB (default
+/// 4096); beyond it released blocks go back to the driver's pool.
+class device_block_cache {
+ public:
+  static device_block_cache& instance() {
+    static device_block_cache* cache = new device_block_cache;  // never destroyed: tensors may release at exit
+    return *cache;
+  }
+  device_block_cache(const device_block_cache&) = delete;
+  device_block_cache& operator=(const device_block_cache&) = delete;
+
+  /// Bytes reserved for a request: 512-byte multiples below 1 MiB, then eighths of a power of two.
+  static std::size_t size_class(std::size_t bytes) {
+    constexpr std::size_t small = std::size_t(1) << 20;
+    if (bytes < small) return (bytes + 511) / 512 * 512;
+    std::size_t p = small;
+    while (p * 2 <= bytes) p *= 2;
+    const std::size_t step = p / 8;
+    return (bytes + step - 1) / step * step;
+  }
+
+  /// A block of at least `bytes` usable in stream order on `stream`; nullptr when none is cached.
+  void* take(int device, stream_t stream, std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t i = 0; i != free_.size(); ++i) {
+      const block& b = free_[i];
+      if (b.bytes == bytes && b.stream == stream && b.device == device) {
+        void* p = b.p;
+        cached_ -= bytes;
+        free_[i] = free_.back();
+        free_.pop_back();
+        return p;
+      }
+    }
+    return nullptr;
+  }
+  /// Keeps a released block; false (the caller frees it) when the cache is full.
+  bool give(int device, stream_t stream, void* p, std::size_t bytes) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (cached_ + bytes > limit_ || free_.size() >= max_blocks) return false;
+    try {
+      free_.push_back({p, bytes, stream, device});
+    } catch (...) {
+      return false;
+    }
+    cached_ += bytes;
+    return true;
+  }
+  /// Remembers the class size of a live block (release is not told it).
+  void note(void* p, std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    sizes_[p] = bytes;
+  }
+  /// The class size of live block p (0 if texpr did not allocate it), forgetting it.
+  std::size_t forget(void* p) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = sizes_.find(p);
+    if (it == sizes_.end()) return 0;
+    const std::size_t n = it->second;
+    sizes_.erase(it);
+    return n;
+  }
+  /// Hands every cached block back to the driver (each freed on the stream that released it).
+  void release_all() noexcept {
+    std::vector<block> blocks;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      blocks.swap(free_);
+      cached_ = 0;
+    }
+    int dev = 0;
+    const bool have_dev = cudaGetDevice(&dev) == cudaSuccess;
+    for (const block& b : blocks) {
+      if (have_dev && b.device != dev) (void)cudaSetDevice(b.device);
+      if (cudaFreeAsync(b.p, b.stream) != cudaSuccess) (void)cudaGetLastError();
+      if (have_dev && b.device != dev) (void)cudaSetDevice(dev);
+    }
+  }
+  /// Bytes held by the cache now.
+  std::size_t cached_bytes() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return cached_;
+  }
+
+ private:
+  static constexpr std::size_t max_blocks = 4096;
+  device_block_cache() {
+    std::size_t mb = 4096;
+    if (const char* env = std::getenv("TEXPR_CUDA_CACHE_MB")) {
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(env, &end, 10);
+      if (end != env && *end == '\0' && env[0] >= '0' && env[0] <= '9' && v <= (std::size_t(1) << 24)) mb = v;
+      else std::fprintf(stderr, "texpr: ignoring TEXPR_CUDA_CACHE_MB='%s' (not a whole number of MiB up to 2^24)\n", env);
+    }
+    limit_ = mb << 20;
+  }
+  struct block {
+    void* p;
+    std::size_t bytes;
+    stream_t stream;
+    int device;
+  };
+  std::mutex mutex_;
+  std::vector<block> free_;
+  std::unordered_map<void*, std::size_t> sizes_;
+  std::size_t cached_ = 0, limit_ = 0;
+};
+
+/// Device memory from the current device's stream-ordered pool through texpr's block cache; every operation is
+/// enqueued on `stream`.
 template <> struct memory<cuda> {
-  /// Enqueues an allocation; out of memory throws cuda_error and changes nothing else.
+  /// Enqueues an allocation; out of memory (after handing the cache back) throws cuda_error and changes nothing
+  /// else.
   static void* allocate(std::size_t bytes, stream_t stream) {
     if (bytes == 0) return nullptr;
     keep_pool_memory();
-    void* p = nullptr;
-    TEXPR_CUDA_CHECK(cudaMallocAsync(&p, bytes, stream));
+    int dev = 0;
+    TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
+    auto& cache = device_block_cache::instance();
+    const std::size_t total = device_block_cache::size_class(bytes);
+    void* p = cache.take(dev, stream, total);
+    if (!p) {
+      cudaError_t e = cudaMallocAsync(&p, total, stream);
+      if (e == cudaErrorMemoryAllocation) {  // the cache may hold what is missing: give it back and retry once
+        (void)cudaGetLastError();
+        cache.release_all();
+        TEXPR_CUDA_CHECK(cudaDeviceSynchronize());
+        kernel_log::record_sync();
+        e = cudaMallocAsync(&p, total, stream);
+      }
+      TEXPR_CUDA_CHECK(e);
+      kernel_log::record_allocation(total);
+    }
+    try {
+      cache.note(p, total);
+    } catch (...) {
+      if (cudaFreeAsync(p, stream) != cudaSuccess) (void)cudaGetLastError();
+      throw;
+    }
     return p;
   }
-  /// Enqueues the release after the work already on `stream` (so kernels still reading p finish first).
+  /// Enqueues the release after the work already on `stream` (so kernels still reading p finish first): the block
+  /// goes to the cache for the next allocation on `stream`, or back to the driver.
   static void release(void* p, stream_t stream) noexcept {
+    if (!p) return;
+    const std::size_t total = device_block_cache::instance().forget(p);
+    int dev = 0;
+    if (total && cudaGetDevice(&dev) == cudaSuccess && device_block_cache::instance().give(dev, stream, p, total)) return;
     // A destructor cannot report a failure; clear it so it does not surface at an unrelated later check.
-    if (p && cudaFreeAsync(p, stream) != cudaSuccess) (void)cudaGetLastError();
+    if (cudaFreeAsync(p, stream) != cudaSuccess) (void)cudaGetLastError();
   }
   static void zero(void* p, std::size_t bytes, stream_t stream) {
     if (bytes) TEXPR_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream));
@@ -60,6 +205,7 @@ template <> struct memory<cuda> {
     if (!bytes) return;
     TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
     TEXPR_CUDA_CHECK(cudaStreamSynchronize(stream));
+    kernel_log::record_sync();
   }
   /// Host to device; from pageable memory the runtime stages the source before returning.
   static void copy_from_host(void* dst, const void* src, std::size_t bytes, stream_t stream) {
