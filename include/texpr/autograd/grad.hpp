@@ -4,10 +4,12 @@
 // graph, and grows linearly with it.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -44,8 +46,22 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
 
   view<const T, R, B> get(context<B>& ctx) override {
     if constexpr (graph_check<Node, B>::ok && (CudaCompiler || !std::is_same_v<B, cuda>)) {
-      if (context_ == ctx.id)
+      if constexpr (requires { node_.passes_through(); }) {
+        using C = std::remove_cvref_t<decltype(node_.child())>;
+        if constexpr (kind_of_v<C> == op::kind::memory && std::is_same_v<typename C::value_type, T> && C::rank == R)
+          if (passes_through(node_)) return materialize(node_.child(), ctx);  // the operand's memory is the value
+      }
+      if (context_ == ctx.id) {
+        if (bound_) return *bind_dest_;
         if (auto cached = cache_.lock()) return std::as_const(*static_cast<tensor<T, R, B>*>(cached.get())).view();
+      }
+      if (bind_context_ == ctx.id && bind_dest_) {
+        evaluate_into(*bind_dest_, node_, ctx);
+        context_ = ctx.id;
+        bound_ = true;
+        return *bind_dest_;
+      }
+      bound_ = false;
       auto t = std::make_shared<tensor<T, R, B>>();
       t->allocate_uninitialized(node_.shape(), ctx.stream);
       evaluate_into(t->view(), node_, ctx);
@@ -57,12 +73,24 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
       throw std::logic_error("texpr: a saved value that cannot be evaluated here was evaluated");
     }
   }
+  bool bind(context<B>& ctx, const view<T, R, B>& dest) override {
+    if (context_ == ctx.id || !dest.is_contiguous() || dest.shape() != node_.shape()) return false;
+    if constexpr (requires { node_.passes_through(); }) {
+      if (passes_through(node_)) return false;  // its value is its operand's memory
+    }
+    bind_context_ = ctx.id;
+    bind_dest_.emplace(dest);  // (a view's operator= writes elements; this rebinds)
+    return true;
+  }
   void report(std::string& out, std::size_t depth, report_state& st) const override {
     report_node<B>(node_, depth, out, st);
   }
 
  private:
   Node node_;
+  std::optional<view<T, R, B>> bind_dest_;  // where bind() asked the value of context bind_context_ to go
+  std::uint64_t bind_context_ = 0;
+  bool bound_ = false;
   std::weak_ptr<void> cache_;
   std::uint64_t context_ = 0;
 };
@@ -120,7 +148,7 @@ template <class N, class Tags, class Children = typename N::children> struct bac
 template <class N, class Tags, class... C> struct backward_reads<N, Tags, type_list<C...>> {
   template <std::size_t... I> static constexpr unsigned bits(std::index_sequence<I...>) {
     unsigned b = 0;
-    ((b |= contains_any_param_v<C, Tags> ? rule_uses<typename N::op_type, I>() : 0u), ...);
+    ((b |= contains_any_param_v<C, Tags> ? rule_uses<typename N::op_type, I, N>() : 0u), ...);
     return b;
   }
   /// What the rules of N read for the operands that lead to a parameter (uses_out / uses_operand bits).
@@ -142,21 +170,46 @@ struct gradient_failed {};
 template <class G> inline constexpr bool is_failed_v = std::is_same_v<std::remove_cvref_t<G>, gradient_failed>;
 template <class G> inline constexpr bool is_no_gradient_v = std::is_same_v<std::remove_cvref_t<G>, no_gradient>;
 
-/// Builds the forward proxies and gradient graphs of one call, for the parameters with tags Tags.
+/// Index of Tag in the type_list Tags.
+template <class Tag, class Tags> struct tag_index;
+template <class Tag, class... T> struct tag_index<Tag, type_list<T...>> {
+  static constexpr std::size_t value = [] {
+    constexpr bool same[] = {std::is_same_v<Tag, T>...};
+    for (std::size_t i = 0; i != sizeof...(T); ++i)
+      if (same[i]) return i;
+    return sizeof...(T);
+  }();
+};
+
+/// Sum of two contributions to one parameter's gradient (either may be absent or failed).
+template <class X, class Y> auto add_contributions(X x, Y y) {
+  if constexpr (is_failed_v<X> || is_failed_v<Y>) return gradient_failed{};
+  else if constexpr (is_no_gradient_v<X>) return y;
+  else if constexpr (is_no_gradient_v<Y>) return x;
+  else return std::move(x) + std::move(y);
+}
+
+/// Builds the forward proxies and the gradient graphs of one call for the parameters with tags Tags, in one
+/// reverse walk: back(n, g) returns every parameter's contribution from n's subtree at once (a tuple with one
+/// member per tag, no_gradient where the subtree does not hold that parameter), so the walk is instantiated once
+/// per forward node whatever the number of parameters.
 template <class Tags> struct gradient_builder {
+  static constexpr std::size_t params = Tags::size;
   tape& t;
-  const void* param_tensor = nullptr;  // the walk's parameter, to reject two tensors marked with one tag
+  std::array<const void*, (params > 0 ? params : 1)> param_tensors{};  // each tag's tensor, to reject two under one tag
 
   /// The forward value of n as the gradient graphs read it: leaves as they are; a node the backward pass reads
-  /// (Needed), or a computed node (reduction, matmul), or one whose own rule reads its result, saved; any other
-  /// node rebuilt over its operands' proxies (fused into whatever reads it).
+  /// (Needed), or one whose own rule reads its result, saved; any other node rebuilt over its operands' proxies.
+  /// A proxy that is not saved is read only inside the computation of the saved value above it (a rule that reads
+  /// a value makes it Needed), so it is evaluated once, fused there: elu(x w + b) is one saved value, one GEMM
+  /// with its epilogue, and the product x w is never kept.
   template <bool Needed, class N> TEXPR_NOINLINE auto fwd(const N& n) {
     constexpr op::kind k = kind_of_v<N>;
     if constexpr (k == op::kind::memory || k == op::kind::constant || k == op::kind::generator) {
       return n;
     } else {
       auto rebuilt = rebuild(n, std::make_index_sequence<N::children::size>{});
-      constexpr bool save = Needed || k == op::kind::computed || (contains_any_param_v<N, Tags> && reads_out_v<N, Tags>);
+      constexpr bool save = Needed || (contains_any_param_v<N, Tags> && reads_out_v<N, Tags>);
       if constexpr (save) return t.save(n, tape::kind::value, std::move(rebuilt));
       else return rebuilt;
     }
@@ -166,70 +219,101 @@ template <class Tags> struct gradient_builder {
     return n.with_operands(fwd<reads_operand_v<N, Tags, J>>(get<J>(n.operands()))...);
   }
 
-  /// The contribution of node n's subtree to the gradient of parameter Tag, given the gradient g flowing into n.
-  template <class Tag, class N, class G> TEXPR_NOINLINE auto back(const N& n, const G& g) {
+  /// Every parameter's contribution: no_gradient for each.
+  static auto none() { return none_impl(std::make_index_sequence<params>{}); }
+  template <std::size_t... I> static auto none_impl(std::index_sequence<I...>) {
+    return make_tuple(((void)I, no_gradient{})...);
+  }
+  /// Every parameter's contribution failed (a diagnostic fired).
+  static auto failed() { return failed_impl(std::make_index_sequence<params>{}); }
+  template <std::size_t... I> static auto failed_impl(std::index_sequence<I...>) {
+    return make_tuple(((void)I, gradient_failed{})...);
+  }
+  /// g for the parameters tagged Tag, nothing for the others.
+  template <class Tag, class G, class... T, std::size_t... I> static auto only(const G& g, type_list<T...>, std::index_sequence<I...>) {
+    return make_tuple([&] {
+      if constexpr (std::is_same_v<T, Tag>) return g;
+      else return no_gradient{};
+    }()...);
+  }
+  /// The member-wise sum of two contribution tuples.
+  template <class X, class Y, std::size_t... I> static auto add_tuples(const X& x, const Y& y, std::index_sequence<I...>) {
+    return make_tuple(add_contributions(get<I>(x), get<I>(y))...);
+  }
+  template <class X> static X add_all(X x) { return x; }
+  template <class X, class Y, class... Rest> static auto add_all(const X& x, const Y& y, const Rest&... rest) {
+    return add_all(add_tuples(x, y, std::make_index_sequence<params>{}), rest...);
+  }
+
+  /// Whether the gradient g flowing into n is saved (computed once, read as memory by every branch below n):
+  /// when n is computed (its rules read g more than once, or it feeds several parameters), or when n fans out to
+  /// several operands that lead to parameters and g is itself computed (a leaf or constant is already shared).
+  template <class N, class G> static constexpr bool save_gradient() {
+    if constexpr (std::is_same_v<typename G::backend, any_backend> || kind_of_v<G> == op::kind::memory ||
+                  kind_of_v<G> == op::kind::constant) {
+      return false;
+    } else {
+      return kind_of_v<N> == op::kind::computed || (fan_out<N>() > 1);
+    }
+  }
+  template <class N> static constexpr std::size_t fan_out() { return fan_out_impl<N>(typename N::children{}); }
+  template <class N, class... C> static constexpr std::size_t fan_out_impl(type_list<C...>) {
+    return (std::size_t{0} + ... + std::size_t{contains_any_param_v<C, Tags>});
+  }
+
+  /// The contributions of node n's subtree to every parameter's gradient, given the gradient g flowing into n.
+  template <class N, class G> TEXPR_NOINLINE auto back(const N& n, const G& g) {
     using Op = typename N::op_type;
-    if constexpr (!contains_any_param_v<N, type_list<Tag>>) {
-      return no_gradient{};
+    if constexpr (!contains_any_param_v<N, Tags>) {
+      return none();
     } else if constexpr (parameter<N>) {
-      if (static_cast<const void*>(&n.get()) != param_tensor)
+      constexpr std::size_t p = tag_index<typename N::param_tag, Tags>::value;
+      if (static_cast<const void*>(&n.get()) != param_tensors[p])
         throw std::invalid_argument("texpr: two different tensors are marked as the same parameter (one tag); give "
                                     "each parameter its own tag type");
-      return g;
+      return only<typename N::param_tag>(g, Tags{}, std::make_index_sequence<params>{});
     } else if constexpr (!has_gradient_rule<Op>) {
       (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<typename N::kernel_dtype>>);
-      return gradient_failed{};
+      return failed();
+    } else if constexpr (save_gradient<N, G>()) {
+      auto gs = t.save(n, tape::kind::gradient, g);
+      return back_operands(n, gs, std::make_index_sequence<N::children::size>{});
     } else {
-      // The gradient into a computed node is saved: every parameter's walk below reads it, computed once.
-      if constexpr (kind_of_v<N> == op::kind::computed && !std::is_same_v<typename G::backend, any_backend>) {
-        auto gs = t.save(n, tape::kind::gradient, g);
-        return back_operands<Tag>(n, gs, std::make_index_sequence<N::children::size>{});
-      } else {
-        return back_operands<Tag>(n, g, std::make_index_sequence<N::children::size>{});
-      }
+      return back_operands(n, g, std::make_index_sequence<N::children::size>{});
     }
   }
 
-  template <class Tag, class N, class G, std::size_t... J> auto back_operands(const N& n, const G& g, std::index_sequence<J...> js) {
-    return add_all(back_operand<Tag, J>(n, g, js)...);
+  template <class N, class G, std::size_t... J> auto back_operands(const N& n, const G& g, std::index_sequence<J...> js) {
+    return add_all(back_operand<J>(n, g, js)...);
   }
 
-  template <class Tag, std::size_t I, class N, class G, std::size_t... J>
+  template <std::size_t I, class N, class G, std::size_t... J>
   TEXPR_NOINLINE auto back_operand(const N& n, const G& g, std::index_sequence<J...>) {
     using Op = typename N::op_type;
     using C = tuple_element_t<I, std::remove_cvref_t<decltype(n.operands())>>;
-    if constexpr (!contains_any_param_v<C, type_list<Tag>>) {
-      return no_gradient{};
+    if constexpr (!contains_any_param_v<C, Tags>) {
+      return none();
     } else {
       auto out = [&] {
-        if constexpr ((rule_uses<Op, I>() & uses_out) != 0) return fwd<true>(n);
+        if constexpr ((rule_uses<Op, I, N>() & uses_out) != 0) return fwd<true>(n);
         else return no_gradient{};  // unused by the rule
       }();
       auto local = gradient_rule<Op>::template partial<I>(n, g, out, fwd<reads_operand_v<N, Tags, J>>(get<J>(n.operands()))...);
-      return flow<Tag>(get<I>(n.operands()), std::move(local));
+      return flow(get<I>(n.operands()), std::move(local));
     }
   }
 
   /// Sends a rule's contribution into operand c: elementwise operands and leaves take it as it is (it may still be
   /// broadcast beyond c's shape; the final sum_to sums it once); other nodes get exactly their shape.
-  template <class Tag, class C, class L> auto flow(const C& c, L local) {
-    if constexpr (is_failed_v<L>) return gradient_failed{};
-    else if constexpr (is_no_gradient_v<L>) return no_gradient{};
-    else if constexpr (kind_of_v<C> == op::kind::elementwise || kind_of_v<C> == op::kind::memory) return back<Tag>(c, local);
-    else return back<Tag>(c, sum_to(std::move(local), c.shape()));
+  template <class C, class L> auto flow(const C& c, L local) {
+    if constexpr (is_failed_v<L>) return failed();
+    else if constexpr (is_no_gradient_v<L>) return none();
+    else if constexpr (kind_of_v<C> == op::kind::elementwise || kind_of_v<C> == op::kind::memory) return back(c, local);
+    else return back(c, sum_to(std::move(local), c.shape()));
   }
 
-  static no_gradient add_all() { return {}; }
-  template <class X, class... Rest> static auto add_all(X x, Rest... rest) {
-    auto r = add_all(std::move(rest)...);
-    if constexpr (is_failed_v<X> || is_failed_v<decltype(r)>) return gradient_failed{};
-    else if constexpr (is_no_gradient_v<X>) return r;
-    else if constexpr (is_no_gradient_v<decltype(r)>) return x;
-    else return std::move(x) + std::move(r);
-  }
-
-  /// The gradient graph of loss with respect to parameter p: every occurrence's contribution, summed to p's shape.
-  template <class Loss, class P> auto gradient_graph(const Loss& loss, const P& p) {
+  /// The gradient graph of parameter p (the I-th) from its summed contribution.
+  template <std::size_t I, class Loss, class P, class G> auto gradient_graph(const P& p, G contribution) {
     using Tag = typename P::param_tag;
     using T = typename Loss::value_type;
     // After a diagnostic, a zero graph of the right type keeps the user's code from piling up more errors.
@@ -237,24 +321,32 @@ template <class Tags> struct gradient_builder {
     if constexpr (!contains_any_param_v<Loss, type_list<Tag>>) {
       (void)sizeof(diagnostic::loss_does_not_depend_on<Tag>);
       return placeholder();
+    } else if constexpr (is_failed_v<G>) {
+      return placeholder();
+    } else if constexpr (is_no_gradient_v<G>) {
+      (void)sizeof(diagnostic::loss_not_differentiable_in<Tag>);
+      return placeholder();
+    } else if constexpr (std::is_same_v<typename G::backend, any_backend>) {
+      // Constants only (the gradient of sum(p) is 1 everywhere): place them on the parameter's backend.
+      return sum_to(std::move(contribution) + constant_expr<T, P::rank, typename P::backend>(T(0), p.shape()), p.shape());
+    } else if constexpr (is_sum_to_v<G> && G::rank == P::rank) {
+      return contribution;  // a rule already summed it to the parameter's shape
     } else {
-      param_tensor = &p.get();
-      auto contribution = back<Tag>(loss, make_scalar<T>(1));
-      using G = decltype(contribution);
-      if constexpr (is_failed_v<G>) {
-        return placeholder();
-      } else if constexpr (is_no_gradient_v<G>) {
-        (void)sizeof(diagnostic::loss_not_differentiable_in<Tag>);
-        return placeholder();
-      } else if constexpr (std::is_same_v<typename G::backend, any_backend>) {
-        // Constants only (the gradient of sum(p) is 1 everywhere): place them on the parameter's backend.
-        return sum_to(std::move(contribution) + constant_expr<T, P::rank, typename P::backend>(T(0), p.shape()), p.shape());
-      } else if constexpr (is_sum_to_v<G> && G::rank == P::rank) {
-        return contribution;  // a rule already summed it to the parameter's shape
-      } else {
-        return sum_to(std::move(contribution), p.shape());
-      }
+      return sum_to(std::move(contribution), p.shape());
     }
+  }
+
+  /// Every parameter's gradient graph, in the order of params, from one reverse walk of loss.
+  template <class Loss, class... P> auto gradient_graphs(const Loss& loss, const P&... ps) {
+    std::size_t i = 0;
+    ((param_tensors[i++] = static_cast<const void*>(&ps.get())), ...);
+    using T = typename Loss::value_type;
+    auto all = back(loss, make_scalar<T>(1));
+    return graphs_of(loss, all, std::index_sequence_for<P...>{}, ps...);
+  }
+  template <class Loss, class All, std::size_t... I, class... P>
+  auto graphs_of(const Loss&, const All& all, std::index_sequence<I...>, const P&... ps) {
+    return std::tuple{gradient_graph<I, Loss>(ps, get<I>(all))...};
   }
 };
 
@@ -274,6 +366,13 @@ template <class E, class B> auto eval_in(const E& e, context<B>& ctx) {
   using N = decltype(n);
   tensor<typename N::value_type, N::rank, B> out;
   out.allocate_uninitialized(n.shape(), ctx.stream);
+  if constexpr (is_saved_v<N> && std::is_same_v<typename N::backend, B>) {
+    // A graph that is a saved value (the loss of value_and_grad) is computed straight into its result.
+    if (n.get_slot().bind(ctx, out.view())) {
+      (void)n.storage(ctx);
+      return out;
+    }
+  }
   evaluate_into(out.view(), n, ctx);
   return out;
 }
@@ -295,7 +394,7 @@ template <operand Loss, parameter... P> auto grad(const Loss& loss, const P&... 
   if constexpr (detail::check_loss<Loss>()) {
     detail::tape t;
     detail::gradient_builder<detail::type_list<typename P::param_tag...>> b{t};
-    return std::tuple{b.gradient_graph(loss, params)...};
+    return b.gradient_graphs(loss, params...);
   }
 }
 
@@ -306,7 +405,7 @@ template <operand Loss, parameter... P> auto value_and_grad(const Loss& loss, co
     detail::tape t;
     detail::gradient_builder<detail::type_list<typename P::param_tag...>> b{t};
     auto value = b.template fwd<true>(loss);
-    return std::tuple{std::move(value), b.gradient_graph(loss, params)...};
+    return std::tuple_cat(std::tuple{std::move(value)}, b.gradient_graphs(loss, params...));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string_view>
 #include <type_traits>
 
@@ -41,9 +42,12 @@ template <class Op> struct gradient_rule;
 namespace detail {
 template <class Op> concept has_gradient_rule = requires { sizeof(gradient_rule<Op>); };
 
-/// Bits of gradient_rule<Op>::uses<I> (a rule that states nothing reads everything).
-template <class Op, std::size_t I> constexpr unsigned rule_uses() {
-  if constexpr (requires { gradient_rule<Op>::template uses<I>; }) return gradient_rule<Op>::template uses<I>;
+/// Bits of what gradient_rule<Op> reads for operand I of node N: its uses_of<N, I> where it depends on the node's
+/// operand types, else its uses<I> (a rule that states nothing reads everything).
+template <class Op, std::size_t I, class N = void> constexpr unsigned rule_uses() {
+  if constexpr (!std::is_void_v<N> && requires { gradient_rule<Op>::template uses_of<N, I>; })
+    return gradient_rule<Op>::template uses_of<N, I>;
+  else if constexpr (requires { gradient_rule<Op>::template uses<I>; }) return gradient_rule<Op>::template uses<I>;
   else return ~0u;
 }
 inline constexpr unsigned uses_out = 1;  ///< uses<I> bit: the op's result.
@@ -163,13 +167,32 @@ template <> struct gradient_rule<op::pow> {
 };
 /// d elu(x, alpha) = g for x > 0, g (out + alpha) otherwise (e^x read from the result, not recomputed).
 template <> struct gradient_rule<op::elu> {
-  static constexpr std::string_view derivative = "dx = g * where(x > 0, 1, out + alpha), dalpha = g * where(x > 0, 0, out / alpha)";
+  static constexpr std::string_view derivative =
+      "dx = g * where(out > 0, 1, out + alpha) for a constant alpha >= 0, else g * where(x > 0, 1, out + alpha); "
+      "dalpha = g * where(x > 0, 0, out / alpha)";
   template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0) | detail::uses_operand(1);
+  /// With a constant alpha (tx::elu(x), tx::elu(x, 0.5)), dx reads the result only: x need not be kept, so
+  /// elu(x w + b) is computed and saved as one value (one GEMM epilogue on the host, one fused pass on cuda).
+  template <class N, std::size_t I>
+  static constexpr unsigned uses_of =
+      I == 0 && detail::is_constant_node<detail::tuple_element_t<1, std::remove_cvref_t<decltype(std::declval<const N&>().operands())>>>::value
+          ? detail::uses_out
+          : uses<I>;
   template <std::size_t I, class N, class G, class Out, class X, class Alpha>
   static auto partial(const N&, const G& g, const Out& out, const X& x, const Alpha& alpha) {
     // g appears once: a rule that repeats it duplicates everything below it in the fused gradient.
-    if constexpr (I == 0) return g * where(x > 0, 1, out + alpha);
-    else return g * where(x > 0, 0, out / alpha);
+    if constexpr (I == 0 && detail::is_constant_node<Alpha>::value) {
+      // x > 0 exactly where out > 0 when alpha >= 0 (for alpha < 0, elu(x) > 0 for x < 0 too).
+      if (alpha.value() < 0)
+        throw std::domain_error("texpr: tx::grad of elu with a negative alpha is not supported (its gradient is "
+                                "computed from the result, which needs alpha >= 0)");
+      (void)x;
+      return g * where(out > 0, 1, out + alpha);
+    } else if constexpr (I == 0) {
+      return g * where(x > 0, 1, out + alpha);
+    } else {
+      return g * where(x > 0, 0, out / alpha);
+    }
   }
 };
 /// d(-x) = -g.
@@ -474,6 +497,9 @@ template <> struct gradient_rule<op::matmul> {
     } else if constexpr (NB::rank == 1) {  // (..., m, k) x (k) -> (..., m)
       if constexpr (I == 0) return sum_to(matmul(unsqueeze(g, -1), unsqueeze(b, -2)), as);
       else return sum_to(squeeze(matmul(transpose(a), unsqueeze(g, -1)), -1), bs);
+    } else if constexpr (NA::rank == 2 && NB::rank == 2) {  // no batch dimensions: nothing to sum
+      if constexpr (I == 0) return matmul(g, transpose(b));
+      else return matmul(transpose(a), g);
     } else {
       if constexpr (I == 0) return sum_to(matmul(g, transpose(b)), as);
       else return sum_to(matmul(transpose(a), g), bs);

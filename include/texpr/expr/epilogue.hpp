@@ -50,6 +50,16 @@ template <class N> struct epilogue_shape<N, true> {
                                 N::rank >= 2 && (std::is_same_v<typename N::value_type, float> || std::is_same_v<typename N::value_type, double>);
 };
 
+/// The shape half of the epilogue decision, shared by evaluation and tx::placement: elementwise root n runs as its
+/// matmul's epilogue only when the product is not broadcast (it has n's shape) and is not empty. (Evaluation also
+/// falls back when the destination is strided or overlaps an operand: placement assumes a fresh destination.)
+template <class N> bool epilogue_fits(const N& n) {
+  const auto& mm = epilogue_matmul(n);
+  index_t size = 1;
+  for (std::size_t d = 0; d != N::rank; ++d) size *= n.shape()[d];
+  return mm.shape() == n.shape() && size != 0;
+}
+
 } // namespace texpr::detail
 
 namespace texpr {

@@ -74,6 +74,13 @@ template <class Op, class C, std::size_t R> class reduce_expr : public expr_base
   int reduced_count() const { return std::popcount(axes_); }
   /// True when every axis of the operand is reduced.
   bool reduces_all() const { return reduced_count() == static_cast<int>(C::rank); }
+  /// True for a sum_to that sums nothing (the gradient of an operand that was not broadcast). Evaluation and
+  /// tx::placement then take the operand as the result: no kernel runs. (Other reductions of a rank-0 operand
+  /// still run: var of one element is not the element.)
+  bool passes_through() const {
+    if constexpr (std::is_same_v<Op, op::sum_to> && R == C::rank) return axes_ == 0;
+    else return false;
+  }
   /// The same reduction of another operand of the same shape.
   template <class D> reduce_expr<Op, D, R> with_operands(D d) const { return reduce_expr<Op, D, R>(std::move(d), op_, axes_); }
   /// The operand's shape with the reduced axes kept as extent 1 (what the result broadcasts back to).
@@ -100,6 +107,12 @@ template <class Op, class C, std::size_t R> class reduce_expr : public expr_base
 };
 
 namespace detail {
+
+/// Whether node n is evaluated as its operand (a reduction that reduces nothing); false for every other node.
+template <class N> bool passes_through(const N& n) {
+  if constexpr (requires { n.passes_through(); }) return n.passes_through();
+  else return false;
+}
 
 static_assert(sizeof(std::uint32_t) * 8 >= 32, "reduction masks hold 32 axes");
 

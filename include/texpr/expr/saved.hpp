@@ -42,6 +42,14 @@ template <class T, std::size_t R, class Backend> class slot : public slot_base {
  public:
   /// The value, computed the first time ctx asks for it and kept by ctx; later asks in ctx reuse it.
   virtual view<const T, R, Backend> get(context<Backend>& ctx) = 0;
+  /// Asks that the value, when ctx first computes it, be computed into `dest` (contiguous, the value's shape),
+  /// which outlives ctx: tx::eval_all binds a graph that is a saved value to its result tensor, saving a copy.
+  /// False when the value is already computed in ctx, or lives elsewhere (the caller then copies).
+  virtual bool bind(context<Backend>& ctx, const view<T, R, Backend>& dest) {
+    (void)ctx;
+    (void)dest;
+    return false;
+  }
   /// The value's shape.
   const shape_t<R>& shape() const { return shape_; }
 
@@ -89,6 +97,8 @@ class saved_ref : public expr_base<saved_ref<T, R, Backend, Summary>> {
   view<const T, R, Backend> storage(context<Backend>& ctx) const { return s_->get(ctx); }
   /// The slot (its identity is the value's).
   const slot<T, R, Backend>& get_slot() const { return *s_; }
+  /// The slot, for binding its value to a destination (slot::bind).
+  slot<T, R, Backend>& get_slot() { return *s_; }
   /// No operands.
   const detail::tuple<>& operands() const { return detail::no_operands(); }
 

@@ -12,6 +12,7 @@
 #include "texpr/core/shape.hpp"
 #include "texpr/expr/epilogue.hpp"
 #include "texpr/expr/node.hpp"
+#include "texpr/expr/reduction.hpp"
 #include "texpr/expr/saved.hpp"
 #include "texpr/op/elementwise.hpp"
 #include "texpr/placement/runs_on.hpp"
@@ -60,11 +61,31 @@ inline void report_line(std::string& out, std::size_t depth, const std::string& 
 }
 
 template <class Backend, class N>
-void report_node(const N& n, std::size_t depth, std::string& out, report_state& st, bool in_epilogue = false);
+void report_node(const N& n, std::size_t depth, std::string& out, report_state& st, bool root = true, bool in_epilogue = false);
 
-// in_epilogue: n is below the root of a fused GEMM epilogue (it runs inside that root's kernel).
+/// Whether the operands of node n are each evaluated into memory of their own (so an elementwise operand over a
+/// matmul can run as that GEMM's epilogue), as evaluation does: the operands of matmuls, composites, sum_to,
+/// layouts and concatenations along axis 0 (slices of a contiguous result along another axis are strided). An
+/// elementwise node's operands are fused into it, and a reduction reads its operand fused.
+template <class N> bool operands_are_roots(const N& n) {
+  using Op = typename N::op_type;
+  constexpr op::kind k = kind_of_v<N>;
+  if constexpr (k == op::kind::layout) {
+    return true;
+  } else if constexpr (k == op::kind::computed) {
+    if constexpr (std::is_same_v<Op, op::sum_to> || is_matmul_node_v<N>) return true;
+    else if constexpr (requires { n.axes(); }) return false;  // a reduction: its operand is read fused
+    else if constexpr (requires { n.axis(); } && requires { n.offset(std::size_t{0}); }) return n.axis() == 0;  // concat
+    else return true;  // composites: operands evaluated once into memory
+  } else {
+    return false;
+  }
+}
+
+// root: n is evaluated into a destination of its own (not fused into its parent). in_epilogue: n is below the
+// root of a fused GEMM epilogue (it runs inside that root's kernel).
 template <class Backend, class N>
-void report_node(const N& n, std::size_t depth, std::string& out, report_state& st, bool in_epilogue) {
+void report_node(const N& n, std::size_t depth, std::string& out, report_state& st, bool root, bool in_epilogue) {
   using Op = typename N::op_type;
   using T = typename N::kernel_dtype;
   constexpr op::kind k = op::category_v<Op>;
@@ -86,12 +107,20 @@ void report_node(const N& n, std::size_t depth, std::string& out, report_state& 
   } else {
     std::string how;
     bool epilogue_below = false;
+    bool handled = false;
     if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, Backend> && has_kernel<Op, T, Backend>) {
-      how = in_epilogue ? std::string("(part of the epilogue above)")
-                        : std::string(fused_epilogue<Backend>::impl::name) + ": this tree, in its matmul's output tiles";
-      epilogue_below = true;
+      // The same decision as evaluation's (evaluate_checked): a root whose product is not broadcast.
+      if (in_epilogue || (root && epilogue_fits(n))) {
+        how = in_epilogue ? std::string("(part of the epilogue above)")
+                          : std::string(fused_epilogue<Backend>::impl::name) + ": this tree, in its matmul's output tiles";
+        epilogue_below = true;
+        handled = true;
+      }
+    }
+    if (handled) {
     } else if constexpr (has_kernel<Op, T, Backend>) {
-      how = std::string(kernel<Op, T, Backend>::name);
+      how = passes_through(n) ? std::string("none: reduces no axis, its operand is the result")
+                              : std::string(kernel<Op, T, Backend>::name);
       if (in_epilogue && is_matmul_node_v<N>) how += " (runs the epilogue above)";
       if constexpr (k == op::kind::layout) {
         using C = tuple_element_t<0, std::remove_cvref_t<decltype(n.operands())>>;
@@ -104,10 +133,11 @@ void report_node(const N& n, std::size_t depth, std::string& out, report_state& 
       how = "ERROR: no kernel (evaluation would not compile)";
     }
     report_line(out, depth, op_label<Op>(), dtype_name_v<T>, to_string(n.shape()), Backend::name, how);
-    for_each_operand(n, [&](const auto& c) { report_node<Backend>(c, depth + 1, out, st, epilogue_below); });
+    const bool roots = operands_are_roots(n) || passes_through(n);
+    for_each_operand(n, [&](const auto& c) { report_node<Backend>(c, depth + 1, out, st, roots && !epilogue_below, epilogue_below); });
     return;
   }
-  for_each_operand(n, [&](const auto& c) { report_node<Backend>(c, depth + 1, out, st); });
+  for_each_operand(n, [&](const auto& c) { report_node<Backend>(c, depth + 1, out, st, operands_are_roots(n)); });
 }
 
 /// The report's column headings.

@@ -66,8 +66,8 @@ template <class T, std::size_t R, class Acc> struct block_pass {
 
 template <class N, class T, std::size_t R>
 bool gemm_epilogue::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  if (!detail::epilogue_fits(n) || !dest.is_contiguous()) return false;
   const auto& mm = detail::epilogue_matmul(n);
-  if (mm.shape() != dest.shape() || !dest.is_contiguous() || dest.size() == 0) return false;
   detail_epilogue::any_overlap check{detail::describe_memory(dest.data(), dest.shape(), dest.strides())};
   detail::for_each_memory(n, ctx, true, check);
   if (check.found) return false;

@@ -752,13 +752,7 @@ void pairwise_reduce::run(const N& n, const view<T, R, host>& dest, context<host
                         to_string(in_shape) + ") has no identity");
   }
   const int count = n.reduced_count();
-  if (count == 0) {
-    // Nothing to reduce (sum_to of a gradient that was not broadcast): the operand is the result.
-    if constexpr (R == RC && std::is_same_v<T, KT>) {
-      detail::evaluate_into(dest, n.child(), ctx);
-      return;
-    }
-  }
+  // (a reduction that reduces nothing never gets here: evaluation takes its operand as the result)
   // sum_to (a gradient summed over broadcast axes) reads its operand from memory, so every sum_to of a dtype and
   // rank shares one reduction instantiation; the other reductions read their operand fused.
   const auto operand = [&] {
