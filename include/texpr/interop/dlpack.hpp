@@ -245,8 +245,9 @@ template <class Managed, class T, std::size_t R, class B> Managed* export_view(c
 
 /// A view of a DLPack tensor's memory as view<T, R, B> (T may be const). Checks, and throws interop_error naming
 /// what differs: dtype (code, bits and one lane against T), rank (ndim), device (kDLCPU or kDLCUDAHost for
-/// tx::host, kDLCUDA or kDLCUDAManaged for tx::cuda), byte_offset (a multiple of sizeof(T); it is applied), extents
-/// and pointer. Null strides mean compact row-major; other strides (in elements) are used as given. For tx::cuda
+/// tx::host, kDLCUDA or kDLCUDAManaged for tx::cuda; an unknown code is named), byte_offset (a multiple of
+/// sizeof(T); it is applied), extents (as every shape: >= 0, byte size within int64), the byte span of the strides
+/// and of byte_offset plus it (within int64 and the address space), and pointer. Null strides mean compact row-major; other strides (in elements) are used as given. For tx::cuda
 /// under nvcc the tensor must be on the current device, and its pointer is checked as check_device_pointer does
 /// in debug builds or with TEXPR_CHECK_DEVICE_POINTERS. The view does not own the memory: the tensor's owner
 /// must keep it alive while the view (or anything evaluated lazily from it) is used. `stream` becomes the view's.
