@@ -92,11 +92,9 @@ constexpr bool strided_byte_span(const shape_t<R>& s, const shape_t<R>& strides,
                                  index_t& hi) noexcept {
   lo = 0;
   hi = 0;
+  for (std::size_t d = 0; d != R; ++d)
+    if (s[d] == 0) return true;  // no element: nothing is read, whatever the strides
   for (std::size_t d = 0; d != R; ++d) {
-    if (s[d] == 0) {  // no element: nothing is read
-      lo = hi = 0;
-      return true;
-    }
     index_t reach = 0;
     if (!mul_fits(s[d] - 1, strides[d], reach)) return false;
     if (!add_fits(reach < 0 ? lo : hi, reach, reach < 0 ? lo : hi)) return false;

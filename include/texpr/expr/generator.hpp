@@ -114,9 +114,9 @@ auto arange(T begin, T end, T step, source_location loc = source_location::curre
     }
   };
   const auto fail = [&](const std::string& why) {
-    return shape_error(detail::at(loc) + "texpr: arange(" + text(wb) + ", " + text(we) + ", " + text(ws) + "): " + why);
+    return shape_error(detail::at(loc) + "texpr: " + why + " in arange(" + text(wb) + ", " + text(we) + ", " + text(ws) + ")");
   };
-  if (ws == 0) throw fail("the step must not be 0");
+  if (ws == 0) throw fail("arange step must not be 0");
   index_t n = 0;
   if constexpr (is_floating_v<T>) {
     const double b = static_cast<double>(wb), e = static_cast<double>(we), s = static_cast<double>(ws);
