@@ -337,3 +337,13 @@ TEST_CASE("var and stddev reject a negative ddof; ddof >= n gives NaN") {
   tx::tensor<double, 1> huge = tx::var(x, 1, i64_max);
   CHECK(std::isnan(huge(1)));
 }
+
+TEST_CASE("concat and matmul reject results whose extents overflow int64, from valid operands") {
+  const auto column = tx::zeros<float>({tx::index_t(1) << 40, 1});
+  const auto row = tx::zeros<float>({1, tx::index_t(1) << 40});
+  CHECK_THROWS_WITH_AS((void)tx::matmul(column, row), doctest::Contains("too large"), tx::shape_error);
+  const auto half = tx::zeros<bool>({(tx::index_t(1) << 62) + 1});
+  CHECK_THROWS_WITH_AS((void)tx::concat(0, half, half), doctest::Contains("concat along axis 0"), tx::shape_error);
+  CHECK_THROWS_AS((void)tx::concat(0, half, half, tx::zeros<bool>({5})), tx::shape_error);
+  CHECK(tx::concat(0, tx::zeros<bool>({3}), tx::zeros<bool>({4})).shape()[0] == 7);
+}

@@ -37,7 +37,8 @@ class view : public expr_base<view<T, Rank, Backend>> {
   view(T* data, const shape_t<Rank>& shape, stream_t stream = nullptr)
       : view(data, shape, (detail::check_shape(shape, sizeof(T), "view"), contiguous_strides(shape)), stream) {}
   /// Wraps strided memory; strides are in elements and may be zero or negative. Throws shape_error for a
-  /// negative extent, a shape or a strided span whose byte size overflows, and a non-empty shape over nullptr.
+  /// negative extent or a shape or strided span whose byte size overflows int64, std::invalid_argument for a
+  /// non-empty shape over nullptr.
   view(T* data, const shape_t<Rank>& shape, const shape_t<Rank>& strides, stream_t stream = nullptr)
       : p_(data), shape_(shape), strides_(strides), stream_(stream) {
     detail::check_shape(shape, sizeof(T), "view");
