@@ -1,6 +1,9 @@
 // libFuzzer target over texpr's shape logic: broadcast_shapes, check_broadcastable, reduction axes, matmul
-// shape rules, leaf accessors over arbitrary (negative, zero) strides, and the evaluation of small int32
-// graphs built from the input bytes, each checked against an independent reference. Any mismatch aborts.
+// shape rules, leaf accessors over arbitrary (negative, zero) strides, the evaluation of small int32 graphs
+// built from the input bytes, and extent arithmetic at every shape constructor (tensor, view, generators,
+// reshape, broadcast_to, slice, .npy headers, DLPack structs) with extents from 0 to INT64_MAX and below 0,
+// each checked against an independent reference in 128-bit arithmetic: the outcome is the right result or
+// shape_error / interop_error / io_error, never anything else. Any mismatch aborts.
 // Built with clang++ -fsanitize=fuzzer by .ci/reliability.sh, and with replay_main.cpp as a ctest.
 #include <array>
 #include <cstddef>
@@ -11,6 +14,16 @@
 #include <vector>
 
 #include <texpr/texpr.hpp>
+#include <texpr/interop/npy.hpp>
+#if __has_include(<dlpack/dlpack.h>)
+#include <texpr/interop/dlpack.hpp>
+#define TEXPR_FUZZ_DLPACK 1
+#endif
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <unistd.h>
 
 namespace tx = texpr;
 
@@ -68,6 +81,13 @@ template <std::size_t RA, std::size_t RB> bool ref_broadcast(const tx::shape_t<R
     const tx::index_t x = k < RA ? a[RA - 1 - k] : 1, y = k < RB ? b[RB - 1 - k] : 1;
     if (x != y && x != 1 && y != 1) return false;
     out[r - 1 - k] = x == 1 ? y : x;
+  }
+  // The result must be a shape texpr can hold: extents >= 0, nonzero extents' product within int64.
+  i128 product = 1;
+  for (auto e : out) {
+    if (e < 0) return false;
+    if (e != 0) product *= e;
+    if (product > INT64_MAX) return false;
   }
   return true;
 }
@@ -315,6 +335,314 @@ void graph_case(reader& in) {
     }
 }
 
+// ---- Extent arithmetic: extents drawn from the edges of int64, references in 128-bit arithmetic. ----
+
+// An extent, stride or index from the interesting values: 0, 1, small, near 2^31, 2^32, near 2^62, negative,
+// INT64_MIN and INT64_MAX, or any 64-bit value.
+tx::index_t edgy(reader& in) {
+  constexpr tx::index_t table[] = {0, 1, 2, 3, 4, 5, 7, -1, -2, -5,
+                                   (tx::index_t(1) << 31) - 1, tx::index_t(1) << 31, tx::index_t(1) << 32,
+                                   (tx::index_t(1) << 60) + 1, (tx::index_t(1) << 61), (tx::index_t(1) << 62) - 1,
+                                   tx::index_t(1) << 62, (tx::index_t(1) << 62) + 1, INT64_MAX, INT64_MAX - 1,
+                                   INT64_MIN, INT64_MIN + 1, -(tx::index_t(1) << 62), 1000000, 1000000000000};
+  const std::uint8_t b = in.byte();
+  if (b < 200) return table[b % std::size(table)];
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | in.byte();
+  return static_cast<tx::index_t>(v);
+}
+template <std::size_t R> tx::shape_t<R> edgy_shape(reader& in) {
+  tx::shape_t<R> s{};
+  for (auto& e : s) e = in.pick(3) ? static_cast<tx::index_t>(in.pick(5)) : edgy(in);
+  return s;
+}
+
+// NumPy's rule: extents >= 0 and the product of the nonzero ones, times the element size, within int64.
+template <std::size_t R> bool ref_valid(const tx::shape_t<R>& s, std::size_t bytes) {
+  i128 product = static_cast<i128>(bytes);
+  for (auto e : s) {
+    if (e < 0) return false;
+    if (e != 0) product *= e;
+    if (product > INT64_MAX) return false;
+  }
+  return true;
+}
+// The element count, saturated at 2^63 (only compared); -1 for a shape with a negative extent and no zero.
+template <std::size_t R> i128 ref_count(const tx::shape_t<R>& s) {
+  for (auto e : s)
+    if (e == 0) return 0;
+  i128 n = 1;
+  for (auto e : s) {
+    if (e < 0) return -1;
+    n = n * e > i128(INT64_MAX) ? i128(INT64_MAX) + 1 : n * e;
+  }
+  return n;
+}
+// The strided span in bytes, lowest to highest byte touched, of a non-empty shape (0 when empty).
+template <std::size_t R> i128 ref_span(const tx::shape_t<R>& s, const tx::shape_t<R>& st, i128 bytes, i128& lo, i128& hi) {
+  lo = hi = 0;
+  for (std::size_t d = 0; d < R; ++d)
+    if (s[d] == 0) return 0;
+  for (std::size_t d = 0; d < R; ++d) (st[d] < 0 ? lo : hi) += i128(s[d] - 1) * st[d];
+  lo *= bytes;
+  hi *= bytes;
+  return hi - lo + bytes;
+}
+
+constexpr tx::index_t small_count = 4096;  // shapes with more elements are built, never allocated or read
+
+// A tensor, a lazy generator and a view over one element (stride 0: any valid shape fits) or a random strided
+// view, each accepted exactly when the reference says the shape (and span) is valid.
+template <std::size_t R> void constructor_case(reader& in) {
+  const auto s = edgy_shape<R>(in);
+  const bool valid = ref_valid(s, sizeof(float));
+  const bool small = valid && ref_count(s) <= small_count;
+  const std::string what = tx::to_string(s);
+  if (!valid || small) {
+    try {
+      tx::tensor<float, R> t(s);
+      FUZZ_ASSERT(valid && t.shape() == s && t.size() == static_cast<tx::index_t>(ref_count(s)), what);
+      for (tx::index_t i = 0; i < t.size(); ++i) FUZZ_ASSERT(t.data()[i] == 0.0f, what);
+    } catch (const tx::shape_error& e) {
+      FUZZ_ASSERT(!valid, what + ": " + e.what());
+      FUZZ_ASSERT(std::string(e.what()).find(what) != std::string::npos, e.what());
+    }
+  }
+  try {
+    auto z = tx::full(s, 2.0f);
+    FUZZ_ASSERT(valid && z.shape() == s, what);
+    if (small) {
+      tx::tensor<float, 0> total = tx::sum(z);
+      FUZZ_ASSERT(total() == 2.0f * static_cast<float>(ref_count(s)), what);
+    }
+  } catch (const tx::shape_error& e) {
+    FUZZ_ASSERT(!valid, what + ": " + e.what());
+  }
+  try {
+    (void)tx::random::uniform<float>(s, 7);
+    FUZZ_ASSERT(valid, what);
+  } catch (const tx::shape_error&) {
+    FUZZ_ASSERT(!valid, what);
+  }
+  float buf[64] = {};
+  for (int i = 0; i < 64; ++i) buf[i] = static_cast<float>(i);
+  tx::shape_t<R> st{};
+  const bool random_strides = in.pick(2);
+  if (random_strides)
+    for (auto& v : st) v = in.pick(2) ? static_cast<tx::index_t>(in.pick(7)) - 3 : edgy(in);
+  i128 lo = 0, hi = 0;
+  const i128 span = valid ? ref_span(s, st, sizeof(float), lo, hi) : 0;
+  const bool view_ok = valid && span <= INT64_MAX;
+  float* base = buf + 32;
+  try {
+    tx::view<float, R> v(base, s, st);
+    FUZZ_ASSERT(view_ok, what + " strides " + tx::to_string(st));
+    FUZZ_ASSERT(v.shape() == s && v.strides() == st, what);
+    // Read it only when every element lies in buf.
+    if (small && 32 * 4 + lo >= 0 && 32 * 4 + hi + 4 <= i128(sizeof(buf))) {
+      tx::tensor<float, R> copy = v;
+      for (tx::index_t i = 0; i < copy.size(); ++i) {
+        tx::index_t off = 0, rest = i;
+        for (std::size_t d = R; d-- > 0;) {
+          off += (rest % s[d]) * st[d];
+          rest /= s[d];
+        }
+        FUZZ_ASSERT(copy.data()[i] == base[off], what + " strided read");
+      }
+    }
+  } catch (const tx::shape_error& e) {
+    FUZZ_ASSERT(!view_ok, what + " strides " + tx::to_string(st) + ": " + e.what());
+  }
+}
+
+// reshape of a small tensor to a target with extents from the edges (one may be -1), against NumPy's rules.
+template <std::size_t RO> void reshape_case(reader& in) {
+  const auto src = in.shape<2>(false);
+  auto x = small_tensor<2>(in, src);
+  tx::index_t target[RO];
+  for (auto& e : target) e = in.pick(2) ? static_cast<tx::index_t>(in.pick(6)) - 1 : edgy(in);
+  const i128 n = ref_count(src);
+  // Reference: at most one -1, no other negative; the known extents (-1 as 1) a valid shape; the count n.
+  bool ok = true;
+  int infer = -1;
+  tx::shape_t<RO> known{};
+  for (std::size_t d = 0; d < RO; ++d) {
+    known[d] = target[d] == -1 && infer < 0 ? 1 : target[d];
+    if (target[d] == -1 && infer < 0) infer = static_cast<int>(d);
+    else if (target[d] < 0) ok = false;
+  }
+  ok = ok && ref_valid(known, sizeof(std::int32_t));
+  tx::shape_t<RO> want = known;
+  if (ok && infer >= 0) {
+    const i128 k = ref_count(known);
+    want[static_cast<std::size_t>(infer)] = k == 0 ? 0 : static_cast<tx::index_t>(n / k);
+  }
+  ok = ok && ref_count(want) == n;
+  try {
+    tx::tensor<std::int32_t, RO> y = tx::reshape(x, target);
+    FUZZ_ASSERT(ok && y.shape() == want, tx::to_string(want));
+    for (tx::index_t i = 0; i < y.size(); ++i) FUZZ_ASSERT(y.data()[i] == x.data()[i], "reshape keeps row-major order");
+  } catch (const tx::shape_error& e) {
+    FUZZ_ASSERT(!ok, e.what());
+  }
+}
+
+// broadcast_to a target from the edges: valid when the target is and every source extent is 1 or equal.
+template <std::size_t RI, std::size_t RO> void broadcast_to_case(reader& in) {
+  tx::shape_t<RI> src{};
+  for (auto& e : src) e = in.pick(2) ? 1 : static_cast<tx::index_t>(in.pick(4));
+  auto x = small_tensor<RI>(in, src);
+  auto target = edgy_shape<RO>(in);
+  for (std::size_t i = 0; i < RI; ++i)
+    if (in.pick(2)) target[i + RO - RI] = src[i];
+  bool ok = ref_valid(target, sizeof(std::int32_t));
+  for (std::size_t i = 0; i < RI; ++i) ok = ok && (src[i] == 1 || src[i] == target[i + RO - RI]);
+  try {
+    auto b = tx::broadcast_to(x, target);
+    FUZZ_ASSERT(ok && b.shape() == target, tx::to_string(target));
+    if (ref_count(target) <= small_count) {
+      tx::tensor<std::int32_t, RO> y = b;
+      for (tx::index_t i = 0; i < y.size(); ++i) {
+        const auto idx = unravel<RO>(i, target);
+        tx::index_t off = 0;
+        for (std::size_t d = 0; d < RI; ++d) off = off * src[d] + (src[d] == 1 ? 0 : idx[d + RO - RI]);
+        FUZZ_ASSERT(y.data()[i] == x.data()[off], "broadcast value");
+      }
+    }
+  } catch (const tx::shape_error& e) {
+    FUZZ_ASSERT(!ok, e.what());
+  }
+}
+
+// slice with begin, end and step from the edges (any sign and size) against Python's range(n)[b:e:s].
+void slice_case(reader& in) {
+  const tx::index_t n = in.pick(7);
+  tx::tensor<std::int32_t, 2> x = small_tensor<2>(in, tx::shape_t<2>{n, 2});
+  const tx::index_t b = edgy(in), e = edgy(in), st = edgy(in);
+  std::vector<tx::index_t> want;
+  if (st != 0) {
+    const bool up = st > 0;
+    const i128 lower = up ? 0 : -1, upper = up ? n : n - 1;
+    auto adjust = [&](i128 i) { return i < 0 ? (i + n < lower ? lower : i + n) : (i > upper ? upper : i); };
+    for (i128 i = adjust(b), stop = adjust(e); up ? i < stop : i > stop; i += st) want.push_back(static_cast<tx::index_t>(i));
+  }
+  try {
+    tx::tensor<std::int32_t, 2> y = tx::slice(x, 0, b, e, st);
+    FUZZ_ASSERT(st != 0, "step 0 accepted");
+    FUZZ_ASSERT(y.shape()[0] == static_cast<tx::index_t>(want.size()) && y.shape()[1] == 2, tx::to_string(y.shape()));
+    for (std::size_t i = 0; i < want.size(); ++i)
+      for (tx::index_t j = 0; j < 2; ++j) FUZZ_ASSERT(y(i, j) == x(want[i], j), "slice value");
+  } catch (const tx::shape_error&) {
+    FUZZ_ASSERT(st == 0, "slice threw for a nonzero step");
+  }
+}
+
+// A .npy file whose header holds extents from the edges (and data when the shape is small): load_npy gives the
+// array or io_error.
+template <std::size_t R> void npy_case(reader& in) {
+  auto s = edgy_shape<R>(in);
+  for (auto& e : s)
+    if (e < 0) e = e == INT64_MIN ? 0 : -e;  // the header grammar has no sign; negatives are a parse error elsewhere
+  const bool valid = ref_valid(s, sizeof(float));
+  const bool small = valid && ref_count(s) <= 64;
+  std::string dict = "{'descr': '<f4', 'fortran_order': " + std::string(in.pick(2) ? "True" : "False") + ", 'shape': (";
+  for (std::size_t d = 0; d < R; ++d) dict += std::to_string(s[d]) + (d + 1 < R ? ", " : R == 1 ? "," : "");
+  dict += "), }";
+  std::string header = dict;
+  while ((10 + header.size() + 1) % 64) header += ' ';
+  header += '\n';
+  std::string bytes = "\x93NUMPY";
+  bytes += '\x01';
+  bytes += '\x00';
+  bytes += static_cast<char>(header.size() & 0xff);
+  bytes += static_cast<char>(header.size() >> 8);
+  bytes += header;
+  std::vector<float> values;
+  if (small)
+    for (i128 i = 0; i < ref_count(s); ++i) values.push_back(static_cast<float>(in.pick(100)));
+  bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  static const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("texpr_fuzz_shapes_" + std::to_string(::getpid()) + ".npy");
+  {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  try {
+    const auto t = tx::load_npy<float, R>(file);
+    FUZZ_ASSERT(small && t.shape() == s, dict);
+  } catch (const tx::io_error& e) {
+    FUZZ_ASSERT(!small, dict + ": " + e.what());
+  }
+}
+
+#if defined(TEXPR_FUZZ_DLPACK)
+// A hand-built DLTensor with a shape, strides, byte_offset, device code and data pointer from the edges:
+// from_dlpack gives the right view or interop_error, never undefined behaviour.
+template <std::size_t R> void dlpack_case(reader& in) {
+  alignas(8) static float buf[64];
+  std::int64_t shape[R == 0 ? 1 : R], strides[R == 0 ? 1 : R];
+  const auto s = edgy_shape<R>(in);
+  tx::shape_t<R> st{};
+  for (std::size_t d = 0; d < R; ++d) {
+    shape[d] = s[d];
+    st[d] = strides[d] = in.pick(2) ? static_cast<tx::index_t>(in.pick(7)) - 3 : edgy(in);
+  }
+  const bool null_strides = in.pick(3) == 0;
+  constexpr std::int32_t devices[] = {1, 3, 2, 13, 99, 0, -1, 255, 17, INT32_MAX};
+  const std::int32_t device = devices[in.pick(static_cast<int>(std::size(devices)))];
+  constexpr std::uint64_t offsets[] = {0, 4, 3, 8, std::uint64_t(1) << 62, std::uint64_t(1) << 63, UINT64_MAX - 3,
+                                       std::uint64_t(INT64_MAX) - 3};
+  const std::uint64_t byte_offset = offsets[in.pick(static_cast<int>(std::size(offsets)))];
+  const bool null_data = in.pick(3) == 0;
+  DLTensor t{};
+  t.data = null_data ? nullptr : buf;
+  std::memcpy(&t.device.device_type, &device, sizeof(device));
+  t.ndim = static_cast<std::int32_t>(R);
+  t.dtype.code = kDLFloat;
+  t.dtype.bits = 32;
+  t.dtype.lanes = 1;
+  t.shape = shape;
+  t.strides = null_strides ? nullptr : strides;
+  t.byte_offset = byte_offset;
+  // Reference.
+  bool ok = (device == 1 || device == 3) && byte_offset % 4 == 0;
+  bool valid = true;
+  for (auto e : s) valid = valid && e >= 0;
+  ok = ok && valid && ref_valid(s, sizeof(float));
+  tx::shape_t<R> want_strides = st;
+  if (ok && null_strides) {
+    tx::index_t acc = 1;
+    for (std::size_t d = R; d-- > 0;) {
+      want_strides[d] = acc;
+      acc = static_cast<tx::index_t>(i128(acc) * s[d] > INT64_MAX ? 0 : acc * s[d]);
+    }
+  }
+  i128 lo = 0, hi = 0;
+  if (ok) ok = ref_span(s, want_strides, 4, lo, hi) <= INT64_MAX;
+  if (ok) ok = byte_offset <= std::uint64_t(INT64_MAX);
+  const i128 low = i128(byte_offset) + lo, high = i128(byte_offset) + hi + 4;
+  if (ok) ok = low >= INT64_MIN && high <= INT64_MAX;
+  const bool empty = ref_count(s) == 0;
+  if (ok && !null_data) {
+    const i128 addr = static_cast<i128>(reinterpret_cast<std::uintptr_t>(buf));
+    const i128 a_lo = addr + (empty ? i128(byte_offset) : low), a_hi = addr + (empty ? i128(byte_offset) : high);
+    ok = a_lo >= 0 && a_hi <= i128(UINTPTR_MAX);
+  }
+  if (ok && null_data) ok = empty;
+  try {
+    const auto v = tx::from_dlpack<const float, R>(t);
+    FUZZ_ASSERT(ok, "from_dlpack accepted shape " + tx::to_string(s) + " strides " + tx::to_string(want_strides) +
+                        " byte_offset " + std::to_string(byte_offset) + " device " + std::to_string(device));
+    FUZZ_ASSERT(v.shape() == s && (empty || v.strides() == want_strides), "from_dlpack layout");
+    if (!null_data)
+      FUZZ_ASSERT(reinterpret_cast<std::uintptr_t>(v.data()) == reinterpret_cast<std::uintptr_t>(buf) + byte_offset,
+                  "from_dlpack pointer");
+  } catch (const tx::interop_error& e) {
+    FUZZ_ASSERT(!ok, e.what());
+  }
+}
+#endif
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -327,8 +655,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static constexpr fn eval_cases[] = {reduce_case<1>,     reduce_case<2>,     reduce_case<3>,     matmul_case<2, 2>,
                                       matmul_case<3, 3>,  matmul_case<2, 3>,  matmul_case<3, 2>,  view_case,
                                       graph_case};
+  static constexpr fn extent_cases[] = {
+      constructor_case<1>, constructor_case<2>, constructor_case<3>, reshape_case<1>, reshape_case<2>, reshape_case<3>,
+      broadcast_to_case<1, 1>, broadcast_to_case<1, 2>, broadcast_to_case<2, 3>, slice_case, npy_case<1>, npy_case<3>,
+#if defined(TEXPR_FUZZ_DLPACK)
+      dlpack_case<1>, dlpack_case<2>, dlpack_case<3>,
+#endif
+  };
   const std::uint8_t kind = in.byte();
   if (kind & 1) broadcast_cases[(kind >> 1) % std::size(broadcast_cases)](in);
-  else eval_cases[(kind >> 1) % std::size(eval_cases)](in);
+  else if (kind & 2) eval_cases[(kind >> 2) % std::size(eval_cases)](in);
+  else extent_cases[(kind >> 2) % std::size(extent_cases)](in);
   return 0;
 }

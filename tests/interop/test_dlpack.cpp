@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -282,6 +283,59 @@ TEST_CASE("from_dlpack's checks name what differs") {
                        doctest::Contains("null DLManagedTensor"), Err);
   CHECK(tx::from_dlpack<std::int64_t, 2>(&h.managed).size() == 8);  // the tensor itself was never broken
   CHECK(h.deleted == 0);
+}
+
+TEST_CASE("from_dlpack: element counts that wrap to 0 over null data are rejected, naming the shape") {
+  constexpr std::int64_t p32 = std::int64_t(1) << 32;
+  hand_made h(nullptr, dl(kDLFloat, 32), {p32, p32});
+  CHECK_THROWS_WITH_AS((tx::from_dlpack<float, 2>(&h.managed)), doctest::Contains("shape (4294967296, 4294967296) is too large"),
+                       tx::interop_error);
+  h.tensor().shape[0] = 0;  // (0, 2^32): empty, over null data, is fine
+  CHECK(tx::from_dlpack<float, 2>(&h.managed).size() == 0);
+  const std::int64_t p62 = std::int64_t(1) << 62;
+  hand_made z(nullptr, dl(kDLFloat, 32), {0, p62, p62});
+  CHECK_THROWS_WITH_AS((tx::from_dlpack<float, 3>(&z.managed)), doctest::Contains("too large"), tx::interop_error);
+}
+
+TEST_CASE("from_dlpack: strides and byte_offset whose byte span overflows, and unknown device codes, are rejected") {
+  std::array<float, 4> mem{};
+  const std::int64_t p = std::int64_t(1) << 61;
+  hand_made h(mem.data(), dl(kDLFloat, 32), {4}, {p});
+  CHECK_THROWS_WITH_AS((tx::from_dlpack<float, 1>(&h.managed)), doctest::Contains("strides (2305843009213693952,)"),
+                       tx::interop_error);
+  h.tensor().strides[0] = -p;
+  CHECK_THROWS_WITH_AS((tx::from_dlpack<float, 1>(&h.managed)), doctest::Contains("strides"), tx::interop_error);
+  h.tensor().strides[0] = std::int64_t(1) << 60;  // 3 * 2^60 elements fit in int64, their 4-byte span does not
+  CHECK_THROWS_AS((tx::from_dlpack<float, 1>(&h.managed)), tx::interop_error);
+  h.tensor().strides[0] = 1;
+
+  h.tensor().byte_offset = std::uint64_t(1) << 63;
+  CHECK_THROWS_WITH_AS((tx::from_dlpack<float, 1>(&h.managed)), doctest::Contains("byte_offset 9223372036854775808"),
+                       tx::interop_error);
+  // 2^62 bytes in, then a stride that reaches 2^62 bytes further: the end offset overflows int64.
+  h.tensor().byte_offset = std::uint64_t(1) << 62;
+  h.tensor().shape[0] = 2;
+  h.tensor().strides[0] = std::int64_t(1) << 60;
+  CHECK_THROWS_WITH_AS((tx::from_dlpack<float, 1>(&h.managed)), doctest::Contains("byte_offset 4611686018427387904"),
+                       tx::interop_error);
+  // A pointer whose offset wraps the address space (never dereferenced: the check is on integers).
+  h.tensor().strides[0] = 1;
+  h.tensor().data = reinterpret_cast<void*>(UINTPTR_MAX - 15);
+  CHECK_THROWS_WITH_AS((tx::from_dlpack<float, 1>(&h.managed)), doctest::Contains("leaves the address space"),
+                       tx::interop_error);
+  h.tensor().data = mem.data();
+  h.tensor().byte_offset = 4;
+  h.tensor().shape[0] = 3;
+  CHECK(tx::from_dlpack<float, 1>(&h.managed).data() == mem.data() + 1);
+
+  // A device code DLPack does not define is read as an integer, never as an out-of-range enumerator.
+  const std::int32_t unknown = 99;
+  static_assert(sizeof(h.tensor().device.device_type) == sizeof(unknown));
+  std::memcpy(&h.tensor().device.device_type, &unknown, sizeof(unknown));
+  CHECK_THROWS_WITH_AS((tx::from_dlpack<float, 1>(&h.managed)), doctest::Contains("unknown device_type code 99"),
+                       tx::interop_error);
+  CHECK_THROWS_WITH_AS((tx::from_dlpack<float, 1, tx::cuda>(&h.managed)), doctest::Contains("unknown device_type code 99"),
+                       tx::interop_error);
 }
 
 TEST_CASE("a tx::cuda view of a kDLCUDA tensor, in a host translation unit (no device checks without nvcc)") {

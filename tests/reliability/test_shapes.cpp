@@ -1,8 +1,12 @@
 // Shape validation at every public entry point (shape_error naming the shapes), zero-size dimensions
 // everywhere they make sense, and axis checks for every reduction.
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "common.hpp"
+
+#include <texpr/interop/ranges.hpp>
 
 namespace {
 
@@ -192,4 +196,154 @@ TEST_CASE_TEMPLATE("matmul with m, n or k equal to 0, batched and not", T, float
   check(0, 0, 0);
   check(3, 0, 1);
   check(1, 1, 1);
+}
+
+// Checked extent arithmetic: every shape that a constructor, a layout or a generator builds has extents >= 0 and a
+// product of nonzero extents whose byte size fits in int64 (NumPy's rule, so (0, 2^62, 2^62) is rejected although
+// it has no elements); slice follows Python for every int64 step; arange's count is exact or rejected.
+namespace {
+constexpr tx::index_t p62 = tx::index_t(1) << 62;
+constexpr tx::index_t p32 = tx::index_t(1) << 32;
+constexpr tx::index_t i64_min = std::numeric_limits<tx::index_t>::min();
+constexpr tx::index_t i64_max = std::numeric_limits<tx::index_t>::max();
+
+// Python's range(n)[begin:end:step], written out as CPython's slice.indices does it, in __int128 (no overflow).
+std::vector<tx::index_t> python_slice(tx::index_t n, tx::index_t begin, tx::index_t end, tx::index_t step) {
+  __extension__ typedef __int128 i128;
+  const bool up = step > 0;
+  const i128 lower = up ? 0 : -1, upper = up ? n : n - 1;
+  auto adjust = [&](i128 i) {
+    if (i < 0) {
+      i += n;
+      if (i < lower) i = lower;
+    } else if (i > upper) {
+      i = upper;
+    }
+    return i;
+  };
+  std::vector<tx::index_t> out;
+  for (i128 i = adjust(begin), stop = adjust(end); up ? i < stop : i > stop; i += step)
+    out.push_back(static_cast<tx::index_t>(i));
+  return out;
+}
+} // namespace
+
+TEST_CASE("shapes whose nonzero extents overflow are rejected even with a zero extent (tensor, zeros, uniform)") {
+  CHECK_THROWS_WITH_AS((tx::tensor<float, 3>({0, p62, p62})), doctest::Contains("(0, 4611686018427387904, 4611686018427387904)"),
+                       tx::shape_error);
+  CHECK_THROWS_WITH_AS((tx::tensor<float, 3>({0, p62, p62})), doctest::Contains("too large"), tx::shape_error);
+  // The byte size counts: 2^61 floats are 2^63 bytes; 2^61 bools fit.
+  CHECK_THROWS_AS((tx::tensor<float, 1>({tx::index_t(1) << 61})), tx::shape_error);
+  CHECK_THROWS_AS((void)tx::zeros<float>({0, p62, p62}), tx::shape_error);
+  CHECK_THROWS_AS((void)tx::random::uniform<float>({p62, 0, 4}, 1), tx::shape_error);
+  CHECK_NOTHROW((void)tx::zeros<bool>({0, tx::index_t(1) << 61}));
+  CHECK(tx::tensor<float, 3>({0, 1 << 20, 1 << 20}).size() == 0);  // representable: accepted, empty
+}
+
+TEST_CASE("views over null or user memory: element counts that wrap to 0 are rejected (view, as_view)") {
+  CHECK_THROWS_WITH_AS((tx::view<float, 2>(nullptr, {p32, p32})), doctest::Contains("(4294967296, 4294967296)"),
+                       tx::shape_error);
+  CHECK_THROWS_AS((tx::view<const float, 2>(nullptr, {p32, p32}, {1, 1})), tx::shape_error);
+  std::vector<float> empty;
+  CHECK_THROWS_WITH_AS((void)tx::as_view(empty, {p32, p32}), doctest::Contains("too large"), tx::shape_error);
+  CHECK_THROWS_AS((void)tx::as_view(empty, {0, p62, p62}), tx::shape_error);
+  CHECK(tx::as_view(empty, {0, 7}).size() == 0);
+  // A strided span that overflows: 3 elements 2^62 elements apart.
+  float x[3] = {};
+  CHECK_THROWS_WITH_AS((tx::view<float, 1>(x, {3}, {p62})), doctest::Contains("strides (4611686018427387904,)"),
+                       tx::shape_error);
+  CHECK_NOTHROW((tx::view<float, 1>(x, {1}, {p62})));  // one element: the stride is never applied
+}
+
+TEST_CASE("reshape rejects a target whose extents' product wraps") {
+  tx::tensor<float, 1> a({16});
+  CHECK_THROWS_WITH_AS((void)tx::reshape(a, {16, (tx::index_t(1) << 60) + 1}), doctest::Contains("reshape"), tx::shape_error);
+  CHECK_THROWS_AS((void)tx::reshape(a, {p62, 4, -1}), tx::shape_error);
+  tx::tensor<float, 1> e({0});
+  CHECK_THROWS_AS((void)tx::reshape(e, {0, p62, p62}), tx::shape_error);
+  CHECK(tx::reshape(e, {0, 3, 5}).shape() == tx::shape_t<3>{0, 3, 5});
+  CHECK(tx::reshape(a, {4, -1}).shape() == tx::shape_t<2>{4, 4});
+}
+
+TEST_CASE("generators, broadcast_to and one_hot reject wrapping and negative shapes") {
+  CHECK_THROWS_AS((void)tx::sum(tx::ones<float>({4, p62 + 1})), tx::shape_error);
+  tx::tensor<float, 1> one({1}, {2.0f});
+  CHECK_THROWS_WITH_AS((void)tx::broadcast_to(one, {-5}), doctest::Contains("negative extent -5"), tx::shape_error);
+  CHECK_THROWS_AS((void)tx::broadcast_to(one, {4, p62 + 1}), tx::shape_error);
+  tx::tensor<std::int32_t, 1> labels({16});
+  CHECK_THROWS_WITH_AS((void)tx::one_hot(labels, tx::index_t(1) << 60), doctest::Contains("one_hot"), tx::shape_error);
+  // Elementwise broadcasting of two valid shapes whose result is not: (16, 1) with (2^60,) int32.
+  tx::tensor<std::int32_t, 2> col({16, 1});
+  CHECK_THROWS_AS((void)(col + tx::arange<std::int32_t>(tx::index_t(1) << 60)), tx::shape_error);
+  tx::tensor<float, 0> s = tx::sum(tx::broadcast_to(one, {3, 2}));
+  CHECK(s() == 12.0f);
+}
+
+TEST_CASE("slice follows Python's range(n)[begin:end:step] for every int64 step, extreme ones included") {
+  const tx::index_t values[] = {i64_min, i64_min + 1, -p62, -9, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 9, p62, i64_max - 1, i64_max};
+  for (tx::index_t n : {0, 1, 4, 5}) {
+    tx::tensor<std::int64_t, 1> a = tx::arange<std::int64_t>(n);
+    for (tx::index_t b : values)
+      for (tx::index_t e : values)
+        for (tx::index_t st : values) {
+          if (st == 0) continue;
+          CAPTURE(n);
+          CAPTURE(b);
+          CAPTURE(e);
+          CAPTURE(st);
+          const auto want = python_slice(n, b, e, st);
+          tx::tensor<std::int64_t, 1> got = tx::slice(a, 0, b, e, st);
+          REQUIRE(got.size() == static_cast<tx::index_t>(want.size()));
+          for (std::size_t i = 0; i != want.size(); ++i) CHECK(got(i) == want[i]);
+        }
+  }
+  tx::tensor<float, 1> a({4}, {1, 2, 3, 4});
+  tx::tensor<float, 1> first = tx::slice(a, 0, 0, 4, i64_max);
+  CHECK(first.size() == 1);
+  tx::tensor<float, 1> last = tx::slice(a, 0, 3, i64_min, i64_min);
+  REQUIRE(last.size() == 1);
+  CHECK(last(0) == 4.0f);
+  CHECK_THROWS_AS((void)tx::slice(a, 0, 0, 4, 0), tx::shape_error);
+}
+
+TEST_CASE("arange rejects non-finite bounds and counts that do not fit; integer counts are exact") {
+  CHECK_THROWS_WITH_AS((void)tx::arange<float>(0, std::numeric_limits<float>::infinity(), 1), doctest::Contains("finite"),
+                       tx::shape_error);
+  CHECK_THROWS_AS((void)tx::arange<float>(std::numeric_limits<float>::quiet_NaN(), 1, 1), tx::shape_error);
+  CHECK_THROWS_AS((void)tx::arange<double>(0, 1, std::numeric_limits<double>::infinity()), tx::shape_error);
+  CHECK_THROWS_WITH_AS((void)tx::arange<double>(0, 1e300, 1e-300), doctest::Contains("does not fit"), tx::shape_error);
+  CHECK_THROWS_AS((void)tx::arange<double>(-1e308, 1e308, 1), tx::shape_error);  // end - begin is inf
+  CHECK_THROWS_AS((void)tx::arange<std::int64_t>(i64_min, i64_max, 1), tx::shape_error);
+  CHECK_THROWS_AS((void)tx::arange<std::int64_t>(0, i64_max, 1), tx::shape_error);  // 2^63 - 1 int64s overflow bytes
+  // Exact where double would round: 2^60 .. 2^60 + 3 has 3 elements.
+  CHECK(tx::arange<std::int64_t>(tx::index_t(1) << 60, (tx::index_t(1) << 60) + 3, 1).shape()[0] == 3);
+  CHECK(tx::arange<std::int64_t>(i64_max, i64_min, i64_min).shape()[0] == 2);  // i64_max, -1
+  tx::tensor<std::int64_t, 1> r = tx::arange<std::int64_t>(i64_max, i64_min, i64_min);
+  CHECK(r(0) == i64_max);
+  CHECK(r(1) == -1);
+  CHECK(tx::arange<float>(0, 1, 0.25f).shape()[0] == 4);
+  CHECK(tx::arange<float>(1, 0, 1).shape()[0] == 0);
+}
+
+TEST_CASE("var and stddev reject a negative ddof; ddof >= n gives NaN") {
+  tx::tensor<double, 2> x({2, 3}, {1, 2, 3, 4, 5, 6});
+  CHECK_THROWS_WITH_AS((void)tx::var(x, 1, i64_min), doctest::Contains("ddof -9223372036854775808"), tx::shape_error);
+  CHECK_THROWS_AS((void)tx::stddev(x, 0, -1), tx::shape_error);
+  CHECK_THROWS_AS((void)tx::var(x, 0, -1, tx::keepdims), tx::shape_error);
+  tx::tensor<double, 1> v = tx::var(x, 1, 1);
+  CHECK(v(0) == doctest::Approx(1.0));
+  tx::tensor<double, 1> nan = tx::var(x, 1, 3);
+  CHECK(std::isnan(nan(0)));
+  tx::tensor<double, 1> huge = tx::var(x, 1, i64_max);
+  CHECK(std::isnan(huge(1)));
+}
+
+TEST_CASE("concat and matmul reject results whose extents overflow int64, from valid operands") {
+  const auto column = tx::zeros<float>({tx::index_t(1) << 40, 1});
+  const auto row = tx::zeros<float>({1, tx::index_t(1) << 40});
+  CHECK_THROWS_WITH_AS((void)tx::matmul(column, row), doctest::Contains("too large"), tx::shape_error);
+  const auto half = tx::zeros<bool>({(tx::index_t(1) << 62) + 1});
+  CHECK_THROWS_WITH_AS((void)tx::concat(0, half, half), doctest::Contains("concat along axis 0"), tx::shape_error);
+  CHECK_THROWS_AS((void)tx::concat(0, half, half, tx::zeros<bool>({5})), tx::shape_error);
+  CHECK(tx::concat(0, tx::zeros<bool>({3}), tx::zeros<bool>({4})).shape()[0] == 7);
 }

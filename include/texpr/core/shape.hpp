@@ -45,22 +45,96 @@ std::string to_string(const shape_t<R>& s) {
   return out + ")";
 }
 
-/// Number of elements of a shape (1 for rank 0).
-template <std::size_t R>
-constexpr index_t shape_size(const shape_t<R>& s) {
+namespace detail {
+/// out = a * b; false when the product leaves index_t (every product of extents, strides and byte counts uses it).
+constexpr bool mul_fits(index_t a, index_t b, index_t& out) noexcept { return !__builtin_mul_overflow(a, b, &out); }
+/// out = a + b; false when the sum leaves index_t.
+constexpr bool add_fits(index_t a, index_t b, index_t& out) noexcept { return !__builtin_add_overflow(a, b, &out); }
+
+/// The product of the nonzero extents of s (1 for rank 0), or -1 when it leaves index_t. NumPy bounds this
+/// product, not the element count: a (0, 2^62, 2^62) shape has no elements, but its row-major strides overflow.
+template <std::size_t R> constexpr index_t nonzero_extent_product(const shape_t<R>& s) noexcept {
   index_t n = 1;
-  for (auto e : s) n *= e;
+  for (auto e : s)
+    if (e != 0 && !mul_fits(n, e, n)) return -1;
   return n;
 }
 
-/// Row-major (C order) strides of a shape, in elements.
+/// The reason s cannot describe elements of `element_bytes` bytes ("" when it can): a negative extent, or a
+/// product of its nonzero extents whose byte size does not fit in index_t (so no stride or byte span overflows).
+template <std::size_t R> std::string shape_problem(const shape_t<R>& s, std::size_t element_bytes) {
+  for (std::size_t d = 0; d != R; ++d)
+    if (s[d] < 0) return "invalid: negative extent " + std::to_string(s[d]) + " in dimension " + std::to_string(d);
+  index_t bytes = 0;
+  const index_t n = nonzero_extent_product(s);
+  if (n < 0 || !mul_fits(n, static_cast<index_t>(element_bytes), bytes))
+    return "too large: the product of its nonzero extents" +
+           std::string(element_bytes > 1 ? " times " + std::to_string(element_bytes) + " bytes" : "") + " overflows int64";
+  return {};
+}
+
+/// Validates a shape that `what` (a constructor, a layout, a loader) is about to use: throws shape_error
+/// "[file:line: ]texpr: <what>: shape (...) is invalid: negative extent ..." or "... is too large: ... overflows
+/// int64"; the prefix names the user's call when `loc` is given.
+template <std::size_t R>
+void check_shape(const shape_t<R>& s, std::size_t element_bytes, const std::string& what,
+                 const texpr::source_location* loc = nullptr) {
+  const std::string problem = shape_problem(s, element_bytes);
+  if (!problem.empty())
+    throw shape_error((loc ? at(*loc) : std::string()) + "texpr: " + what + ": shape " + to_string(s) + " is " + problem);
+}
+
+/// The byte offsets, from element (0, ..., 0), of the lowest and the highest element a strided layout touches:
+/// lo sums (extent - 1) * stride * bytes over the negative strides, hi over the positive ones (both 0 for an empty
+/// shape). False when any of these products or sums, or the whole span hi - lo + bytes, leaves index_t.
+template <std::size_t R>
+constexpr bool strided_byte_span(const shape_t<R>& s, const shape_t<R>& strides, std::size_t element_bytes, index_t& lo,
+                                 index_t& hi) noexcept {
+  lo = 0;
+  hi = 0;
+  for (std::size_t d = 0; d != R; ++d)
+    if (s[d] == 0) return true;  // no element: nothing is read, whatever the strides
+  for (std::size_t d = 0; d != R; ++d) {
+    index_t reach = 0;
+    if (!mul_fits(s[d] - 1, strides[d], reach)) return false;
+    if (!add_fits(reach < 0 ? lo : hi, reach, reach < 0 ? lo : hi)) return false;
+  }
+  // The whole span, hi - lo plus the last element's bytes, must fit too: pointers into it are subtracted.
+  const index_t bytes = static_cast<index_t>(element_bytes);
+  index_t span = 0;
+  return mul_fits(lo, bytes, lo) && mul_fits(hi, bytes, hi) && !__builtin_sub_overflow(hi, lo, &span) &&
+         add_fits(span, bytes, span);
+}
+
+/// Throws shape_error naming `what`, the shape and the strides when strided_byte_span overflows.
+template <std::size_t R>
+void check_strided_span(const shape_t<R>& s, const shape_t<R>& strides, std::size_t element_bytes, const std::string& what) {
+  index_t lo = 0, hi = 0;
+  if (!strided_byte_span(s, strides, element_bytes, lo, hi))
+    throw shape_error("texpr: " + what + ": shape " + to_string(s) + " with strides " + to_string(strides) +
+                      " spans more bytes than fit in int64");
+}
+} // namespace detail
+
+/// Number of elements of a shape (1 for rank 0); throws shape_error when it leaves index_t (constructors reject
+/// such shapes first, so this only fires on shapes nothing validated).
+template <std::size_t R>
+constexpr index_t shape_size(const shape_t<R>& s) {
+  index_t n = 1;
+  for (auto e : s)
+    if (!detail::mul_fits(n, e, n)) throw shape_error("texpr: the element count of shape " + to_string(s) + " overflows int64");
+  return n;
+}
+
+/// Row-major (C order) strides of a shape, in elements; throws shape_error when one leaves index_t.
 template <std::size_t R>
 constexpr shape_t<R> contiguous_strides(const shape_t<R>& s) {
   shape_t<R> st{};
   index_t acc = 1;
   for (std::size_t i = R; i-- > 0;) {
     st[i] = acc;
-    acc *= s[i];
+    if (!detail::mul_fits(acc, s[i], acc))
+      throw shape_error("texpr: the row-major strides of shape " + to_string(s) + " overflow int64");
   }
   return st;
 }
@@ -80,6 +154,10 @@ shape_t<(RA > RB ? RA : RB)> broadcast_shapes(const shape_t<RA>& a, const shape_
       throw shape_error(std::string("texpr: incompatible shapes for ") + what + ": LHS shape = " + to_string(a) +
                         " RHS shape = " + to_string(b));
   }
+  const std::string problem = detail::shape_problem(out, 1);
+  if (!problem.empty())
+    throw shape_error(std::string("texpr: shapes for ") + what + ": LHS shape = " + to_string(a) + " RHS shape = " +
+                      to_string(b) + " broadcast to " + to_string(out) + ", which is " + problem);
   return out;
 }
 

@@ -33,11 +33,12 @@ template <class... C> class concat_expr : public expr_base<concat_expr<C...>> {
   static constexpr std::size_t rank = first::rank;
 
   /// Joins c... along `axis` (already normalised); throws shape_error naming every shape when the other extents
-  /// differ.
+  /// differ or the joined shape is not representable (its extents' sum or byte size overflows int64).
   concat_expr(std::size_t axis, C... c, const texpr::source_location* loc = nullptr) : c_{{std::move(c)}...}, axis_(axis) {
     const auto shapes = shapes_of(std::index_sequence_for<C...>{});
     shape_ = shapes[0];
     shape_[axis] = 0;
+    bool overflow = false;
     for (std::size_t i = 0; i != shapes.size(); ++i) {
       for (std::size_t d = 0; d != rank; ++d)
         if (d != axis && shapes[i][d] != shapes[0][d]) {
@@ -47,7 +48,15 @@ template <class... C> class concat_expr : public expr_base<concat_expr<C...>> {
                             " needs equal extents on the other axes; operand shapes are " + all);
         }
       offsets_[i] = shape_[axis];
-      shape_[axis] += shapes[i][axis];
+      overflow = overflow || !detail::add_fits(shape_[axis], shapes[i][axis], shape_[axis]);
+    }
+    const std::string problem = overflow ? std::string() : detail::shape_problem(shape_, sizeof(value_type));
+    if (overflow || !problem.empty()) {
+      std::string all;
+      for (const auto& s : shapes) all += (all.empty() ? "" : ", ") + to_string(s);
+      throw shape_error((loc ? detail::at(*loc) : std::string()) + "texpr: concat along axis " + std::to_string(axis) +
+                        " of operand shapes " + all + " gives a shape that is " +
+                        (overflow ? "too large: its extent along the axis overflows int64" : problem));
     }
   }
   /// The result shape.

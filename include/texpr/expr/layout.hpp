@@ -127,19 +127,22 @@ auto reshape(E&& e, const index_t (&extents)[R], texpr::source_location loc = te
   const index_t n = shape_size(c.shape());
   typename op::reshape::template params<C::rank, R> p;
   p.target = shape;
-  index_t known = 1;
   int infer = -1;
   for (std::size_t d = 0; d != R; ++d) {
     if (shape[d] == -1 && infer < 0) {
       infer = static_cast<int>(d);
+      p.target[d] = 1;
     } else if (shape[d] < 0) {
       throw shape_error(detail::at(loc) + "texpr: cannot reshape an operand of shape " + to_string(c.shape()) +
                         " to " + to_string(shape) + ": extents must be >= 0, with at most one -1");
-    } else {
-      known *= shape[d];
     }
   }
-  if (infer >= 0) p.target[static_cast<std::size_t>(infer)] = known == 0 ? 0 : n / known;
+  // The known extents first (the -1 counted as 1): their product may overflow even when it holds a 0.
+  detail::check_shape(p.target, sizeof(typename C::value_type), "reshape of an operand of shape " + to_string(c.shape()), &loc);
+  if (infer >= 0) {
+    const index_t known = shape_size(p.target);
+    p.target[static_cast<std::size_t>(infer)] = known == 0 ? 0 : n / known;
+  }
   if (shape_size(p.target) != n)
     throw shape_error(detail::at(loc) + "texpr: cannot reshape an operand of shape " + to_string(c.shape()) + " (" +
                       std::to_string(n) + " elements) to shape " + to_string(shape));
@@ -158,22 +161,27 @@ auto slice(E&& e, index_t axis, index_t begin, index_t end, index_t step = 1,
   p.axis = detail::layout_axis(axis, C::rank, c.shape(), "slice", loc);
   if (step == 0) throw shape_error(detail::at(loc) + "texpr: slice step must not be 0");
   const index_t n = c.shape()[p.axis];
+  // Python's range(n)[begin:end:step] (CPython's PySlice_AdjustIndices), arranged so that no step, INT64_MIN
+  // included, is negated and no sum leaves int64: begin and end are clamped to [0, n] ([-1, n - 1] for a negative
+  // step) before any other arithmetic.
   auto clamp = [&](index_t i, index_t lo, index_t hi) {
-    if (i < 0) i += n;
+    if (i < 0) i = i < -n ? lo : i + n;
     return i < lo ? lo : (i > hi ? hi : i);
   };
   index_t count = 0;
   if (step > 0) {
     const index_t b = clamp(begin, 0, n), en = clamp(end, 0, n);
-    count = en > b ? (en - b + step - 1) / step : 0;
+    count = en > b ? (en - b - 1) / step + 1 : 0;
     p.first = b;
   } else {
     const index_t b = clamp(begin, -1, n - 1), en = clamp(end, -1, n - 1);
-    count = b > en ? (b - en + (-step) - 1) / (-step) : 0;
+    count = b > en ? (en - b + 1) / step + 1 : 0;
     p.first = b;
   }
   p.count = count;
-  p.step = step;
+  // With fewer than two elements the step is never applied; 1 keeps stride * step from overflowing (a step past
+  // the axis' extent selects at most one element, and a larger count bounds |step| by the extent).
+  p.step = count > 1 ? step : 1;
   return layout_expr<op::slice, C, C::rank>(std::move(c), p);
 }
 
@@ -206,6 +214,7 @@ auto broadcast_to(E&& e, const shape_t<R>& shape, texpr::source_location loc = t
   using C = decltype(c);
   static_assert(R >= C::rank, "texpr: broadcast_to cannot lower the rank");
   const auto s = c.shape();
+  detail::check_shape(shape, sizeof(typename C::value_type), "broadcast_to", &loc);
   for (std::size_t i = 0; i != C::rank; ++i)
     if (s[i] != 1 && s[i] != shape[i + R - C::rank])
       throw shape_error(detail::at(loc) + "texpr: cannot broadcast an operand of shape " + to_string(s) +

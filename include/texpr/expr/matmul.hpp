@@ -41,8 +41,8 @@ template <class A, class B> class matmul_expr : public expr_base<matmul_expr<A, 
   /// Rank of the broadcast batch shape.
   static constexpr std::size_t batch_rank = (A::rank > B::rank ? A::rank : B::rank) > 2 ? (A::rank > B::rank ? A::rank : B::rank) - 2 : 0;
 
-  /// Builds the node; mismatched inner or batch dimensions throw shape_error naming both shapes (and the
-  /// caller's file:line when given).
+  /// Builds the node; mismatched inner or batch dimensions, and a result whose element count overflows int64,
+  /// throw shape_error naming both shapes (and the caller's file:line when given).
   matmul_expr(A a, B b, const texpr::source_location* loc = nullptr) : c_{{std::move(a)}, {std::move(b)}} {
     const auto as = detail::get<0>(c_).shape();
     const auto bs = detail::get<1>(c_).shape();
@@ -69,6 +69,8 @@ template <class A, class B> class matmul_expr : public expr_base<matmul_expr<A, 
     for (std::size_t i = 0; i != batch_rank; ++i) shape_[o++] = batch[i];
     if constexpr (A::rank >= 2) shape_[o++] = as[A::rank - 2];
     if constexpr (B::rank >= 2) shape_[o++] = bs[B::rank - 1];
+    // (m, k) @ (k, n) of two valid shapes can still hold more than int64 elements: (2^40, 1) @ (1, 2^40).
+    if (!detail::shape_problem(shape_, 1).empty()) fail(("result shape " + to_string(shape_) + " is too large").c_str());
   }
 
   /// (..., m, n), without m for a vector on the left and without n for a vector on the right.

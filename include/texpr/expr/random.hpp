@@ -51,7 +51,7 @@ auto uniform(const shape_t<R>& shape, std::uint64_t seed, T lo = T(0), T hi = T(
   static_assert(backend_tag<Backend>, "texpr: random::uniform<T, Backend> needs tx::host or tx::cuda");
   static_assert(detail::random_dtype_v<T>,
                 "texpr: random::uniform<T> needs a floating dtype (float, double, half, bfloat16)");
-  detail::check_extents(shape, loc);
+  detail::check_extents<T>(shape, "uniform", loc);
   const double l = static_cast<double>(detail::widen(lo)), h = static_cast<double>(detail::widen(hi));
   if (!(l < h) || !std::isfinite(h - l))
     throw std::invalid_argument(
@@ -76,7 +76,7 @@ auto normal(const shape_t<R>& shape, std::uint64_t seed, T mean = T(0), T stddev
   static_assert(backend_tag<Backend>, "texpr: random::normal<T, Backend> needs tx::host or tx::cuda");
   static_assert(detail::random_dtype_v<T>,
                 "texpr: random::normal<T> needs a floating dtype (float, double, half, bfloat16)");
-  detail::check_extents(shape, loc);
+  detail::check_extents<T>(shape, "normal", loc);
   const double m = static_cast<double>(detail::widen(mean)), s = static_cast<double>(detail::widen(stddev));
   if (!std::isfinite(m) || !(s >= 0) || !std::isfinite(s))
     throw std::invalid_argument(detail::at(loc) +

@@ -175,6 +175,16 @@ TEXPR_REDUCTION(argmin)
 TEXPR_REDUCTION(logsumexp)
 #undef TEXPR_REDUCTION
 
+namespace detail {
+/// ddof as var and stddev take it: >= 0 (shape_error otherwise, naming the function and the caller's line); one
+/// of n or more gives NaN, as NumPy does.
+inline index_t checked_ddof(index_t ddof, const char* what, const texpr::source_location& loc) {
+  if (ddof < 0)
+    throw shape_error(at(loc) + "texpr: " + what + ": ddof " + std::to_string(ddof) + " is negative; it must be >= 0");
+  return ddof;
+}
+} // namespace detail
+
 #define TEXPR_MOMENT_REDUCTION(NAME)                                                                       \
   /** Lazy NAME over every element, dividing by n (rank-0 result). */                                    \
   template <operand E> auto NAME(E&& e) { return detail::reduce_all(std::forward<E>(e), op::NAME{}, false); } \
@@ -182,14 +192,14 @@ TEXPR_REDUCTION(logsumexp)
   template <operand E>                                                                                     \
   auto NAME(E&& e, index_t axis, index_t ddof = 0, texpr::source_location loc = texpr::source_location::current()) { \
     op::NAME o;                                                                                            \
-    o.ddof = ddof;                                                                                         \
+    o.ddof = detail::checked_ddof(ddof, #NAME, loc);                                                       \
     return detail::reduce_along<op::NAME, detail::captured_t<E>::rank - 1>(std::forward<E>(e), o, axis, loc); \
   }                                                                                                        \
   /** Lazy NAME along one axis, kept with extent 1, dividing by n - ddof. */                               \
   template <operand E>                                                                                     \
   auto NAME(E&& e, index_t axis, index_t ddof, keepdims_t, texpr::source_location loc = texpr::source_location::current()) { \
     op::NAME o;                                                                                            \
-    o.ddof = ddof;                                                                                         \
+    o.ddof = detail::checked_ddof(ddof, #NAME, loc);                                                       \
     return detail::reduce_along<op::NAME, detail::captured_t<E>::rank>(std::forward<E>(e), o, axis, loc);  \
   }                                                                                                        \
   /** Lazy NAME along one axis, kept with extent 1 (ddof 0). */                                            \

@@ -151,6 +151,11 @@ template <operand E> auto log_softmax(E&& e, index_t axis, texpr::source_locatio
 template <class T = float, operand L> auto one_hot(L&& labels, index_t classes, texpr::source_location loc = texpr::source_location::current()) {
   static_assert(detail::class_label<L>, "texpr: one_hot takes int32 or int64 class labels");
   if (classes < 1) throw shape_error(detail::at(loc) + "texpr: one_hot needs at least one class, got " + std::to_string(classes));
+  constexpr std::size_t R = detail::captured_t<L>::rank;
+  shape_t<R + 1> result{};
+  for (std::size_t d = 0; d != R; ++d) result[d] = labels.shape()[d];
+  result[R] = classes;
+  detail::check_shape(result, sizeof(T), "one_hot", &loc);
   return cast<T>(detail::class_mask(std::forward<L>(labels), classes));
 }
 

@@ -11,6 +11,7 @@ directory to the include path"
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -82,9 +83,19 @@ inline std::string dlpack_dtype_name(DLDataType d) {
   return name;
 }
 
-/// "kDLCPU", "kDLCUDA", ...: the DLPack enumerator's name (by value, so headers of every version agree).
-inline std::string dlpack_device_name(DLDeviceType t) {
-  switch (static_cast<int>(t)) {
+/// The device type code as the producer stored it. Read as bytes: a code this header does not know (a newer DLPack,
+/// or garbage) loaded as a DLDeviceType would be undefined behaviour, so it is validated as an integer first.
+inline std::int64_t dlpack_device_code(const DLDevice& d) noexcept {
+  std::underlying_type_t<DLDeviceType> code{};
+  static_assert(sizeof(code) == sizeof(d.device_type), "texpr: DLDeviceType's storage is its underlying type");
+  std::memcpy(&code, &d.device_type, sizeof(code));
+  return static_cast<std::int64_t>(code);
+}
+
+/// "kDLCPU", "kDLCUDA", ...: the DLPack enumerator's name for a device type code ("" for a code DLPack does not
+/// define), by value, so headers of every version agree.
+inline std::string dlpack_device_name(std::int64_t code) {
+  switch (code) {
     case 1: return "kDLCPU";
     case 2: return "kDLCUDA";
     case 3: return "kDLCUDAHost";
@@ -99,8 +110,45 @@ inline std::string dlpack_device_name(DLDeviceType t) {
     case 14: return "kDLOneAPI";
     case 15: return "kDLWebGPU";
     case 16: return "kDLHexagon";
-    default: return "device type " + std::to_string(static_cast<int>(t));
+    case 17: return "kDLMAIA";
+    default: return "";
   }
+}
+
+/// The device named for an error: "kDLROCM", or "unknown device_type code 99".
+inline std::string dlpack_device_text(std::int64_t code) {
+  const std::string name = dlpack_device_name(code);
+  return name.empty() ? "unknown device_type code " + std::to_string(code) : name;
+}
+
+/// The view's first element, data + byte_offset, after checking that neither it nor the strided span from it
+/// leaves the address space or int64 (interop_error naming the field); null for null data.
+template <class V, std::size_t R>
+V* dlpack_first_element(const DLTensor& t, const shape_t<R>& shape, const shape_t<R>& strides, bool strides_given,
+                        const std::string& who) {
+  index_t lo = 0, hi = 0;
+  if (!strided_byte_span(shape, strides, sizeof(V), lo, hi))
+    throw interop_error(who + "strides " + texpr::to_string(strides) + " over shape " + texpr::to_string(shape) +
+                        " span more bytes than fit in int64" + (strides_given ? "" : " (strides null: row-major)"));
+  if (t.byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX))
+    throw interop_error(who + "byte_offset " + std::to_string(t.byte_offset) + " does not fit in int64");
+  // Offsets from data: byte_offset + lo to byte_offset + hi + sizeof(V) must be representable, and so must the
+  // addresses they reach (computed as integers: a pointer that wraps is undefined behaviour before it is read).
+  const auto offset = static_cast<index_t>(t.byte_offset);
+  index_t low = 0, high = 0;
+  if (!add_fits(offset, lo, low) || !add_fits(offset, hi, high) || !add_fits(high, static_cast<index_t>(sizeof(V)), high))
+    throw interop_error(who + "byte_offset " + std::to_string(t.byte_offset) + " plus the span of strides " +
+                        texpr::to_string(strides) + " over shape " + texpr::to_string(shape) + " overflows int64");
+  if (!t.data) return nullptr;
+  const auto base = reinterpret_cast<std::uintptr_t>(t.data);
+  if (shape_size(shape) == 0) low = high = offset;  // only data + byte_offset itself is formed
+  const bool below = low < 0 && base < static_cast<std::uintptr_t>(-(low + 1)) + 1;
+  const bool above = base > UINTPTR_MAX - static_cast<std::uintptr_t>(high);
+  if (below || above)
+    throw interop_error(who + "data + byte_offset " + std::to_string(t.byte_offset) + " with strides " +
+                        texpr::to_string(strides) + " over shape " + texpr::to_string(shape) +
+                        " leaves the address space");
+  return reinterpret_cast<V*>(base + static_cast<std::uintptr_t>(offset));
 }
 
 /// Number of to_dlpack results whose deleter has not run yet (tests use it to prove each deleter frees its export).
@@ -199,8 +247,9 @@ template <class Managed, class T, std::size_t R, class B> Managed* export_view(c
 
 /// A view of a DLPack tensor's memory as view<T, R, B> (T may be const). Checks, and throws interop_error naming
 /// what differs: dtype (code, bits and one lane against T), rank (ndim), device (kDLCPU or kDLCUDAHost for
-/// tx::host, kDLCUDA or kDLCUDAManaged for tx::cuda), byte_offset (a multiple of sizeof(T); it is applied), extents
-/// and pointer. Null strides mean compact row-major; other strides (in elements) are used as given. For tx::cuda
+/// tx::host, kDLCUDA or kDLCUDAManaged for tx::cuda; an unknown code is named), byte_offset (a multiple of
+/// sizeof(T); it is applied), extents (as every shape: >= 0, byte size within int64), the byte span of the strides
+/// and of byte_offset plus it (within int64 and the address space), and pointer. Null strides mean compact row-major; other strides (in elements) are used as given. For tx::cuda
 /// under nvcc the tensor must be on the current device, and its pointer is checked as check_device_pointer does
 /// in debug builds or with TEXPR_CHECK_DEVICE_POINTERS. The view does not own the memory: the tensor's owner
 /// must keep it alive while the view (or anything evaluated lazily from it) is used. `stream` becomes the view's.
@@ -219,15 +268,13 @@ view<T, R, B> from_dlpack(const DLTensor& t, stream_t stream = nullptr) {
   if (t.ndim != static_cast<std::int32_t>(R))
     throw interop_error(who + "expected a rank-" + std::to_string(R) + " tensor, tensor has ndim " +
                         std::to_string(t.ndim));
-  const int type = static_cast<int>(t.device.device_type);
+  const std::int64_t type = detail::dlpack_device_code(t.device);
   if constexpr (std::is_same_v<B, host>) {
     if (type != kDLCPU && type != kDLCUDAHost)
-      throw interop_error(who + "expected a kDLCPU tensor for tx::host, got " +
-                          detail::dlpack_device_name(t.device.device_type));
+      throw interop_error(who + "expected a kDLCPU tensor for tx::host, got " + detail::dlpack_device_text(type));
   } else {
     if (type != kDLCUDA && type != kDLCUDAManaged)
-      throw interop_error(who + "expected a kDLCUDA tensor for tx::cuda, got " +
-                          detail::dlpack_device_name(t.device.device_type));
+      throw interop_error(who + "expected a kDLCUDA tensor for tx::cuda, got " + detail::dlpack_device_text(type));
 #if defined(__CUDACC__)
     int current = 0;
     TEXPR_CUDA_CHECK(cudaGetDevice(&current));
@@ -248,14 +295,15 @@ view<T, R, B> from_dlpack(const DLTensor& t, stream_t stream = nullptr) {
     if (shape[d] < 0)
       throw interop_error(who + "negative extent " + std::to_string(shape[d]) + " in dimension " + std::to_string(d));
   }
+  const std::string problem = detail::shape_problem(shape, sizeof(V));
+  if (!problem.empty()) throw interop_error(who + "shape " + texpr::to_string(shape) + " is " + problem);
   if (t.strides)
     for (std::size_t d = 0; d != R; ++d) strides[d] = t.strides[d];
   else
     strides = contiguous_strides(shape);
   const index_t size = shape_size(shape);
-  T* p = nullptr;
-  if (t.data) {
-    p = reinterpret_cast<T*>(static_cast<std::byte*>(t.data) + t.byte_offset);
+  T* p = detail::dlpack_first_element<V, R>(t, shape, strides, t.strides != nullptr, who);
+  if (p) {
     if (reinterpret_cast<std::uintptr_t>(p) % alignof(V) != 0)
       throw interop_error(who + "data + byte_offset is not aligned for " + std::string(dtype_name_v<V>) + " (" +
                           std::to_string(alignof(V)) + " bytes)");

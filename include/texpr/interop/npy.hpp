@@ -419,14 +419,12 @@ tensor<T, Rank, host> load_npy(const std::filesystem::path& path) {
     detail::npy_fail(path,
                      "expected rank " + std::to_string(Rank) + ", file has shape " + detail::npy_shape_string(h.shape));
   shape_t<Rank> shape{};
-  std::uint64_t count = 1;
-  for (std::size_t d = 0; d != Rank; ++d) {
-    shape[d] = h.shape[d];
-    if (shape[d] != 0 &&
-        count > static_cast<std::uint64_t>(PTRDIFF_MAX / sizeof(T)) / static_cast<std::uint64_t>(shape[d]))
-      detail::npy_fail(path, "shape " + detail::npy_shape_string(h.shape) + " is too large to load");
-    count *= static_cast<std::uint64_t>(shape[d]);
-  }
+  for (std::size_t d = 0; d != Rank; ++d) shape[d] = h.shape[d];
+  // As NumPy: the nonzero extents' product bounds the shape, so (0, 2^62, 2^62) is as unloadable as (2^62, 2^62).
+  const std::string problem = detail::shape_problem(shape, sizeof(T));
+  if (!problem.empty())
+    detail::npy_fail(path, "shape " + detail::npy_shape_string(h.shape) + " is too large to load (" + problem + ")");
+  const auto count = static_cast<std::uint64_t>(shape_size(shape));
   const std::uint64_t bytes = count * sizeof(T);
   const std::uint64_t available = file_size - found.data_offset;
   const std::string what = "shape " + detail::npy_shape_string(h.shape) + " of " + h.descr + " needs " +

@@ -31,10 +31,11 @@ template <class R> constexpr void require_lasting_range() {
 }
 
 /// Throws shape_error unless `size` elements fill `shape` exactly; names both, and `what` the memory.
-template <std::size_t R>
+template <class T, std::size_t R>
 void check_view_size(index_t size, const shape_t<R>& shape, const char* what, const texpr::source_location& loc) {
   for (auto e : shape)
     if (e < 0) throw shape_error(at(loc) + "texpr: as_view: negative extent in shape " + texpr::to_string(shape));
+  check_shape(shape, sizeof(T), "as_view", &loc);
   if (shape_size(shape) != size)
     throw shape_error(at(loc) + "texpr: as_view: " + what + " of " + std::to_string(size) +
                       " elements cannot be viewed with shape " + texpr::to_string(shape) + " (" +
@@ -61,7 +62,8 @@ template <class Range, std::size_t R>
 view<detail::range_element_t<Range>, R, host> as_view(Range&& range, const shape_t<R>& shape,
                                                        texpr::source_location loc = texpr::source_location::current()) {
   detail::require_lasting_range<Range>();
-  detail::check_view_size(static_cast<index_t>(std::ranges::size(range)), shape, "a range", loc);
+  detail::check_view_size<detail::range_element_t<Range>>(static_cast<index_t>(std::ranges::size(range)), shape,
+                                                          "a range", loc);
   return view<detail::range_element_t<Range>, R, host>(std::ranges::data(range), shape);
 }
 

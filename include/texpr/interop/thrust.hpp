@@ -61,7 +61,8 @@ view<detail::device_vector_element_t<V>, R, cuda> as_view(
     V&& v, const shape_t<R>& shape, texpr::source_location loc = texpr::source_location::current()) {
   detail::require_lasting_device_vector<V>();
   auto* p = thrust::raw_pointer_cast(v.data());
-  detail::check_view_size(static_cast<index_t>(v.size()), shape, "a thrust::device_vector", loc);
+  detail::check_view_size<detail::device_vector_element_t<V>>(static_cast<index_t>(v.size()), shape,
+                                                              "a thrust::device_vector", loc);
   detail::auto_check_device_pointer(p, shape_size(shape), "as_view");
   return view<detail::device_vector_element_t<V>, R, cuda>(p, shape);
 }

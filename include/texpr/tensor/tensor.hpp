@@ -160,14 +160,8 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
 
  private:
   static index_t checked_size(const shape_t<Rank>& shape) {
-    index_t n = 1;
-    for (auto e : shape) {
-      if (e < 0) throw shape_error("texpr: negative extent in shape " + texpr::to_string(shape));
-      if (e != 0 && n > static_cast<index_t>(PTRDIFF_MAX / sizeof(T)) / e)
-        throw shape_error("texpr: shape " + texpr::to_string(shape) + " is too large to allocate");
-      n *= e;
-    }
-    return n;
+    detail::check_shape(shape, sizeof(T), "tensor");
+    return shape_size(shape);
   }
 
   void allocate(const shape_t<Rank>& shape, stream_t stream, bool zero) {

@@ -35,12 +35,14 @@ class view : public expr_base<view<T, Rank, Backend>> {
 
   /// Wraps contiguous row-major memory of the given shape.
   view(T* data, const shape_t<Rank>& shape, stream_t stream = nullptr)
-      : view(data, shape, contiguous_strides(shape), stream) {}
-  /// Wraps strided memory; strides are in elements and may be zero or negative.
+      : view(data, shape, (detail::check_shape(shape, sizeof(T), "view"), contiguous_strides(shape)), stream) {}
+  /// Wraps strided memory; strides are in elements and may be zero or negative. Throws shape_error for a
+  /// negative extent or a shape or strided span whose byte size overflows int64, std::invalid_argument for a
+  /// non-empty shape over nullptr.
   view(T* data, const shape_t<Rank>& shape, const shape_t<Rank>& strides, stream_t stream = nullptr)
       : p_(data), shape_(shape), strides_(strides), stream_(stream) {
-    for (auto e : shape)
-      if (e < 0) throw shape_error("texpr: negative extent in view shape " + texpr::to_string(shape));
+    detail::check_shape(shape, sizeof(T), "view");
+    detail::check_strided_span(shape, strides, sizeof(T), "view");
     if (!data && shape_size(shape) != 0)
       throw std::invalid_argument("texpr: view of shape " + texpr::to_string(shape) + " over a null pointer");
   }
