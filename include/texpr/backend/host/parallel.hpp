@@ -3,8 +3,9 @@
 // The host backend splits large loops (elementwise, reductions, GEMM) into tasks run by a pool of
 // std::threads that lives for the whole program; the calling thread works too. No OpenMP: header-only
 // users need no extra flag. The thread count is, in order of precedence: tx::set_num_threads(n), the
-// TEXPR_NUM_THREADS environment variable, std::thread::hardware_concurrency(); never more than tx::max_threads(). A loop started from a pool
-// thread, or while another thread is using the pool, runs serially on its caller (no nesting, no deadlock).
+// TEXPR_NUM_THREADS environment variable, std::thread::hardware_concurrency(); never more than tx::max_threads().
+// A loop started from a pool thread, or while another thread is using the pool, runs serially on its caller (no
+// nesting, no deadlock).
 // Reductions split their input at boundaries that depend only on the input size, and combine the parts in a
 // fixed order, so their results do not depend on the thread count or on scheduling.
 #pragma once
