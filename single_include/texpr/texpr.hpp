@@ -74,6 +74,18 @@ concept backend_tag = is_backend_v<B>;
 /// optimised again at every call site, and -O2 spent most of a gradient TU's time in the inliner.
 #define TEXPR_NOINLINE [[gnu::noinline]]
 
+#if defined(__clang__) && !defined(__CUDACC__) && defined(__has_cpp_attribute)
+#if __has_cpp_attribute(clang::lifetimebound)
+/// On a parameter whose object the result refers to, so that clang warns when the result outlives it (a function
+/// returning `t * 2` over its local tensor t: -Wreturn-stack-address; -Wdangling for other cases). Empty for other
+/// compilers (g++ 12 has no equivalent attribute) and under nvcc.
+#define TEXPR_LIFETIMEBOUND [[clang::lifetimebound]]
+#endif
+#endif
+#ifndef TEXPR_LIFETIMEBOUND
+#define TEXPR_LIFETIMEBOUND
+#endif
+
 #if defined(__CUDA_ARCH__)
 /// Defined while nvcc compiles device code.
 #define TEXPR_DEVICE_CODE 1
@@ -2601,10 +2613,117 @@ class constant_expr : public expr_base<constant_expr<T, R, Backend>> {
 /// The rank-0 constant a scalar becomes.
 template <class T> using scalar_expr = constant_expr<T, 0, any_backend>;
 
-/// Leaf referring to a named tensor: the graph reads the tensor's current data when evaluated. Tensor is const
-/// when the tensor was const where the expression was built; otherwise the leaf can be assigned through.
-template <class Tensor> class tensor_ref : public expr_base<tensor_ref<Tensor>> {
+namespace detail {
+
+/// Whether a tensor object still holds what the expressions referencing it were built over. The tensor and every
+/// reference leaf over it share the record (an intrusive count), so a leaf finds out, before it reads, that its
+/// tensor was destroyed or moved from, instead of reading freed memory. A tensor makes its record the first time an
+/// expression references it; a check is one atomic load.
+class liveness {
+ public:
+  /// What a leaf finds: its tensor is there, was moved from since the leaf was made, or was destroyed.
+  enum class state : unsigned char { alive, moved_from, destroyed };
+  liveness() = default;
+  liveness(const liveness&) = delete;
+  liveness& operator=(const liveness&) = delete;
+
+  /// The number of moves out of the tensor so far: a leaf made after a move may read the empty moved-from tensor.
+  std::uint64_t generation() const noexcept { return word_.load(std::memory_order_acquire) >> 2; }
+  /// The state for a leaf made at `generation`.
+  state get(std::uint64_t generation) const noexcept {
+    const std::uint64_t w = word_.load(std::memory_order_acquire);
+    if (w & destroyed_bit) return state::destroyed;
+    if ((w & moved_bit) && (w >> 2) != generation) return state::moved_from;
+    return state::alive;
+  }
+  /// The tensor's storage was moved out: leaves made before now fail until it holds storage again.
+  void moved_from() noexcept { word_.store((((word_.load(std::memory_order_relaxed) >> 2) + 1) << 2) | moved_bit, std::memory_order_release); }
+  /// The tensor holds storage (again).
+  void holds_storage() noexcept { word_.fetch_and(~moved_bit, std::memory_order_acq_rel); }
+  /// The tensor is gone.
+  void destroyed() noexcept { word_.fetch_or(destroyed_bit, std::memory_order_acq_rel); }
+  /// Adds a holder.
+  void acquire() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  /// Drops a holder; the last one frees the record.
+  void release() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+ private:
+  static constexpr std::uint64_t destroyed_bit = 1, moved_bit = 2;
+  std::atomic<std::uint64_t> word_{0};   // generation << 2 | moved_bit | destroyed_bit
+  std::atomic<std::size_t> refs_{1};     // the tensor's own
+};
+
+/// A counted hold on a liveness record, with the generation it was taken at.
+class liveness_ref {
+  liveness* p_ = nullptr;
+  std::uint64_t generation_ = 0;
+
+ public:
+  /// Holds nothing (reads as alive).
+  liveness_ref() = default;
+  /// Holds p from its current generation on.
+  explicit liveness_ref(liveness* p) noexcept : p_(p) {
+    if (p_) {
+      p_->acquire();
+      generation_ = p_->generation();
+    }
+  }
+  /// Holds what o holds.
+  liveness_ref(const liveness_ref& o) noexcept : p_(o.p_), generation_(o.generation_) {
+    if (p_) p_->acquire();
+  }
+  /// Takes o's hold.
+  liveness_ref(liveness_ref&& o) noexcept : p_(std::exchange(o.p_, nullptr)), generation_(o.generation_) {}
+  /// Holds what o holds.
+  liveness_ref& operator=(liveness_ref o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(generation_, o.generation_);
+    return *this;
+  }
+  ~liveness_ref() {
+    if (p_) p_->release();
+  }
+  /// The held tensor's state, as this hold sees it.
+  liveness::state get() const noexcept { return p_ ? p_->get(generation_) : liveness::state::alive; }
+};
+
+/// A reference leaf's pointer to its named tensor, checked before each use: a destroyed or moved-from tensor is a
+/// std::logic_error naming the tensor's dtype, rank and backend, never a read of freed memory.
+template <class Tensor> class tensor_handle {
   Tensor* t_;
+  liveness_ref live_;
+
+ public:
+  /// Refers to t and shares its liveness record.
+  explicit tensor_handle(Tensor& t) : t_(&t), live_(t.liveness()) {}
+  /// The tensor; throws std::logic_error when it no longer exists.
+  Tensor& get() const {
+    if (const auto s = live_.get(); s != liveness::state::alive) [[unlikely]]
+      dangling(s);
+    return *t_;
+  }
+
+ private:
+  [[noreturn]] static void dangling(liveness::state s) {
+    using U = std::remove_const_t<Tensor>;
+    throw std::logic_error(
+        std::string("texpr: an expression reads a tensor that no longer exists (") +
+        (s == liveness::state::destroyed ? "destroyed" : "moved from") + "): a " + std::string(dtype_name_v<typename U::value_type>) +
+        " tensor of rank " + std::to_string(U::rank) + " on " + std::string(U::backend::name) +
+        ". An expression refers to the named tensors it reads; keep them alive and in place until it is evaluated, "
+        "or std::move a tensor into the expression (docs/semantics.md, \"Expression lifetimes\")");
+  }
+};
+
+} // namespace detail
+
+/// Leaf referring to a named tensor: the graph reads the tensor's current data when evaluated. Tensor is const
+/// when the tensor was const where the expression was built; otherwise the leaf can be assigned through. Reading
+/// it after the tensor was destroyed or moved from throws std::logic_error.
+template <class Tensor> class tensor_ref : public expr_base<tensor_ref<Tensor>> {
+  detail::tensor_handle<Tensor> t_;
 
  public:
   using texpr_node = void;
@@ -2618,18 +2737,18 @@ template <class Tensor> class tensor_ref : public expr_base<tensor_ref<Tensor>> 
   static constexpr bool writable = !std::is_const_v<Tensor>;
 
   /// References t; t must outlive the expression (as for any named variable captured by reference).
-  explicit tensor_ref(Tensor& t) : t_(&t) {}
+  explicit tensor_ref(Tensor& t) : t_(t) {}
   /// The referenced tensor's current shape.
-  shape_t<rank> shape() const { return t_->shape(); }
+  shape_t<rank> shape() const { return t_.get().shape(); }
   /// The referenced tensor.
-  Tensor& get() const { return *t_; }
+  Tensor& get() const { return t_.get(); }
   /// The memory the leaf reads.
-  template <class B> view<const value_type, rank, backend> storage(context<B>&) const { return std::as_const(*t_).view(); }
+  template <class B> view<const value_type, rank, backend> storage(context<B>&) const { return std::as_const(t_.get()).view(); }
   /// The memory, writable (only for a leaf of a non-const tensor).
   view<value_type, rank, backend> writable_storage() const
     requires writable
   {
-    return t_->view();
+    return t_.get().view();
   }
   /// No operands.
   const detail::tuple<>& operands() const { return detail::no_operands(); }
@@ -3156,6 +3275,61 @@ using cuda_registry = registry_entries_t<cuda_rows>;
 #include <mutex>
 #include <new>
 
+// ---- begin texpr/detail/environment.hpp ----
+#ifndef TEXPR_SI_TEXPR_DETAIL_ENVIRONMENT_HPP
+#define TEXPR_SI_TEXPR_DETAIL_ENVIRONMENT_HPP
+// The one reader of texpr's TEXPR_* environment variables: whole decimal numbers only, range-checked, with a
+// one-line warning for anything else.
+
+#include <cstdio>
+#include <optional>
+
+namespace texpr::detail {
+
+/// `text` as a whole non-negative decimal number: digits only (no sign, space, exponent or suffix), at least one
+/// and no overflow of 64 bits; nullopt otherwise. atoi and strtoull accept "4x" as 4 and "-1" as 2^64 - 1.
+inline std::optional<std::uint64_t> parse_decimal(std::string_view text) noexcept {
+  if (text.empty()) return std::nullopt;
+  std::uint64_t n = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (n > (UINT64_MAX - digit) / 10) return std::nullopt;
+    n = n * 10 + digit;
+  }
+  return n;
+}
+
+/// What env_number does with a well-formed value above its range.
+enum class env_above { cap, ignore };
+
+/// The environment variable `name` as a whole decimal number in [lo, hi]; nullopt when it is unset, so the caller's
+/// default applies. A value that is not a whole decimal number, or is below lo, is ignored; one above hi is capped
+/// at hi or ignored, as `above` says. Either way one line on `warn` (stderr unless a test passes a file) names the
+/// variable, its value and the accepted range, so a typo never silently changes what runs.
+inline std::optional<std::uint64_t> env_number(const char* name, std::uint64_t lo, std::uint64_t hi, env_above above = env_above::cap,
+                                               std::FILE* warn = nullptr) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return std::nullopt;
+  std::FILE* out = warn != nullptr ? warn : stderr;
+  const auto n = parse_decimal(text);
+  const auto llo = static_cast<unsigned long long>(lo), lhi = static_cast<unsigned long long>(hi);
+  if (!n || *n < lo || (*n > hi && above == env_above::ignore)) {
+    std::fprintf(out, "texpr: %s=\"%s\" ignored: expected a whole decimal number from %llu to %llu; using the default\n", name, text,
+                 llo, lhi);
+    return std::nullopt;
+  }
+  if (*n > hi) {
+    std::fprintf(out, "texpr: %s=%s is above its limit %llu; using %llu\n", name, text, lhi, lhi);
+    return hi;
+  }
+  return n;
+}
+
+} // namespace texpr::detail
+#endif // TEXPR_SI_TEXPR_DETAIL_ENVIRONMENT_HPP
+// ---- end texpr/detail/environment.hpp ----
+
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -3195,6 +3369,9 @@ template <class Backend> struct memory {
 #ifndef TEXPR_HOST_CACHE_DEFAULT_MB
 #define TEXPR_HOST_CACHE_DEFAULT_MB 256
 #endif
+/// The most TEXPR_HOST_CACHE_MB may ask for (16 GiB): a larger value is capped, so no setting keeps an unbounded
+/// amount of freed memory.
+#define TEXPR_HOST_CACHE_MAX_MB 16384
 // Huge pages for big host blocks: on Linux, outside ASan (whose checks need its own allocator's blocks).
 // TEXPR_HOST_HUGE_PAGES=0 at run time turns them off.
 #if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(TEXPR_DETAIL_ASAN)
@@ -3212,10 +3389,7 @@ struct host_pages {
   /// Whether blocks of `bytes` are mapped for huge pages (TEXPR_HOST_HUGE_PAGES=0 says never).
   static bool use_huge(std::size_t bytes) noexcept {
 #if defined(TEXPR_DETAIL_HUGE_PAGES)
-    static const bool on = [] {
-      const char* env = std::getenv("TEXPR_HOST_HUGE_PAGES");
-      return !(env && env[0] == '0');
-    }();
+    static const bool on = env_number("TEXPR_HOST_HUGE_PAGES", 0, 1, env_above::ignore).value_or(1) == 1;
     return on && bytes >= huge;
 #else
     (void)bytes;
@@ -3262,7 +3436,8 @@ struct host_pages {
 
 /// Released host blocks of 64 KiB or more, kept for reuse by size class. A training step allocates the same
 /// temporaries every iteration; without reuse each is a fresh mmap whose pages fault in again (a quarter of the
-/// host SGD step's time, issue 14). Bounded by TEXPR_HOST_CACHE_MB (default 256; 0 disables).
+/// host SGD step's time). Bounded by TEXPR_HOST_CACHE_MB (default 256, at most TEXPR_HOST_CACHE_MAX_MB; 0 disables);
+/// tx::release_host_cache() empties it.
 class host_block_cache {
  public:
   static constexpr std::size_t alignment = 64;
@@ -3316,15 +3491,20 @@ class host_block_cache {
     host_pages::release(p, bytes, alignment);
   }
 
-  /// Frees cached blocks until at most `keep` bytes remain.
-  void trim(std::size_t keep) noexcept {
+  /// Frees cached blocks until at most `keep` bytes remain; returns the bytes freed.
+  std::size_t trim(std::size_t keep) noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
+    const std::size_t before = cached_;
     while (cached_ > keep && !free_.empty()) {
       host_pages::release(free_.back().p, free_.back().bytes, alignment);
       cached_ -= free_.back().bytes;
       free_.pop_back();
     }
+    return before - cached_;
   }
+
+  /// The most bytes the cache keeps (TEXPR_HOST_CACHE_MB).
+  std::size_t limit() const noexcept { return limit_; }
 
   /// Bytes held by the cache now.
   std::size_t cached_bytes() {
@@ -3334,9 +3514,9 @@ class host_block_cache {
 
  private:
   host_block_cache() {
-    std::size_t mb = TEXPR_HOST_CACHE_DEFAULT_MB;
-    if (const char* env = std::getenv("TEXPR_HOST_CACHE_MB")) mb = static_cast<std::size_t>(std::strtoull(env, nullptr, 10));
-    limit_ = mb << 20;
+    static_assert(TEXPR_HOST_CACHE_DEFAULT_MB <= TEXPR_HOST_CACHE_MAX_MB, "texpr: TEXPR_HOST_CACHE_DEFAULT_MB is above TEXPR_HOST_CACHE_MAX_MB");
+    const std::uint64_t mb = env_number("TEXPR_HOST_CACHE_MB", 0, TEXPR_HOST_CACHE_MAX_MB).value_or(TEXPR_HOST_CACHE_DEFAULT_MB);
+    limit_ = static_cast<std::size_t>(mb) << 20;
   }
   struct block {
     void* p;
@@ -3387,13 +3567,25 @@ template <> struct memory<host> {
 };
 
 } // namespace texpr::detail
+
+namespace texpr {
+
+/// Returns every freed host block the reuse cache holds to the system (a long-lived process after a phase with
+/// big temporaries); returns the bytes released. Later allocations refill the cache up to TEXPR_HOST_CACHE_MB.
+inline std::size_t release_host_cache() noexcept { return detail::host_block_cache::instance().trim(0); }
+
+/// Bytes of freed host blocks the reuse cache holds now.
+inline std::size_t host_cache_bytes() { return detail::host_block_cache::instance().cached_bytes(); }
+
+} // namespace texpr
 #endif // TEXPR_SI_TEXPR_DETAIL_MEMORY_HPP
 // ---- end texpr/detail/memory.hpp ----
 
 namespace texpr {
 
 /// Owning, row-major tensor. Rank is fixed at compile time, extents at run time, memory on Backend.
-/// Copies are explicit (clone()); a moved-from tensor is valid and empty.
+/// Copies are explicit (clone()); a moved-from tensor is valid and empty. Expressions refer to a named tensor (they
+/// do not copy it); one evaluated after the tensor was destroyed or moved from throws std::logic_error.
 template <class T, std::size_t Rank, class Backend>
 class tensor : public expr_base<tensor<T, Rank, Backend>> {
   static_assert(is_backend_v<Backend>, "texpr: a tensor's backend must be tx::host or tx::cuda");
@@ -3431,11 +3623,14 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
     detail::evaluator<Backend>::assign_new(*this, std::forward<E>(e), stream, &loc);
   }
 
-  /// Moves o's storage here; o becomes empty.
-  tensor(tensor&& o) noexcept { swap(o); }
+  /// Moves o's storage here; o becomes empty (and expressions referring to o throw until o holds storage again).
+  tensor(tensor&& o) noexcept {
+    swap(o);
+    if (detail::liveness* l = o.live_.load(std::memory_order_acquire)) l->moved_from();
+  }
   /// Moves o's storage here; o becomes empty.
   tensor& operator=(tensor&& o) noexcept {
-    tensor(std::move(o)).swap(*this);
+    if (this != &o) tensor(std::move(o)).swap(*this);
     return *this;
   }
   tensor(const tensor&) = delete;  // texpr: tensors are move-only; copy explicitly with t.clone() or tx::eval(t)
@@ -3452,7 +3647,13 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
     detail::evaluator<Backend>::assign_to(*this, std::forward<E>(e), stream_, nullptr);
     return *this;
   }
-  ~tensor() { reset(); }
+  ~tensor() {
+    reset();
+    if (detail::liveness* l = live_.load(std::memory_order_acquire)) {
+      l->destroyed();
+      l->release();
+    }
+  }
 
   /// In-place elementwise updates (`w -= lr * g`): the right side broadcasts to this tensor's shape.
   template <class E> tensor& operator+=(E&& e) { return *this = *this + std::forward<E>(e); }
@@ -3509,13 +3710,26 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
     return data_[offset(i...)];
   }
 
-  /// Swaps storage with o.
+  /// Swaps storage with o (each keeps its identity: expressions referring to this tensor read o's old storage).
   void swap(tensor& o) noexcept {
     std::swap(data_, o.data_);
     std::swap(shape_, o.shape_);
     std::swap(size_, o.size_);
     std::swap(release_, o.release_);
     std::swap(stream_, o.stream_);
+    holds_storage();
+    o.holds_storage();
+  }
+
+  /// The record that tells expressions referring to this tensor whether it still exists (made on first use).
+  detail::liveness_ref liveness() const {
+    detail::liveness* l = live_.load(std::memory_order_acquire);
+    if (l == nullptr) {
+      auto* fresh = new detail::liveness;
+      if (live_.compare_exchange_strong(l, fresh, std::memory_order_acq_rel)) l = fresh;
+      else delete fresh;  // another thread made it first; l is theirs
+    }
+    return detail::liveness_ref(l);
   }
 
   /// Frees the storage; the tensor becomes empty.
@@ -3557,6 +3771,7 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
       }
     }
     reset();
+    holds_storage();
     data_ = static_cast<T*>(p);
     shape_ = shape;
     size_ = n;
@@ -3580,7 +3795,12 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
     return off;
   }
 
+  void holds_storage() noexcept {
+    if (detail::liveness* l = live_.load(std::memory_order_acquire)) l->holds_storage();
+  }
+
   T* data_ = nullptr;
+  mutable std::atomic<detail::liveness*> live_{nullptr};  // shared with reference leaves; see liveness()
   shape_t<Rank> shape_{};
   index_t size_ = 0;
   detail::release_fn release_ = nullptr;
@@ -3794,6 +4014,9 @@ template <class T, class S> auto make_scalar(S s) {
 
 /// Arithmetic scalars (not texpr operands).
 template <class S> concept arithmetic = std::is_arithmetic_v<S>;
+/// A named tensor operand (an lvalue): the expression refers to it, so its overloads carry TEXPR_LIFETIMEBOUND.
+/// Temporaries are moved into the expression and must not carry it (clang would warn about them).
+template <class A> concept named_tensor = std::is_lvalue_reference_v<A> && is_tensor_v<A>;
 
 } // namespace detail
 
@@ -3808,16 +4031,54 @@ auto map(E&&... e) {
 // op and both shapes. The named functions below prefix errors with the caller's file:line.
 #define TEXPR_BINARY_OPERATOR(SYM, OP)                                                              \
   /** Lazy elementwise OP with broadcasting. */                                                      \
-  template <operand A, operand B> auto operator SYM(A&& a, B&& b) {                                   \
+  template <operand A, operand B>                                                                    \
+    requires(!detail::named_tensor<A> && !detail::named_tensor<B>)                                   \
+  auto operator SYM(A&& a, B&& b) {                                                                  \
+    return detail::make_binary<op::OP>(nullptr, std::forward<A>(a), std::forward<B>(b));              \
+  }                                                                                                  \
+  /** Lazy elementwise OP with broadcasting; the result refers to the named tensor a. */              \
+  template <operand A, operand B>                                                                    \
+    requires(detail::named_tensor<A> && !detail::named_tensor<B>)                                    \
+  auto operator SYM(A&& a TEXPR_LIFETIMEBOUND, B&& b) {                                              \
+    return detail::make_binary<op::OP>(nullptr, std::forward<A>(a), std::forward<B>(b));              \
+  }                                                                                                  \
+  /** Lazy elementwise OP with broadcasting; the result refers to the named tensor b. */              \
+  template <operand A, operand B>                                                                    \
+    requires(!detail::named_tensor<A> && detail::named_tensor<B>)                                    \
+  auto operator SYM(A&& a, B&& b TEXPR_LIFETIMEBOUND) {                                              \
+    return detail::make_binary<op::OP>(nullptr, std::forward<A>(a), std::forward<B>(b));              \
+  }                                                                                                  \
+  /** Lazy elementwise OP with broadcasting; the result refers to the named tensors a and b. */       \
+  template <operand A, operand B>                                                                    \
+    requires(detail::named_tensor<A> && detail::named_tensor<B>)                                     \
+  auto operator SYM(A&& a TEXPR_LIFETIMEBOUND, B&& b TEXPR_LIFETIMEBOUND) {                          \
     return detail::make_binary<op::OP>(nullptr, std::forward<A>(a), std::forward<B>(b));              \
   }                                                                                                  \
   /** Lazy elementwise OP with a scalar converted to the tensor's dtype. */                          \
-  template <operand A, detail::arithmetic S> auto operator SYM(A&& a, S s) {                          \
+  template <operand A, detail::arithmetic S>                                                         \
+    requires(!detail::named_tensor<A>)                                                               \
+  auto operator SYM(A&& a, S s) {                                                                    \
+    using T = typename detail::captured_t<A>::value_type;                                             \
+    return detail::make_map<op::OP>(std::forward<A>(a), detail::make_scalar<T>(s));                   \
+  }                                                                                                  \
+  /** Lazy elementwise OP with a scalar; the result refers to the named tensor a. */                 \
+  template <operand A, detail::arithmetic S>                                                         \
+    requires(detail::named_tensor<A>)                                                                \
+  auto operator SYM(A&& a TEXPR_LIFETIMEBOUND, S s) {                                                \
     using T = typename detail::captured_t<A>::value_type;                                             \
     return detail::make_map<op::OP>(std::forward<A>(a), detail::make_scalar<T>(s));                   \
   }                                                                                                  \
   /** Lazy elementwise OP with a scalar converted to the tensor's dtype. */                          \
-  template <detail::arithmetic S, operand B> auto operator SYM(S s, B&& b) {                          \
+  template <detail::arithmetic S, operand B>                                                         \
+    requires(!detail::named_tensor<B>)                                                               \
+  auto operator SYM(S s, B&& b) {                                                                    \
+    using T = typename detail::captured_t<B>::value_type;                                             \
+    return detail::make_map<op::OP>(detail::make_scalar<T>(s), std::forward<B>(b));                   \
+  }                                                                                                  \
+  /** Lazy elementwise OP with a scalar; the result refers to the named tensor b. */                 \
+  template <detail::arithmetic S, operand B>                                                         \
+    requires(detail::named_tensor<B>)                                                                \
+  auto operator SYM(S s, B&& b TEXPR_LIFETIMEBOUND) {                                                \
     using T = typename detail::captured_t<B>::value_type;                                             \
     return detail::make_map<op::OP>(detail::make_scalar<T>(s), std::forward<B>(b));                   \
   }
@@ -3862,7 +4123,15 @@ TEXPR_BINARY_FUNCTION(pow)
 
 #define TEXPR_UNARY_FUNCTION(NAME)                                   \
   /** Lazy elementwise NAME. */                                       \
-  template <operand A> auto NAME(A&& a) {                              \
+  template <operand A>                                                \
+    requires(!detail::named_tensor<A>)                                \
+  auto NAME(A&& a) {                                                  \
+    return detail::make_map<op::NAME>(std::forward<A>(a));             \
+  }                                                                   \
+  /** Lazy elementwise NAME; the result refers to the named tensor a. */ \
+  template <operand A>                                                \
+    requires(detail::named_tensor<A>)                                 \
+  auto NAME(A&& a TEXPR_LIFETIMEBOUND) {                              \
     return detail::make_map<op::NAME>(std::forward<A>(a));             \
   }
 TEXPR_UNARY_FUNCTION(exp)
@@ -5695,8 +5964,11 @@ template <class T, std::size_t R, class B> struct composite_keep {
 
 /// dest = composite node n: its operands evaluated once into memory, then its expansion over that memory (what
 /// both backends' composed rows run). dest is contiguous and overlaps no operand (evaluate_checked sees to it).
+/// An empty result has nothing to compute: softmax along an axis of length 0 is empty, as in PyTorch, and its
+/// expansion's max over that axis has no identity.
 template <class N, class T, std::size_t R, class B, std::size_t... I>
 void compose_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::index_sequence<I...>) {
+  if (dest.size() == 0) return;
   composite_keep<T, R, B> keep{dest, ctx};
   evaluate_into(dest, capture(n.expand(keep, materialize(get<I>(n.operands()), ctx)...)), ctx);
 }
@@ -6072,8 +6344,9 @@ template <class Derived> auto expr_base<Derived>::item(texpr::source_location lo
 // The host backend splits large loops (elementwise, reductions, GEMM) into tasks run by a pool of
 // std::threads that lives for the whole program; the calling thread works too. No OpenMP: header-only
 // users need no extra flag. The thread count is, in order of precedence: tx::set_num_threads(n), the
-// TEXPR_NUM_THREADS environment variable, std::thread::hardware_concurrency(). A loop started from a pool
-// thread, or while another thread is using the pool, runs serially on its caller (no nesting, no deadlock).
+// TEXPR_NUM_THREADS environment variable, std::thread::hardware_concurrency(); never more than tx::max_threads().
+// A loop started from a pool thread, or while another thread is using the pool, runs serially on its caller (no
+// nesting, no deadlock).
 // Reductions split their input at boundaries that depend only on the input size, and combine the parts in a
 // fixed order, so their results do not depend on the thread count or on scheduling.
 
@@ -6084,15 +6357,24 @@ template <class Derived> auto expr_base<Derived>::item(texpr::source_location lo
 
 namespace texpr {
 
+/// The most threads the host backend runs: 4 times the hardware concurrency (4 when it is unknown). More only
+/// adds stacks and context switches to loops that are already split across every core; a few times the cores
+/// still lets a small machine test thread counts above its own.
+inline int max_threads() {
+  static const int limit = [] {
+    const unsigned hc = std::thread::hardware_concurrency();
+    return 4 * static_cast<int>(std::clamp(hc, 1u, 1u << 20));
+  }();
+  return limit;
+}
+
 namespace detail::host_impl {
 
 inline int default_num_threads() {
-  if (const char* env = std::getenv("TEXPR_NUM_THREADS")) {
-    const int n = std::atoi(env);
-    if (n > 0) return n;
-  }
+  static const std::optional<std::uint64_t> env = env_number("TEXPR_NUM_THREADS", 1, static_cast<std::uint64_t>(max_threads()));
+  if (env) return static_cast<int>(*env);
   const unsigned hc = std::thread::hardware_concurrency();
-  return hc > 0 ? static_cast<int>(hc) : 1;
+  return hc > 0 ? std::min(static_cast<int>(std::min(hc, 1u << 20)), max_threads()) : 1;
 }
 
 inline std::atomic<int>& requested_threads() {
@@ -6256,10 +6538,10 @@ inline index_t task_count(index_t work, index_t grain) {
 
 } // namespace detail::host_impl
 
-/// Sets the number of threads the host backend uses (1 = serial); n <= 0 restores the default
-/// (TEXPR_NUM_THREADS, else the hardware concurrency).
+/// Sets the number of threads the host backend uses (1 = serial), at most max_threads(); n <= 0 restores the
+/// default (TEXPR_NUM_THREADS, else the hardware concurrency).
 inline void set_num_threads(int n) {
-  detail::host_impl::requested_threads().store(n > 0 ? n : detail::host_impl::default_num_threads());
+  detail::host_impl::requested_threads().store(n > 0 ? std::min(n, max_threads()) : detail::host_impl::default_num_threads());
 }
 
 /// The number of threads the host backend uses.
@@ -6912,10 +7194,8 @@ inline int cpu_level() {
     int widest = 0;
     if (__builtin_cpu_supports("avx512f")) widest = 2;
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) widest = 1;
-    const char* env = std::getenv("TEXPR_GEMM_LEVEL");
-    if (env != nullptr && env[0] >= '0' && env[0] <= '2' && env[1] == '\0' && env[0] - '0' < widest)
-      return env[0] - '0';
-    return widest;
+    const auto env = env_number("TEXPR_GEMM_LEVEL", 0, 2, env_above::ignore);
+    return env && static_cast<int>(*env) < widest ? static_cast<int>(*env) : widest;
   }();
   return level;
 }
@@ -7948,9 +8228,10 @@ namespace texpr {
 
 /// Leaf referring to a named tensor that is a parameter with compile-time identity Tag. It reads like a
 /// tensor_ref (placement shows it as a leaf in the tensor's memory); its type carries Tag, so the gradient graph
-/// for each parameter is built at compile time from the forward graph's type.
+/// for each parameter is built at compile time from the forward graph's type. Reading it after the tensor was
+/// destroyed or moved from throws std::logic_error.
 template <class Tag, class Tensor> class param_ref : public expr_base<param_ref<Tag, Tensor>> {
-  const Tensor* t_;
+  detail::tensor_handle<const Tensor> t_;
 
  public:
   using texpr_node = void;
@@ -7964,13 +8245,13 @@ template <class Tag, class Tensor> class param_ref : public expr_base<param_ref<
   static constexpr std::size_t rank = Tensor::rank;
 
   /// References t; t must outlive the expressions built from this parameter.
-  explicit param_ref(const Tensor& t) : t_(&t) {}
+  explicit param_ref(const Tensor& t) : t_(t) {}
   /// The referenced tensor's current shape.
-  shape_t<rank> shape() const { return t_->shape(); }
+  shape_t<rank> shape() const { return t_.get().shape(); }
   /// The referenced tensor.
-  const Tensor& get() const { return *t_; }
+  const Tensor& get() const { return t_.get(); }
   /// The memory the leaf reads.
-  template <class B> view<const value_type, rank, backend> storage(context<B>&) const { return t_->view(); }
+  template <class B> view<const value_type, rank, backend> storage(context<B>&) const { return t_.get().view(); }
   /// No operands.
   const detail::tuple<>& operands() const { return detail::no_operands(); }
 };

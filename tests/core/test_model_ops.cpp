@@ -117,6 +117,24 @@ TEST_CASE("softmax, log_softmax along either axis against long double (float, to
   CHECK(rows(1) == doctest::Approx(1.0).epsilon(1e-11));
 }
 
+TEST_CASE("softmax and log_softmax along an axis of length 0 give an empty result, as torch.softmax") {
+  tx::tensor<float, 2> z(tx::shape_t<2>{3, 0});
+  for (int axis : {1, -1, 0}) {
+    CAPTURE(axis);
+    tx::tensor<float, 2> s = tx::softmax(z, axis);
+    tx::tensor<float, 2> ls = tx::log_softmax(z, axis);
+    CHECK(s.shape() == tx::shape_t<2>{3, 0});
+    CHECK(ls.shape() == tx::shape_t<2>{3, 0});
+    tx::tensor<float, 2> fused = tx::softmax(z, axis) * 2.0f + 1.0f;  // read as an operand: materialised first
+    CHECK(fused.shape() == tx::shape_t<2>{3, 0});
+  }
+  tx::tensor<double, 1> none({0});
+  tx::tensor<double, 1> s1 = tx::softmax(none, 0);
+  CHECK(s1.size() == 0);
+  tx::tensor<double, 1> ls1 = tx::log_softmax(std::move(none), 0);
+  CHECK(ls1.size() == 0);
+}
+
 TEST_CASE("cross_entropy against long double, int32 and int64 labels; bad labels give NaN; shapes are checked") {
   auto z = test::random<double, 2>({64, 10}, -8, 8);
   tx::tensor<std::int64_t, 1> labels({64});

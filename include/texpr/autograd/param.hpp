@@ -16,9 +16,10 @@ namespace texpr {
 
 /// Leaf referring to a named tensor that is a parameter with compile-time identity Tag. It reads like a
 /// tensor_ref (placement shows it as a leaf in the tensor's memory); its type carries Tag, so the gradient graph
-/// for each parameter is built at compile time from the forward graph's type.
+/// for each parameter is built at compile time from the forward graph's type. Reading it after the tensor was
+/// destroyed or moved from throws std::logic_error.
 template <class Tag, class Tensor> class param_ref : public expr_base<param_ref<Tag, Tensor>> {
-  const Tensor* t_;
+  detail::tensor_handle<const Tensor> t_;
 
  public:
   using texpr_node = void;
@@ -32,13 +33,13 @@ template <class Tag, class Tensor> class param_ref : public expr_base<param_ref<
   static constexpr std::size_t rank = Tensor::rank;
 
   /// References t; t must outlive the expressions built from this parameter.
-  explicit param_ref(const Tensor& t) : t_(&t) {}
+  explicit param_ref(const Tensor& t) : t_(t) {}
   /// The referenced tensor's current shape.
-  shape_t<rank> shape() const { return t_->shape(); }
+  shape_t<rank> shape() const { return t_.get().shape(); }
   /// The referenced tensor.
-  const Tensor& get() const { return *t_; }
+  const Tensor& get() const { return t_.get(); }
   /// The memory the leaf reads.
-  template <class B> view<const value_type, rank, backend> storage(context<B>&) const { return t_->view(); }
+  template <class B> view<const value_type, rank, backend> storage(context<B>&) const { return t_.get().view(); }
   /// No operands.
   const detail::tuple<>& operands() const { return detail::no_operands(); }
 };

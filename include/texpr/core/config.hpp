@@ -22,6 +22,18 @@
 /// optimised again at every call site, and -O2 spent most of a gradient TU's time in the inliner.
 #define TEXPR_NOINLINE [[gnu::noinline]]
 
+#if defined(__clang__) && !defined(__CUDACC__) && defined(__has_cpp_attribute)
+#if __has_cpp_attribute(clang::lifetimebound)
+/// On a parameter whose object the result refers to, so that clang warns when the result outlives it (a function
+/// returning `t * 2` over its local tensor t: -Wreturn-stack-address; -Wdangling for other cases). Empty for other
+/// compilers (g++ 12 has no equivalent attribute) and under nvcc.
+#define TEXPR_LIFETIMEBOUND [[clang::lifetimebound]]
+#endif
+#endif
+#ifndef TEXPR_LIFETIMEBOUND
+#define TEXPR_LIFETIMEBOUND
+#endif
+
 #if defined(__CUDA_ARCH__)
 /// Defined while nvcc compiles device code.
 #define TEXPR_DEVICE_CODE 1

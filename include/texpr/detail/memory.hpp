@@ -16,6 +16,7 @@
 #include "texpr/core/config.hpp"
 #include "texpr/core/kernel_log.hpp"
 #include "texpr/core/stream.hpp"
+#include "texpr/detail/environment.hpp"
 #include "texpr/detail/type_list.hpp"
 
 #if defined(__linux__)
@@ -57,6 +58,9 @@ template <class Backend> struct memory {
 #ifndef TEXPR_HOST_CACHE_DEFAULT_MB
 #define TEXPR_HOST_CACHE_DEFAULT_MB 256
 #endif
+/// The most TEXPR_HOST_CACHE_MB may ask for (16 GiB): a larger value is capped, so no setting keeps an unbounded
+/// amount of freed memory.
+#define TEXPR_HOST_CACHE_MAX_MB 16384
 // Huge pages for big host blocks: on Linux, outside ASan (whose checks need its own allocator's blocks).
 // TEXPR_HOST_HUGE_PAGES=0 at run time turns them off.
 #if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(TEXPR_DETAIL_ASAN)
@@ -74,10 +78,7 @@ struct host_pages {
   /// Whether blocks of `bytes` are mapped for huge pages (TEXPR_HOST_HUGE_PAGES=0 says never).
   static bool use_huge(std::size_t bytes) noexcept {
 #if defined(TEXPR_DETAIL_HUGE_PAGES)
-    static const bool on = [] {
-      const char* env = std::getenv("TEXPR_HOST_HUGE_PAGES");
-      return !(env && env[0] == '0');
-    }();
+    static const bool on = env_number("TEXPR_HOST_HUGE_PAGES", 0, 1, env_above::ignore).value_or(1) == 1;
     return on && bytes >= huge;
 #else
     (void)bytes;
@@ -125,7 +126,8 @@ struct host_pages {
 /// Released host blocks, kept for reuse by size class. A training step allocates the same temporaries every
 /// iteration; without reuse each big one is a fresh mmap whose pages fault in again (a quarter of the host SGD
 /// step's time), and small ones go back to malloc, so a step could never be allocation-free. Bounded by
-/// TEXPR_HOST_CACHE_MB (default 256; 0 disables).
+/// TEXPR_HOST_CACHE_MB (default 256, at most TEXPR_HOST_CACHE_MAX_MB; 0 disables); tx::release_host_cache() empties
+/// it.
 class host_block_cache {
  public:
   static constexpr std::size_t alignment = 64;
@@ -188,15 +190,20 @@ class host_block_cache {
     host_pages::release(p, bytes, alignment);
   }
 
-  /// Frees cached blocks until at most `keep` bytes remain.
-  void trim(std::size_t keep) noexcept {
+  /// Frees cached blocks until at most `keep` bytes remain; returns the bytes freed.
+  std::size_t trim(std::size_t keep) noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
+    const std::size_t before = cached_;
     while (cached_ > keep && !free_.empty()) {
       host_pages::release(free_.back().p, free_.back().bytes, alignment);
       cached_ -= free_.back().bytes;
       free_.pop_back();
     }
+    return before - cached_;
   }
+
+  /// The most bytes the cache keeps (TEXPR_HOST_CACHE_MB).
+  std::size_t limit() const noexcept { return limit_; }
 
   /// Bytes held by the cache now.
   std::size_t cached_bytes() {
@@ -210,9 +217,9 @@ class host_block_cache {
  private:
   static constexpr std::size_t max_blocks = 1024;  // a search over this many is still well under a microsecond
   host_block_cache() {
-    std::size_t mb = TEXPR_HOST_CACHE_DEFAULT_MB;
-    if (const char* env = std::getenv("TEXPR_HOST_CACHE_MB")) mb = static_cast<std::size_t>(std::strtoull(env, nullptr, 10));
-    limit_ = mb << 20;
+    static_assert(TEXPR_HOST_CACHE_DEFAULT_MB <= TEXPR_HOST_CACHE_MAX_MB, "texpr: TEXPR_HOST_CACHE_DEFAULT_MB is above TEXPR_HOST_CACHE_MAX_MB");
+    const std::uint64_t mb = env_number("TEXPR_HOST_CACHE_MB", 0, TEXPR_HOST_CACHE_MAX_MB).value_or(TEXPR_HOST_CACHE_DEFAULT_MB);
+    limit_ = static_cast<std::size_t>(mb) << 20;
   }
   struct block {
     void* p;
@@ -258,3 +265,14 @@ template <> struct memory<host> {
 };
 
 } // namespace texpr::detail
+
+namespace texpr {
+
+/// Returns every freed host block the reuse cache holds to the system (a long-lived process after a phase with
+/// big temporaries); returns the bytes released. Later allocations refill the cache up to TEXPR_HOST_CACHE_MB.
+inline std::size_t release_host_cache() noexcept { return detail::host_block_cache::instance().trim(0); }
+
+/// Bytes of freed host blocks the reuse cache holds now.
+inline std::size_t host_cache_bytes() { return detail::host_block_cache::instance().cached_bytes(); }
+
+} // namespace texpr

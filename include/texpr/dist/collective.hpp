@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -89,6 +90,17 @@ template <std::size_t R> void check_allgather_shapes(const shape_t<R>& in, const
     throw shape_error("texpr: tx::dist::allgather over " + std::to_string(ranks) + " ranks of an input of shape " +
                       texpr::to_string(in) + " needs an output of shape " + texpr::to_string(want) +
                       "; the output has shape " + texpr::to_string(out));
+  }
+}
+
+/// Calls f(offset, count) for consecutive chunks of at most `max_chunk` (> 0) elements that cover [0, total) in
+/// order, none when total is 0. MPI counts are int: a collective over more elements runs one call per chunk.
+template <class F> void for_each_chunk(index_t total, index_t max_chunk, F&& f) {
+  if (max_chunk <= 0) throw std::invalid_argument("texpr: for_each_chunk needs a positive chunk size, not " + std::to_string(max_chunk));
+  for (index_t at = 0; at < total;) {
+    const index_t n = total - at < max_chunk ? total - at : max_chunk;
+    f(at, n);
+    at += n;
   }
 }
 

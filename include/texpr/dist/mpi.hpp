@@ -1,9 +1,11 @@
 // tx::dist::mpi_comm and its collectives on host tensors (optional; needs an MPI implementation's mpi.h). The calls
-// block until the collective completes; a cuda tensor is a compile error (copy it to host, or use nccl_comm).
+// block until the collective completes; a cuda tensor is a compile error (copy it to host, or use nccl_comm). Any
+// element count works: MPI counts are int, so more than INT_MAX elements go in several calls of at most INT_MAX.
 #pragma once
 
 #include <mpi.h>
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -89,6 +91,62 @@ template <class X, bool Writes> constexpr bool mpi_accepts() {
   return on_host && dtype_ok && write_ok;
 }
 
+/// The most elements one MPI call moves: MPI counts are int.
+inline constexpr index_t mpi_max_count = INT_MAX;
+
+/// The MPI calls behind the collectives, one chunk each: `count` elements from `offset` of a buffer. The chunked
+/// collectives take the set of calls as a template parameter, so a test can count the calls of a 2^32-element
+/// collective without the memory.
+struct mpi_calls {
+  /// Sums count elements at data + offset across the ranks, in place.
+  template <class T> static int allreduce(T* data, index_t offset, int count, MPI_Comm comm) {
+    return MPI_Allreduce(MPI_IN_PLACE, data + offset, count, mpi_datatype<T>(), MPI_SUM, comm);
+  }
+  /// Copies count elements at data + offset from rank root to the others.
+  template <class T> static int broadcast(T* data, index_t offset, int count, int root, MPI_Comm comm) {
+    return MPI_Bcast(data + offset, count, mpi_datatype<T>(), root, comm);
+  }
+  /// Gathers count elements at in + offset from every rank r into out + r * per_rank + offset (per_rank: the elements
+  /// each rank contributes in all). A chunk of a larger contribution is received through a datatype of count
+  /// elements whose extent is per_rank elements, so each rank's part lands at its own place.
+  template <class T> static int allgather(const T* in, T* out, index_t offset, int count, index_t per_rank, MPI_Comm comm) {
+    if (offset == 0 && per_rank == count) return MPI_Allgather(in, count, mpi_datatype<T>(), out, count, mpi_datatype<T>(), comm);
+    MPI_Datatype block = MPI_DATATYPE_NULL, spaced = MPI_DATATYPE_NULL;
+    int status = MPI_Type_contiguous(count, mpi_datatype<T>(), &block);
+    if (status == MPI_SUCCESS)
+      status = MPI_Type_create_resized(block, 0, static_cast<MPI_Aint>(per_rank) * static_cast<MPI_Aint>(sizeof(T)), &spaced);
+    if (status == MPI_SUCCESS) status = MPI_Type_commit(&spaced);
+    if (status == MPI_SUCCESS) status = MPI_Allgather(in + offset, count, mpi_datatype<T>(), out + offset, 1, spaced, comm);
+    if (spaced != MPI_DATATYPE_NULL) MPI_Type_free(&spaced);
+    if (block != MPI_DATATYPE_NULL) MPI_Type_free(&block);
+    return status;
+  }
+};
+
+/// Sums count elements at data across the ranks in place: one Calls::allreduce per chunk of at most max_chunk.
+template <class Calls = mpi_calls, class T>
+void mpi_allreduce_chunked(T* data, index_t count, MPI_Comm comm, index_t max_chunk = mpi_max_count) {
+  for_each_chunk(count, max_chunk, [&](index_t at, index_t n) {
+    dist::mpi_comm::check(Calls::allreduce(data, at, static_cast<int>(n), comm), "MPI_Allreduce");
+  });
+}
+
+/// Copies count elements at data from rank root to the others: one Calls::broadcast per chunk of at most max_chunk.
+template <class Calls = mpi_calls, class T>
+void mpi_broadcast_chunked(T* data, index_t count, int root, MPI_Comm comm, index_t max_chunk = mpi_max_count) {
+  for_each_chunk(count, max_chunk, [&](index_t at, index_t n) {
+    dist::mpi_comm::check(Calls::broadcast(data, at, static_cast<int>(n), root, comm), "MPI_Bcast");
+  });
+}
+
+/// Gathers count elements of every rank into out (rank r's at out + r * count): one Calls::allgather per chunk.
+template <class Calls = mpi_calls, class T>
+void mpi_allgather_chunked(const T* in, T* out, index_t count, MPI_Comm comm, index_t max_chunk = mpi_max_count) {
+  for_each_chunk(count, max_chunk, [&](index_t at, index_t n) {
+    dist::mpi_comm::check(Calls::allgather(in, out, at, static_cast<int>(n), count, comm), "MPI_Allgather");
+  });
+}
+
 /// Divides n elements by the number of ranks (the mean after a sum).
 template <class T> void divide_by_ranks(T* p, index_t n, int ranks) {
   const T r = static_cast<T>(ranks);
@@ -103,17 +161,15 @@ namespace texpr::dist {
 /// sum, or mean. Blocks until done. A strided view throws shape_error.
 template <detail::dist_buffer X> void allreduce(const mpi_comm& comm, X&& t, op how = op::sum) {
   if constexpr (detail::mpi_accepts<X, true>()) {
-    using T = typename detail::dist_traits_t<X>::value_type;
     const auto s = detail::dist_span_of(t, "allreduce");
-    mpi_comm::check(MPI_Allreduce(MPI_IN_PLACE, s.data, static_cast<int>(s.count), detail::mpi_datatype<T>(), MPI_SUM, comm.native()),
-                    "MPI_Allreduce");
+    detail::mpi_allreduce_chunked(s.data, s.count, comm.native());
     if (how == op::mean) detail::divide_by_ranks(s.data, s.count, comm.size());
   }
 }
 
 /// Reduces every tensor of a tuple (what tx::eval_all returns: a loss and its gradients) across the ranks in
-/// place. When all share one dtype they travel packed in one buffer, one MPI_Allreduce per call; otherwise one
-/// call per tensor.
+/// place. When all share one dtype they travel packed in one buffer, one MPI_Allreduce per call (per INT_MAX
+/// elements); otherwise one call per tensor.
 template <class... X>
   requires(detail::is_tensor_tuple<std::tuple<X...>>::value)
 void allreduce(const mpi_comm& comm, std::tuple<X...>& tensors, op how = op::sum) {
@@ -127,8 +183,7 @@ void allreduce(const mpi_comm& comm, std::tuple<X...>& tensors, op how = op::sum
       std::vector<T> packed(static_cast<std::size_t>(total));
       index_t at = 0;
       std::apply([&](auto&... t) { ((std::copy(t.data(), t.data() + t.size(), packed.data() + at), at += t.size()), ...); }, tensors);
-      mpi_comm::check(MPI_Allreduce(MPI_IN_PLACE, packed.data(), static_cast<int>(total), detail::mpi_datatype<T>(), MPI_SUM, comm.native()),
-                      "MPI_Allreduce");
+      detail::mpi_allreduce_chunked(packed.data(), total, comm.native());
       if (how == op::mean) detail::divide_by_ranks(packed.data(), total, comm.size());
       at = 0;
       std::apply([&](auto&... t) { ((std::copy(packed.data() + at, packed.data() + at + t.size(), t.data()), at += t.size()), ...); }, tensors);
@@ -139,9 +194,8 @@ void allreduce(const mpi_comm& comm, std::tuple<X...>& tensors, op how = op::sum
 /// Copies `t` from rank `root` to every other rank, in place (same shape on every rank). Blocks until done.
 template <detail::dist_buffer X> void broadcast(const mpi_comm& comm, X&& t, int root = 0) {
   if constexpr (detail::mpi_accepts<X, true>()) {
-    using T = typename detail::dist_traits_t<X>::value_type;
     const auto s = detail::dist_span_of(t, "broadcast");
-    mpi_comm::check(MPI_Bcast(s.data, static_cast<int>(s.count), detail::mpi_datatype<T>(), root, comm.native()), "MPI_Bcast");
+    detail::mpi_broadcast_chunked(s.data, s.count, root, comm.native());
   }
 }
 
@@ -155,9 +209,7 @@ template <detail::dist_buffer In, detail::dist_buffer Out> void allgather(const 
     const auto i = detail::dist_span_of(in, "allgather");
     const auto o = detail::dist_span_of(out, "allgather");
     detail::check_allgather_shapes(i.shape, o.shape, comm.size());
-    mpi_comm::check(MPI_Allgather(i.data, static_cast<int>(i.count), detail::mpi_datatype<T>(), o.data, static_cast<int>(i.count),
-                                  detail::mpi_datatype<T>(), comm.native()),
-                    "MPI_Allgather");
+    detail::mpi_allgather_chunked(i.data, o.data, i.count, comm.native());
   }
 }
 

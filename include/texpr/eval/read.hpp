@@ -120,8 +120,11 @@ template <class T, std::size_t R, class B> struct composite_keep {
 
 /// dest = composite node n: its operands evaluated once into memory, then its expansion over that memory (what
 /// both backends' composed rows run). dest is contiguous and overlaps no operand (evaluate_checked sees to it).
+/// An empty result has nothing to compute: softmax along an axis of length 0 is empty, as in PyTorch, and its
+/// expansion's max over that axis has no identity.
 template <class N, class T, std::size_t R, class B, std::size_t... I>
 void compose_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::index_sequence<I...>) {
+  if (dest.size() == 0) return;
   composite_keep<T, R, B> keep{dest, ctx};
   evaluate_into(dest, capture(n.expand(keep, materialize(get<I>(n.operands()), ctx)...)), ctx);
 }

@@ -111,6 +111,9 @@ template <class T, class S> auto make_scalar(S s) {
 
 /// Arithmetic scalars (not texpr operands).
 template <class S> concept arithmetic = std::is_arithmetic_v<S>;
+/// A named tensor operand (an lvalue): the expression refers to it, so its overloads carry TEXPR_LIFETIMEBOUND.
+/// Temporaries are moved into the expression and must not carry it (clang would warn about them).
+template <class A> concept named_tensor = std::is_lvalue_reference_v<A> && is_tensor_v<A>;
 
 } // namespace detail
 
@@ -125,16 +128,54 @@ auto map(E&&... e) {
 // op and both shapes. The named functions below prefix errors with the caller's file:line.
 #define TEXPR_BINARY_OPERATOR(SYM, OP)                                                              \
   /** Lazy elementwise OP with broadcasting. */                                                      \
-  template <operand A, operand B> auto operator SYM(A&& a, B&& b) {                                   \
+  template <operand A, operand B>                                                                    \
+    requires(!detail::named_tensor<A> && !detail::named_tensor<B>)                                   \
+  auto operator SYM(A&& a, B&& b) {                                                                  \
+    return detail::make_binary<op::OP>(nullptr, std::forward<A>(a), std::forward<B>(b));              \
+  }                                                                                                  \
+  /** Lazy elementwise OP with broadcasting; the result refers to the named tensor a. */              \
+  template <operand A, operand B>                                                                    \
+    requires(detail::named_tensor<A> && !detail::named_tensor<B>)                                    \
+  auto operator SYM(A&& a TEXPR_LIFETIMEBOUND, B&& b) {                                              \
+    return detail::make_binary<op::OP>(nullptr, std::forward<A>(a), std::forward<B>(b));              \
+  }                                                                                                  \
+  /** Lazy elementwise OP with broadcasting; the result refers to the named tensor b. */              \
+  template <operand A, operand B>                                                                    \
+    requires(!detail::named_tensor<A> && detail::named_tensor<B>)                                    \
+  auto operator SYM(A&& a, B&& b TEXPR_LIFETIMEBOUND) {                                              \
+    return detail::make_binary<op::OP>(nullptr, std::forward<A>(a), std::forward<B>(b));              \
+  }                                                                                                  \
+  /** Lazy elementwise OP with broadcasting; the result refers to the named tensors a and b. */       \
+  template <operand A, operand B>                                                                    \
+    requires(detail::named_tensor<A> && detail::named_tensor<B>)                                     \
+  auto operator SYM(A&& a TEXPR_LIFETIMEBOUND, B&& b TEXPR_LIFETIMEBOUND) {                          \
     return detail::make_binary<op::OP>(nullptr, std::forward<A>(a), std::forward<B>(b));              \
   }                                                                                                  \
   /** Lazy elementwise OP with a scalar converted to the tensor's dtype. */                          \
-  template <operand A, detail::arithmetic S> auto operator SYM(A&& a, S s) {                          \
+  template <operand A, detail::arithmetic S>                                                         \
+    requires(!detail::named_tensor<A>)                                                               \
+  auto operator SYM(A&& a, S s) {                                                                    \
+    using T = typename detail::captured_t<A>::value_type;                                             \
+    return detail::make_map<op::OP>(std::forward<A>(a), detail::make_scalar<T>(s));                   \
+  }                                                                                                  \
+  /** Lazy elementwise OP with a scalar; the result refers to the named tensor a. */                 \
+  template <operand A, detail::arithmetic S>                                                         \
+    requires(detail::named_tensor<A>)                                                                \
+  auto operator SYM(A&& a TEXPR_LIFETIMEBOUND, S s) {                                                \
     using T = typename detail::captured_t<A>::value_type;                                             \
     return detail::make_map<op::OP>(std::forward<A>(a), detail::make_scalar<T>(s));                   \
   }                                                                                                  \
   /** Lazy elementwise OP with a scalar converted to the tensor's dtype. */                          \
-  template <detail::arithmetic S, operand B> auto operator SYM(S s, B&& b) {                          \
+  template <detail::arithmetic S, operand B>                                                         \
+    requires(!detail::named_tensor<B>)                                                               \
+  auto operator SYM(S s, B&& b) {                                                                    \
+    using T = typename detail::captured_t<B>::value_type;                                             \
+    return detail::make_map<op::OP>(detail::make_scalar<T>(s), std::forward<B>(b));                   \
+  }                                                                                                  \
+  /** Lazy elementwise OP with a scalar; the result refers to the named tensor b. */                 \
+  template <detail::arithmetic S, operand B>                                                         \
+    requires(detail::named_tensor<B>)                                                                \
+  auto operator SYM(S s, B&& b TEXPR_LIFETIMEBOUND) {                                                \
     using T = typename detail::captured_t<B>::value_type;                                             \
     return detail::make_map<op::OP>(detail::make_scalar<T>(s), std::forward<B>(b));                   \
   }
@@ -179,7 +220,15 @@ TEXPR_BINARY_FUNCTION(pow)
 
 #define TEXPR_UNARY_FUNCTION(NAME)                                   \
   /** Lazy elementwise NAME. */                                       \
-  template <operand A> auto NAME(A&& a) {                              \
+  template <operand A>                                                \
+    requires(!detail::named_tensor<A>)                                \
+  auto NAME(A&& a) {                                                  \
+    return detail::make_map<op::NAME>(std::forward<A>(a));             \
+  }                                                                   \
+  /** Lazy elementwise NAME; the result refers to the named tensor a. */ \
+  template <operand A>                                                \
+    requires(detail::named_tensor<A>)                                 \
+  auto NAME(A&& a TEXPR_LIFETIMEBOUND) {                              \
     return detail::make_map<op::NAME>(std::forward<A>(a));             \
   }
 TEXPR_UNARY_FUNCTION(exp)

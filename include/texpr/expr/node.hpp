@@ -2,8 +2,13 @@
 // temporaries, constants) and operand capture. Nodes are data; the evaluation layer (eval/) reads them.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 #include "texpr/core/source_location.hpp"
 #include <tuple>
 #include <type_traits>
@@ -103,10 +108,117 @@ class constant_expr : public expr_base<constant_expr<T, R, Backend>> {
 /// The rank-0 constant a scalar becomes.
 template <class T> using scalar_expr = constant_expr<T, 0, any_backend>;
 
-/// Leaf referring to a named tensor: the graph reads the tensor's current data when evaluated. Tensor is const
-/// when the tensor was const where the expression was built; otherwise the leaf can be assigned through.
-template <class Tensor> class tensor_ref : public expr_base<tensor_ref<Tensor>> {
+namespace detail {
+
+/// Whether a tensor object still holds what the expressions referencing it were built over. The tensor and every
+/// reference leaf over it share the record (an intrusive count), so a leaf finds out, before it reads, that its
+/// tensor was destroyed or moved from, instead of reading freed memory. A tensor makes its record the first time an
+/// expression references it; a check is one atomic load.
+class liveness {
+ public:
+  /// What a leaf finds: its tensor is there, was moved from since the leaf was made, or was destroyed.
+  enum class state : unsigned char { alive, moved_from, destroyed };
+  liveness() = default;
+  liveness(const liveness&) = delete;
+  liveness& operator=(const liveness&) = delete;
+
+  /// The number of moves out of the tensor so far: a leaf made after a move may read the empty moved-from tensor.
+  std::uint64_t generation() const noexcept { return word_.load(std::memory_order_acquire) >> 2; }
+  /// The state for a leaf made at `generation`.
+  state get(std::uint64_t generation) const noexcept {
+    const std::uint64_t w = word_.load(std::memory_order_acquire);
+    if (w & destroyed_bit) return state::destroyed;
+    if ((w & moved_bit) && (w >> 2) != generation) return state::moved_from;
+    return state::alive;
+  }
+  /// The tensor's storage was moved out: leaves made before now fail until it holds storage again.
+  void moved_from() noexcept { word_.store((((word_.load(std::memory_order_relaxed) >> 2) + 1) << 2) | moved_bit, std::memory_order_release); }
+  /// The tensor holds storage (again).
+  void holds_storage() noexcept { word_.fetch_and(~moved_bit, std::memory_order_acq_rel); }
+  /// The tensor is gone.
+  void destroyed() noexcept { word_.fetch_or(destroyed_bit, std::memory_order_acq_rel); }
+  /// Adds a holder.
+  void acquire() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  /// Drops a holder; the last one frees the record.
+  void release() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+ private:
+  static constexpr std::uint64_t destroyed_bit = 1, moved_bit = 2;
+  std::atomic<std::uint64_t> word_{0};   // generation << 2 | moved_bit | destroyed_bit
+  std::atomic<std::size_t> refs_{1};     // the tensor's own
+};
+
+/// A counted hold on a liveness record, with the generation it was taken at.
+class liveness_ref {
+  liveness* p_ = nullptr;
+  std::uint64_t generation_ = 0;
+
+ public:
+  /// Holds nothing (reads as alive).
+  liveness_ref() = default;
+  /// Holds p from its current generation on.
+  explicit liveness_ref(liveness* p) noexcept : p_(p) {
+    if (p_) {
+      p_->acquire();
+      generation_ = p_->generation();
+    }
+  }
+  /// Holds what o holds.
+  liveness_ref(const liveness_ref& o) noexcept : p_(o.p_), generation_(o.generation_) {
+    if (p_) p_->acquire();
+  }
+  /// Takes o's hold.
+  liveness_ref(liveness_ref&& o) noexcept : p_(std::exchange(o.p_, nullptr)), generation_(o.generation_) {}
+  /// Holds what o holds.
+  liveness_ref& operator=(liveness_ref o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(generation_, o.generation_);
+    return *this;
+  }
+  ~liveness_ref() {
+    if (p_) p_->release();
+  }
+  /// The held tensor's state, as this hold sees it.
+  liveness::state get() const noexcept { return p_ ? p_->get(generation_) : liveness::state::alive; }
+};
+
+/// A reference leaf's pointer to its named tensor, checked before each use: a destroyed or moved-from tensor is a
+/// std::logic_error naming the tensor's dtype, rank and backend, never a read of freed memory.
+template <class Tensor> class tensor_handle {
   Tensor* t_;
+  liveness_ref live_;
+
+ public:
+  /// Refers to t and shares its liveness record.
+  explicit tensor_handle(Tensor& t) : t_(&t), live_(t.liveness()) {}
+  /// The tensor; throws std::logic_error when it no longer exists.
+  Tensor& get() const {
+    if (const auto s = live_.get(); s != liveness::state::alive) [[unlikely]]
+      dangling(s);
+    return *t_;
+  }
+
+ private:
+  [[noreturn]] static void dangling(liveness::state s) {
+    using U = std::remove_const_t<Tensor>;
+    throw std::logic_error(
+        std::string("texpr: an expression reads a tensor that no longer exists (") +
+        (s == liveness::state::destroyed ? "destroyed" : "moved from") + "): a " + std::string(dtype_name_v<typename U::value_type>) +
+        " tensor of rank " + std::to_string(U::rank) + " on " + std::string(U::backend::name) +
+        ". An expression refers to the named tensors it reads; keep them alive and in place until it is evaluated, "
+        "or std::move a tensor into the expression (docs/semantics.md, \"Expression lifetimes\")");
+  }
+};
+
+} // namespace detail
+
+/// Leaf referring to a named tensor: the graph reads the tensor's current data when evaluated. Tensor is const
+/// when the tensor was const where the expression was built; otherwise the leaf can be assigned through. Reading
+/// it after the tensor was destroyed or moved from throws std::logic_error.
+template <class Tensor> class tensor_ref : public expr_base<tensor_ref<Tensor>> {
+  detail::tensor_handle<Tensor> t_;
 
  public:
   using texpr_node = void;
@@ -120,18 +232,18 @@ template <class Tensor> class tensor_ref : public expr_base<tensor_ref<Tensor>> 
   static constexpr bool writable = !std::is_const_v<Tensor>;
 
   /// References t; t must outlive the expression (as for any named variable captured by reference).
-  explicit tensor_ref(Tensor& t) : t_(&t) {}
+  explicit tensor_ref(Tensor& t) : t_(t) {}
   /// The referenced tensor's current shape.
-  shape_t<rank> shape() const { return t_->shape(); }
+  shape_t<rank> shape() const { return t_.get().shape(); }
   /// The referenced tensor.
-  Tensor& get() const { return *t_; }
+  Tensor& get() const { return t_.get(); }
   /// The memory the leaf reads.
-  template <class B> view<const value_type, rank, backend> storage(context<B>&) const { return std::as_const(*t_).view(); }
+  template <class B> view<const value_type, rank, backend> storage(context<B>&) const { return std::as_const(t_.get()).view(); }
   /// The memory, writable (only for a leaf of a non-const tensor).
   view<value_type, rank, backend> writable_storage() const
     requires writable
   {
-    return t_->view();
+    return t_.get().view();
   }
   /// No operands.
   const detail::tuple<>& operands() const { return detail::no_operands(); }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -21,7 +22,8 @@
 namespace texpr {
 
 /// Owning, row-major tensor. Rank is fixed at compile time, extents at run time, memory on Backend.
-/// Copies are explicit (clone()); a moved-from tensor is valid and empty.
+/// Copies are explicit (clone()); a moved-from tensor is valid and empty. Expressions refer to a named tensor (they
+/// do not copy it); one evaluated after the tensor was destroyed or moved from throws std::logic_error.
 template <class T, std::size_t Rank, class Backend>
 class tensor : public expr_base<tensor<T, Rank, Backend>> {
   static_assert(is_backend_v<Backend>, "texpr: a tensor's backend must be tx::host or tx::cuda");
@@ -59,11 +61,14 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
     detail::evaluator<Backend>::assign_new(*this, std::forward<E>(e), stream, &loc);
   }
 
-  /// Moves o's storage here; o becomes empty.
-  tensor(tensor&& o) noexcept { swap(o); }
+  /// Moves o's storage here; o becomes empty (and expressions referring to o throw until o holds storage again).
+  tensor(tensor&& o) noexcept {
+    swap(o);
+    if (detail::liveness* l = o.live_.load(std::memory_order_acquire)) l->moved_from();
+  }
   /// Moves o's storage here; o becomes empty.
   tensor& operator=(tensor&& o) noexcept {
-    tensor(std::move(o)).swap(*this);
+    if (this != &o) tensor(std::move(o)).swap(*this);
     return *this;
   }
   tensor(const tensor&) = delete;  // texpr: tensors are move-only; copy explicitly with t.clone() or tx::eval(t)
@@ -80,7 +85,13 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
     detail::evaluator<Backend>::assign_to(*this, std::forward<E>(e), stream_, nullptr);
     return *this;
   }
-  ~tensor() { reset(); }
+  ~tensor() {
+    reset();
+    if (detail::liveness* l = live_.load(std::memory_order_acquire)) {
+      l->destroyed();
+      l->release();
+    }
+  }
 
   /// In-place elementwise updates (`w -= lr * g`): the right side broadcasts to this tensor's shape.
   template <class E> tensor& operator+=(E&& e) { return *this = *this + std::forward<E>(e); }
@@ -137,13 +148,26 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
     return data_[offset(i...)];
   }
 
-  /// Swaps storage with o.
+  /// Swaps storage with o (each keeps its identity: expressions referring to this tensor read o's old storage).
   void swap(tensor& o) noexcept {
     std::swap(data_, o.data_);
     std::swap(shape_, o.shape_);
     std::swap(size_, o.size_);
     std::swap(release_, o.release_);
     std::swap(stream_, o.stream_);
+    holds_storage();
+    o.holds_storage();
+  }
+
+  /// The record that tells expressions referring to this tensor whether it still exists (made on first use).
+  detail::liveness_ref liveness() const {
+    detail::liveness* l = live_.load(std::memory_order_acquire);
+    if (l == nullptr) {
+      auto* fresh = new detail::liveness;
+      if (live_.compare_exchange_strong(l, fresh, std::memory_order_acq_rel)) l = fresh;
+      else delete fresh;  // another thread made it first; l is theirs
+    }
+    return detail::liveness_ref(l);
   }
 
   /// Frees the storage; the tensor becomes empty.
@@ -179,6 +203,7 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
       }
     }
     reset();
+    holds_storage();
     data_ = static_cast<T*>(p);
     shape_ = shape;
     size_ = n;
@@ -202,7 +227,12 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
     return off;
   }
 
+  void holds_storage() noexcept {
+    if (detail::liveness* l = live_.load(std::memory_order_acquire)) l->holds_storage();
+  }
+
   T* data_ = nullptr;
+  mutable std::atomic<detail::liveness*> live_{nullptr};  // shared with reference leaves; see liveness()
   shape_t<Rank> shape_{};
   index_t size_ = 0;
   detail::release_fn release_ = nullptr;

@@ -20,6 +20,7 @@
 
 #include "texpr/backend/host/parallel.hpp"
 #include "texpr/core/config.hpp"
+#include "texpr/detail/environment.hpp"
 #include "texpr/op/elementwise.hpp"
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
@@ -499,10 +500,8 @@ inline int cpu_level() {
     int widest = 0;
     if (__builtin_cpu_supports("avx512f")) widest = 2;
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) widest = 1;
-    const char* env = std::getenv("TEXPR_GEMM_LEVEL");
-    if (env != nullptr && env[0] >= '0' && env[0] <= '2' && env[1] == '\0' && env[0] - '0' < widest)
-      return env[0] - '0';
-    return widest;
+    const auto env = env_number("TEXPR_GEMM_LEVEL", 0, 2, env_above::ignore);
+    return env && static_cast<int>(*env) < widest ? static_cast<int>(*env) : widest;
   }();
   return level;
 }

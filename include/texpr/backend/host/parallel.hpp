@@ -3,8 +3,9 @@
 // The host backend splits large loops (elementwise, reductions, GEMM) into tasks run by a pool of
 // std::threads that lives for the whole program; the calling thread works too. No OpenMP: header-only
 // users need no extra flag. The thread count is, in order of precedence: tx::set_num_threads(n), the
-// TEXPR_NUM_THREADS environment variable, std::thread::hardware_concurrency(). A loop started from a pool
-// thread, or while another thread is using the pool, runs serially on its caller (no nesting, no deadlock).
+// TEXPR_NUM_THREADS environment variable, std::thread::hardware_concurrency(); never more than tx::max_threads().
+// A loop started from a pool thread, or while another thread is using the pool, runs serially on its caller (no
+// nesting, no deadlock).
 // Reductions split their input at boundaries that depend only on the input size, and combine the parts in a
 // fixed order, so their results do not depend on the thread count or on scheduling.
 #pragma once
@@ -18,23 +19,34 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "texpr/core/config.hpp"
+#include "texpr/detail/environment.hpp"
 
 namespace texpr {
+
+/// The most threads the host backend runs: 4 times the hardware concurrency (4 when it is unknown). More only
+/// adds stacks and context switches to loops that are already split across every core; a few times the cores
+/// still lets a small machine test thread counts above its own.
+inline int max_threads() {
+  static const int limit = [] {
+    const unsigned hc = std::thread::hardware_concurrency();
+    return 4 * static_cast<int>(std::clamp(hc, 1u, 1u << 20));
+  }();
+  return limit;
+}
 
 namespace detail::host_impl {
 
 inline int default_num_threads() {
-  if (const char* env = std::getenv("TEXPR_NUM_THREADS")) {
-    const int n = std::atoi(env);
-    if (n > 0) return n;
-  }
+  static const std::optional<std::uint64_t> env = env_number("TEXPR_NUM_THREADS", 1, static_cast<std::uint64_t>(max_threads()));
+  if (env) return static_cast<int>(*env);
   const unsigned hc = std::thread::hardware_concurrency();
-  return hc > 0 ? static_cast<int>(hc) : 1;
+  return hc > 0 ? std::min(static_cast<int>(std::min(hc, 1u << 20)), max_threads()) : 1;
 }
 
 inline std::atomic<int>& requested_threads() {
@@ -198,10 +210,10 @@ inline index_t task_count(index_t work, index_t grain) {
 
 } // namespace detail::host_impl
 
-/// Sets the number of threads the host backend uses (1 = serial); n <= 0 restores the default
-/// (TEXPR_NUM_THREADS, else the hardware concurrency).
+/// Sets the number of threads the host backend uses (1 = serial), at most max_threads(); n <= 0 restores the
+/// default (TEXPR_NUM_THREADS, else the hardware concurrency).
 inline void set_num_threads(int n) {
-  detail::host_impl::requested_threads().store(n > 0 ? n : detail::host_impl::default_num_threads());
+  detail::host_impl::requested_threads().store(n > 0 ? std::min(n, max_threads()) : detail::host_impl::default_num_threads());
 }
 
 /// The number of threads the host backend uses.
