@@ -840,7 +840,7 @@ template <class Rows> using registry_entries_t = typename detail::expand_rows<Ro
 // Branch-free elementary functions for the host's fused loops: exp, expm1, log, log1p, tanh and sigmoid for float;
 // exp, expm1, log, log1p and tanh for double. Straight-line arithmetic, selects through integer masks, no tables
 // and no calls, so that compilers vectorise the loops that call them: the C library's functions are opaque calls,
-// one element at a time (issue 14; 2^22 elements, one thread, -O3 -march=native: float tanh 14.6 -> 0.60 ns per
+// one element at a time (2^22 elements, one thread, -O3 -march=native: float tanh 14.6 -> 0.60 ns per
 // element, log 3.6 -> 0.53, log1p 9.7 -> 0.54; double tanh 13.9 -> 1.6, log 4.4 -> 1.2, exp 5.0 -> 1.0).
 // - exp, expm1: Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2, a polynomial for expm1(r) (float: degree-8
 //   Taylor; double: degree 12, fitted, with r's rounding error carried), 2^n built from exponent bits. expm1 sums
@@ -3204,7 +3204,7 @@ template <class Backend> struct memory {
 /// Raw host blocks. Blocks of 2 MiB or more are mapped on a 2 MiB boundary and advised for transparent huge
 /// pages: with 4 KiB pages a streaming pass over a big tensor pays a TLB miss every 4 KiB and a fault per page on
 /// first touch. NumPy and PyTorch ask for huge pages the same way, and Linux's default THP mode ("madvise") gives
-/// them only to memory that asks. Measured on Zen 4 (issue 14): mean(x, 1) over 4096^2 floats 3.2 -> 2.0 ms.
+/// them only to memory that asks. Measured on Zen 4: mean(x, 1) over 4096^2 floats 3.2 -> 2.0 ms.
 struct host_pages {
   static constexpr std::size_t huge = std::size_t(2) << 20;
   static constexpr std::size_t page = 4096;
@@ -3262,7 +3262,7 @@ struct host_pages {
 
 /// Released host blocks of 64 KiB or more, kept for reuse by size class. A training step allocates the same
 /// temporaries every iteration; without reuse each is a fresh mmap whose pages fault in again (a quarter of the
-/// host SGD step's time, issue 14). Bounded by TEXPR_HOST_CACHE_MB (default 256; 0 disables).
+/// host SGD step's time). Bounded by TEXPR_HOST_CACHE_MB (default 256; 0 disables).
 class host_block_cache {
  public:
   static constexpr std::size_t alignment = 64;
@@ -6103,7 +6103,7 @@ inline std::atomic<int>& requested_threads() {
 inline thread_local bool in_pool_task = false;
 
 // Waits briefly for a condition by polling, before a caller falls back to sleeping: waking a sleeping thread
-// through the kernel costs 10-50 us on a VM, as much as a whole 64-row GEMM (issue 14), and the host backend runs
+// through the kernel costs 10-50 us on a VM, as much as a whole 64-row GEMM, and the host backend runs
 // many short parallel loops back to back. Returns whether cond() became true within about `us` microseconds.
 template <class Cond> bool spin_until(Cond&& cond, int us) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
@@ -9602,7 +9602,7 @@ __device__ inline A lifted_at(const Op& op, const Acc& acc, bool dense, const in
 inline constexpr int reduce_chains = 4;
 /// Loads each thread issues per step before combining them (reduce_all, reduce_lines): eight, so four per chain
 /// over everything; along lines they go to the two chains a0/a1 alternately, as the two-load steps did, so line
-/// results are bitwise what they were. Sixteen was slower on every reduction (issue 14, run 5).
+/// results are bitwise what they were. Sixteen was slower on every reduction.
 inline constexpr int reduce_loads = 2 * reduce_chains;
 
 /// Pass 1 over everything: each block combines a grid-stride share of the n elements into partial[blockIdx.x].
