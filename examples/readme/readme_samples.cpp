@@ -1,17 +1,21 @@
 // The README's code samples, cut from here by tools/update_readme.py (regions between `// [readme:NAME]` and
 // `// [readme:end]`; regions with one name join with a blank line). `readme_samples NAME` prints what the README
 // shows as NAME's output; without arguments every sample runs and checks itself (CTest: example.readme_samples).
+// clang-format stays off in the regions: the README shows them as written.
+// clang-format off
 // [readme:quickstart]
 #include <texpr/texpr.hpp>
 #include <iostream>
 namespace tx = texpr;
 // [readme:end]
+// clang-format on
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
 
+// clang-format off
 // [readme:extending]
 struct softsign {                               // a new op: one functor for every backend
   static constexpr std::string_view name = "softsign";
@@ -24,6 +28,7 @@ template <> struct texpr::kernel<softsign, float, texpr::host> : texpr::host_ker
 // Forbid all double work on cuda (FP64 is up to 32x slower on consumer GPUs):
 template <class Op> struct texpr::forbidden<Op, double, texpr::cuda> : std::true_type {};
 // [readme:end]
+// clang-format on
 
 namespace {
 
@@ -35,6 +40,7 @@ bool near(double got, double want, const char* what) {
 
 // Prints the graph's placement (the README shows this output), then checks the value against plain loops.
 bool quickstart() {
+  // clang-format off
   // [readme:quickstart]
   tx::tensor<float, 2> x = tx::random::normal<float>({4, 3}, 1), w = tx::random::normal<float>({3, 2}, 2);
   tx::tensor<float, 1> b({2}, {0.1f, -0.2f});
@@ -43,6 +49,7 @@ bool quickstart() {
   std::cout << tx::placement(graph);
   tx::tensor<float, 1> m = graph;                              // runs here
   // [readme:end]
+  // clang-format on
   bool ok = true;
   for (int j = 0; j < 2; ++j) {
     double expect = 0;
@@ -57,6 +64,7 @@ bool quickstart() {
 }
 
 bool making_tensors() {
+  // clang-format off
   // [readme:making-tensors]
   tx::tensor<float, 2> a({2, 3});                        // zero-filled, shape (2, 3)
   tx::tensor<float, 2> b({2, 3}, {1, 2, 3, 4, 5, 6});    // from values (row-major); a count mismatch throws
@@ -66,6 +74,7 @@ bool making_tensors() {
   tx::tensor<float, 2> n = tx::random::normal<float>({2, 3}, 42);  // also random::uniform: Philox, same numbers on host and cuda
   auto c = b.clone();                                    // tensors are move-only; clone() is the deep copy
   // [readme:end]
+  // clang-format on
   bool ok = near(static_cast<double>(a(1, 2)), 0, "a(1, 2)") && near(static_cast<double>(z(1, 2)), 0, "z(1, 2)") &&
             near(static_cast<double>(f(1, 2)), 1.5, "f(1, 2)") && near(static_cast<double>(r(4)), 8, "r(4)") &&
             near(static_cast<double>(c(1, 2)), 6, "c(1, 2)") && r.shape()[0] == 5;
@@ -80,16 +89,18 @@ bool making_tensors() {
 }
 
 bool extending() {
+  // clang-format off
   // [readme:extending]
   tx::tensor<float, 1> x({3}, {-1, 0, 1});
   auto y = tx::map<softsign>(x);
   // [readme:end]
+  // clang-format on
   static_assert(tx::runs_on<decltype(y), tx::host>);
   tx::tensor<float, 1> v = y;
   return near(static_cast<double>(v(0)), -0.5, "softsign(-1)") && near(static_cast<double>(v(2)), 0.5, "softsign(1)");
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   struct sample {
