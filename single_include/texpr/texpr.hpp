@@ -673,22 +673,96 @@ std::string to_string(const shape_t<R>& s) {
   return out + ")";
 }
 
-/// Number of elements of a shape (1 for rank 0).
-template <std::size_t R>
-constexpr index_t shape_size(const shape_t<R>& s) {
+namespace detail {
+/// out = a * b; false when the product leaves index_t (every product of extents, strides and byte counts uses it).
+constexpr bool mul_fits(index_t a, index_t b, index_t& out) noexcept { return !__builtin_mul_overflow(a, b, &out); }
+/// out = a + b; false when the sum leaves index_t.
+constexpr bool add_fits(index_t a, index_t b, index_t& out) noexcept { return !__builtin_add_overflow(a, b, &out); }
+
+/// The product of the nonzero extents of s (1 for rank 0), or -1 when it leaves index_t. NumPy bounds this
+/// product, not the element count: a (0, 2^62, 2^62) shape has no elements, but its row-major strides overflow.
+template <std::size_t R> constexpr index_t nonzero_extent_product(const shape_t<R>& s) noexcept {
   index_t n = 1;
-  for (auto e : s) n *= e;
+  for (auto e : s)
+    if (e != 0 && !mul_fits(n, e, n)) return -1;
   return n;
 }
 
-/// Row-major (C order) strides of a shape, in elements.
+/// The reason s cannot describe elements of `element_bytes` bytes ("" when it can): a negative extent, or a
+/// product of its nonzero extents whose byte size does not fit in index_t (so no stride or byte span overflows).
+template <std::size_t R> std::string shape_problem(const shape_t<R>& s, std::size_t element_bytes) {
+  for (std::size_t d = 0; d != R; ++d)
+    if (s[d] < 0) return "invalid: negative extent " + std::to_string(s[d]) + " in dimension " + std::to_string(d);
+  index_t bytes = 0;
+  const index_t n = nonzero_extent_product(s);
+  if (n < 0 || !mul_fits(n, static_cast<index_t>(element_bytes), bytes))
+    return "too large: the product of its nonzero extents" +
+           std::string(element_bytes > 1 ? " times " + std::to_string(element_bytes) + " bytes" : "") + " overflows int64";
+  return {};
+}
+
+/// Validates a shape that `what` (a constructor, a layout, a loader) is about to use: throws shape_error
+/// "[file:line: ]texpr: <what>: shape (...) is invalid: negative extent ..." or "... is too large: ... overflows
+/// int64"; the prefix names the user's call when `loc` is given.
+template <std::size_t R>
+void check_shape(const shape_t<R>& s, std::size_t element_bytes, const std::string& what,
+                 const texpr::source_location* loc = nullptr) {
+  const std::string problem = shape_problem(s, element_bytes);
+  if (!problem.empty())
+    throw shape_error((loc ? at(*loc) : std::string()) + "texpr: " + what + ": shape " + to_string(s) + " is " + problem);
+}
+
+/// The byte offsets, from element (0, ..., 0), of the lowest and the highest element a strided layout touches:
+/// lo sums (extent - 1) * stride * bytes over the negative strides, hi over the positive ones (both 0 for an empty
+/// shape). False when any of these products or sums, or the whole span hi - lo + bytes, leaves index_t.
+template <std::size_t R>
+constexpr bool strided_byte_span(const shape_t<R>& s, const shape_t<R>& strides, std::size_t element_bytes, index_t& lo,
+                                 index_t& hi) noexcept {
+  lo = 0;
+  hi = 0;
+  for (std::size_t d = 0; d != R; ++d)
+    if (s[d] == 0) return true;  // no element: nothing is read, whatever the strides
+  for (std::size_t d = 0; d != R; ++d) {
+    index_t reach = 0;
+    if (!mul_fits(s[d] - 1, strides[d], reach)) return false;
+    if (!add_fits(reach < 0 ? lo : hi, reach, reach < 0 ? lo : hi)) return false;
+  }
+  // The whole span, hi - lo plus the last element's bytes, must fit too: pointers into it are subtracted.
+  const index_t bytes = static_cast<index_t>(element_bytes);
+  index_t span = 0;
+  return mul_fits(lo, bytes, lo) && mul_fits(hi, bytes, hi) && !__builtin_sub_overflow(hi, lo, &span) &&
+         add_fits(span, bytes, span);
+}
+
+/// Throws shape_error naming `what`, the shape and the strides when strided_byte_span overflows.
+template <std::size_t R>
+void check_strided_span(const shape_t<R>& s, const shape_t<R>& strides, std::size_t element_bytes, const std::string& what) {
+  index_t lo = 0, hi = 0;
+  if (!strided_byte_span(s, strides, element_bytes, lo, hi))
+    throw shape_error("texpr: " + what + ": shape " + to_string(s) + " with strides " + to_string(strides) +
+                      " spans more bytes than fit in int64");
+}
+} // namespace detail
+
+/// Number of elements of a shape (1 for rank 0); throws shape_error when it leaves index_t (constructors reject
+/// such shapes first, so this only fires on shapes nothing validated).
+template <std::size_t R>
+constexpr index_t shape_size(const shape_t<R>& s) {
+  index_t n = 1;
+  for (auto e : s)
+    if (!detail::mul_fits(n, e, n)) throw shape_error("texpr: the element count of shape " + to_string(s) + " overflows int64");
+  return n;
+}
+
+/// Row-major (C order) strides of a shape, in elements; throws shape_error when one leaves index_t.
 template <std::size_t R>
 constexpr shape_t<R> contiguous_strides(const shape_t<R>& s) {
   shape_t<R> st{};
   index_t acc = 1;
   for (std::size_t i = R; i-- > 0;) {
     st[i] = acc;
-    acc *= s[i];
+    if (!detail::mul_fits(acc, s[i], acc))
+      throw shape_error("texpr: the row-major strides of shape " + to_string(s) + " overflow int64");
   }
   return st;
 }
@@ -708,6 +782,10 @@ shape_t<(RA > RB ? RA : RB)> broadcast_shapes(const shape_t<RA>& a, const shape_
       throw shape_error(std::string("texpr: incompatible shapes for ") + what + ": LHS shape = " + to_string(a) +
                         " RHS shape = " + to_string(b));
   }
+  const std::string problem = detail::shape_problem(out, 1);
+  if (!problem.empty())
+    throw shape_error(std::string("texpr: shapes for ") + what + ": LHS shape = " + to_string(a) + " RHS shape = " +
+                      to_string(b) + " broadcast to " + to_string(out) + ", which is " + problem);
   return out;
 }
 
@@ -852,7 +930,7 @@ template <class Rows> using registry_entries_t = typename detail::expand_rows<Ro
 // Branch-free elementary functions for the host's fused loops: exp, expm1, log, log1p, tanh and sigmoid for float;
 // exp, expm1, log, log1p and tanh for double. Straight-line arithmetic, selects through integer masks, no tables
 // and no calls, so that compilers vectorise the loops that call them: the C library's functions are opaque calls,
-// one element at a time (issue 14; 2^22 elements, one thread, -O3 -march=native: float tanh 14.6 -> 0.60 ns per
+// one element at a time (2^22 elements, one thread, -O3 -march=native: float tanh 14.6 -> 0.60 ns per
 // element, log 3.6 -> 0.53, log1p 9.7 -> 0.54; double tanh 13.9 -> 1.6, log 4.4 -> 1.2, exp 5.0 -> 1.0).
 // - exp, expm1: Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2, a polynomial for expm1(r) (float: degree-8
 //   Taylor; double: degree 12, fitted, with r's rounding error carried), 2^n built from exponent bits. expm1 sums
@@ -2843,12 +2921,14 @@ class view : public expr_base<view<T, Rank, Backend>> {
 
   /// Wraps contiguous row-major memory of the given shape.
   view(T* data, const shape_t<Rank>& shape, stream_t stream = nullptr)
-      : view(data, shape, contiguous_strides(shape), stream) {}
-  /// Wraps strided memory; strides are in elements and may be zero or negative.
+      : view(data, shape, (detail::check_shape(shape, sizeof(T), "view"), contiguous_strides(shape)), stream) {}
+  /// Wraps strided memory; strides are in elements and may be zero or negative. Throws shape_error for a
+  /// negative extent or a shape or strided span whose byte size overflows int64, std::invalid_argument for a
+  /// non-empty shape over nullptr.
   view(T* data, const shape_t<Rank>& shape, const shape_t<Rank>& strides, stream_t stream = nullptr)
       : p_(data), shape_(shape), strides_(strides), stream_(stream) {
-    for (auto e : shape)
-      if (e < 0) throw shape_error("texpr: negative extent in view shape " + texpr::to_string(shape));
+    detail::check_shape(shape, sizeof(T), "view");
+    detail::check_strided_span(shape, strides, sizeof(T), "view");
     if (!data && shape_size(shape) != 0)
       throw std::invalid_argument("texpr: view of shape " + texpr::to_string(shape) + " over a null pointer");
   }
@@ -3275,6 +3355,104 @@ using cuda_registry = registry_entries_t<cuda_rows>;
 #include <mutex>
 #include <new>
 
+// ---- begin texpr/core/kernel_log.hpp ----
+#ifndef TEXPR_SI_TEXPR_CORE_KERNEL_LOG_HPP
+#define TEXPR_SI_TEXPR_CORE_KERNEL_LOG_HPP
+// tx::kernel_log: a scope that records, on the current thread, every kernel texpr runs while it lives, and counts
+// fresh memory allocations and host waits on a device. Tests assert budgets with it; users see what really ran.
+
+namespace texpr {
+
+/// One kernel run: what tx::placement prints for it.
+struct kernel_record {
+  std::string implementation;  ///< The registry implementation's name (`blocked_gemm`, `pairwise_reduce`, ...).
+  std::string op;              ///< The op of the node it evaluated (`matmul`, `mean`, ...).
+  std::string dtype;           ///< The node's kernel dtype (`float32`, ...).
+  std::string backend;         ///< `host` or `cuda`.
+};
+
+class kernel_log;
+
+namespace detail {
+/// The innermost live log of this thread (nullptr: none, and recording costs one load and a branch).
+inline thread_local kernel_log* current_kernel_log = nullptr;
+} // namespace detail
+
+/// Records, on the current thread, every kernel texpr runs from its construction to its destruction: the
+/// implementation (as tx::placement names it), op, dtype and backend of each; plus counts of fresh allocations
+/// (host blocks from the system allocator, device memory from the driver or pool growth; reuse of a block texpr
+/// cached is not an allocation) and of host waits on a device (`item()`, `tx::to_host`). Logs nest: an inner log's
+/// records also reach the outer ones. Kernels a worker thread runs on behalf of this thread's evaluation are
+/// recorded here (the evaluation is recorded where it is dispatched). Not copyable or movable.
+class kernel_log {
+ public:
+  /// Starts recording on this thread.
+  kernel_log() : outer_(detail::current_kernel_log) { detail::current_kernel_log = this; }
+  /// Stops recording (the log must be destroyed on the thread that made it, innermost first).
+  ~kernel_log() { detail::current_kernel_log = outer_; }
+  kernel_log(const kernel_log&) = delete;
+  kernel_log& operator=(const kernel_log&) = delete;
+
+  /// Every kernel run so far, in order.
+  const std::vector<kernel_record>& entries() const { return entries_; }
+  /// How many kernel runs used the implementation named `implementation`.
+  std::size_t count(std::string_view implementation) const {
+    std::size_t n = 0;
+    for (const auto& e : entries_) n += e.implementation == implementation;
+    return n;
+  }
+  /// How many kernel runs evaluated a node of op `op` with implementation `implementation`.
+  std::size_t count(std::string_view implementation, std::string_view op) const {
+    std::size_t n = 0;
+    for (const auto& e : entries_) n += e.implementation == implementation && e.op == op;
+    return n;
+  }
+  /// Fresh allocations (host and device) so far.
+  std::size_t allocations() const { return allocations_; }
+  /// Bytes of those fresh allocations.
+  std::size_t allocated_bytes() const { return allocated_bytes_; }
+  /// Host waits on a device so far.
+  std::size_t syncs() const { return syncs_; }
+  /// Forgets everything recorded so far (the log keeps recording).
+  void clear() {
+    entries_.clear();
+    allocations_ = allocated_bytes_ = syncs_ = 0;
+  }
+  /// One line per entry and the counters: what a test prints when a budget fails.
+  std::string str() const {
+    std::string s;
+    for (const auto& e : entries_) s += e.backend + " " + e.implementation + " " + e.op + " " + e.dtype + "\n";
+    s += std::to_string(entries_.size()) + " kernels, " + std::to_string(allocations_) + " allocations (" +
+         std::to_string(allocated_bytes_) + " bytes), " + std::to_string(syncs_) + " syncs\n";
+    return s;
+  }
+
+  /// Records a kernel run in every live log of this thread (no-op without one).
+  static void record_kernel(std::string_view implementation, std::string_view op, std::string_view dtype,
+                            std::string_view backend) {
+    for (kernel_log* l = detail::current_kernel_log; l; l = l->outer_)
+      l->entries_.push_back({std::string(implementation), std::string(op), std::string(dtype), std::string(backend)});
+  }
+  /// Records a fresh allocation of `bytes`.
+  static void record_allocation(std::size_t bytes) noexcept {
+    for (kernel_log* l = detail::current_kernel_log; l; l = l->outer_) ++l->allocations_, l->allocated_bytes_ += bytes;
+  }
+  /// Records a host wait on a device.
+  static void record_sync() noexcept {
+    for (kernel_log* l = detail::current_kernel_log; l; l = l->outer_) ++l->syncs_;
+  }
+  /// True when a log is live on this thread (recording is then worth its cost).
+  static bool active() noexcept { return detail::current_kernel_log != nullptr; }
+
+ private:
+  kernel_log* outer_;
+  std::vector<kernel_record> entries_;
+  std::size_t allocations_ = 0, allocated_bytes_ = 0, syncs_ = 0;
+};
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_CORE_KERNEL_LOG_HPP
+// ---- end texpr/core/kernel_log.hpp ----
 // ---- begin texpr/detail/environment.hpp ----
 #ifndef TEXPR_SI_TEXPR_DETAIL_ENVIRONMENT_HPP
 #define TEXPR_SI_TEXPR_DETAIL_ENVIRONMENT_HPP
@@ -3381,7 +3559,7 @@ template <class Backend> struct memory {
 /// Raw host blocks. Blocks of 2 MiB or more are mapped on a 2 MiB boundary and advised for transparent huge
 /// pages: with 4 KiB pages a streaming pass over a big tensor pays a TLB miss every 4 KiB and a fault per page on
 /// first touch. NumPy and PyTorch ask for huge pages the same way, and Linux's default THP mode ("madvise") gives
-/// them only to memory that asks. Measured on Zen 4 (issue 14): mean(x, 1) over 4096^2 floats 3.2 -> 2.0 ms.
+/// them only to memory that asks. Measured on Zen 4: mean(x, 1) over 4096^2 floats 3.2 -> 2.0 ms.
 struct host_pages {
   static constexpr std::size_t huge = std::size_t(2) << 20;
   static constexpr std::size_t page = 4096;
@@ -3434,13 +3612,15 @@ struct host_pages {
   static constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept { return (n + to - 1) / to * to; }
 };
 
-/// Released host blocks of 64 KiB or more, kept for reuse by size class. A training step allocates the same
-/// temporaries every iteration; without reuse each is a fresh mmap whose pages fault in again (a quarter of the
-/// host SGD step's time). Bounded by TEXPR_HOST_CACHE_MB (default 256, at most TEXPR_HOST_CACHE_MAX_MB; 0 disables);
-/// tx::release_host_cache() empties it.
+/// Released host blocks, kept for reuse by size class. A training step allocates the same temporaries every
+/// iteration; without reuse each big one is a fresh mmap whose pages fault in again (a quarter of the host SGD
+/// step's time), and small ones go back to malloc, so a step could never be allocation-free. Bounded by
+/// TEXPR_HOST_CACHE_MB (default 256, at most TEXPR_HOST_CACHE_MAX_MB; 0 disables); tx::release_host_cache() empties
+/// it.
 class host_block_cache {
  public:
   static constexpr std::size_t alignment = 64;
+  /// Below this, classes are powers of two; from it up, eighths of a power of two.
   static constexpr std::size_t min_bytes = std::size_t(1) << 16;
 
   static host_block_cache& instance() {
@@ -3450,17 +3630,23 @@ class host_block_cache {
   host_block_cache(const host_block_cache&) = delete;
   host_block_cache& operator=(const host_block_cache&) = delete;
 
-  /// Bytes actually reserved for a request: size classes of 1/8 of a power of two at and above min_bytes.
+  /// Bytes actually reserved for a request: powers of two (at least 128) below min_bytes, then size classes of
+  /// 1/8 of a power of two.
   static std::size_t size_class(std::size_t bytes) {
-    if (bytes < min_bytes) return bytes;
+    if (bytes < min_bytes) {
+      std::size_t p = 128;
+      while (p < bytes) p *= 2;
+      return p;
+    }
     std::size_t p = min_bytes;
     while (p * 2 <= bytes) p *= 2;
     const std::size_t step = p / 8;
     return (bytes + step - 1) / step * step;
   }
 
-  /// A block of at least `bytes` (a class size from size_class), from the cache when one is free.
-  void* take(std::size_t bytes) {
+  /// A block of at least `bytes` (a class size from size_class), from the cache when one is free. `fresh` tells
+  /// whether it came from the system allocator (what tx::kernel_log counts).
+  void* take(std::size_t bytes, bool& fresh) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (std::size_t i = 0; i != free_.size(); ++i)
@@ -3469,9 +3655,11 @@ class host_block_cache {
           cached_ -= bytes;
           free_[i] = free_.back();
           free_.pop_back();
+          fresh = false;
           return p;
         }
     }
+    fresh = true;
     return host_pages::allocate(bytes, alignment);
   }
 
@@ -3479,7 +3667,7 @@ class host_block_cache {
   void give(void* p, std::size_t bytes) noexcept {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (cached_ + bytes <= limit_ && free_.size() < 64) {
+      if (cached_ + bytes <= limit_ && free_.size() < max_blocks) {
         try {
           free_.push_back({p, bytes});
           cached_ += bytes;
@@ -3512,7 +3700,11 @@ class host_block_cache {
     return cached_;
   }
 
+  /// Whether released blocks are kept at all (not under ASan, nor with TEXPR_HOST_CACHE_MB=0).
+  bool enabled() const noexcept { return limit_ != 0; }
+
  private:
+  static constexpr std::size_t max_blocks = 1024;  // a search over this many is still well under a microsecond
   host_block_cache() {
     static_assert(TEXPR_HOST_CACHE_DEFAULT_MB <= TEXPR_HOST_CACHE_MAX_MB, "texpr: TEXPR_HOST_CACHE_DEFAULT_MB is above TEXPR_HOST_CACHE_MAX_MB");
     const std::uint64_t mb = env_number("TEXPR_HOST_CACHE_MB", 0, TEXPR_HOST_CACHE_MAX_MB).value_or(TEXPR_HOST_CACHE_DEFAULT_MB);
@@ -3531,19 +3723,15 @@ template <> struct memory<host> {
   static constexpr std::size_t alignment = host_block_cache::alignment;  // a cache line; full vectors load aligned
   /// Number of host buffers allocated so far (tests use it to prove fusion allocates no temporaries).
   static inline std::atomic<std::size_t> allocations{0};
-  // Blocks of min_bytes or more carry their class size in a header of one alignment unit before the data, so that
-  // release (which is not told the size) can return them to the cache.
+  // Every block carries its class size in a header of one alignment unit before the data, so that release (which
+  // is not told the size) can return it to the cache.
   static void* allocate(std::size_t bytes, stream_t) {
     if (bytes == 0) return nullptr;
     allocations.fetch_add(1, std::memory_order_relaxed);
-    if (bytes + alignment < host_block_cache::min_bytes) {
-      auto* p = static_cast<unsigned char*>(::operator new(bytes + alignment, std::align_val_t{alignment}));
-      const std::size_t tag = 0;
-      std::memcpy(p, &tag, sizeof tag);
-      return p + alignment;
-    }
     const std::size_t total = host_block_cache::size_class(bytes + alignment);
-    auto* p = static_cast<unsigned char*>(host_block_cache::instance().take(total));
+    bool fresh = false;
+    auto* p = static_cast<unsigned char*>(host_block_cache::instance().take(total, fresh));
+    if (fresh) kernel_log::record_allocation(total);
     std::memcpy(p, &total, sizeof total);
     return p + alignment;
   }
@@ -3552,8 +3740,7 @@ template <> struct memory<host> {
     auto* p = static_cast<unsigned char*>(ptr) - alignment;
     std::size_t total = 0;
     std::memcpy(&total, p, sizeof total);
-    if (total == 0) ::operator delete(p, std::align_val_t{alignment});
-    else host_block_cache::instance().give(p, total);
+    host_block_cache::instance().give(p, total);
   }
   static void zero(void* p, std::size_t bytes, stream_t) {
     if (bytes) std::memset(p, 0, bytes);
@@ -3746,14 +3933,8 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
 
  private:
   static index_t checked_size(const shape_t<Rank>& shape) {
-    index_t n = 1;
-    for (auto e : shape) {
-      if (e < 0) throw shape_error("texpr: negative extent in shape " + texpr::to_string(shape));
-      if (e != 0 && n > static_cast<index_t>(PTRDIFF_MAX / sizeof(T)) / e)
-        throw shape_error("texpr: shape " + texpr::to_string(shape) + " is too large to allocate");
-      n *= e;
-    }
-    return n;
+    detail::check_shape(shape, sizeof(T), "tensor");
+    return shape_size(shape);
   }
 
   void allocate(const shape_t<Rank>& shape, stream_t stream, bool zero) {
@@ -3858,11 +4039,12 @@ template <class... C> class concat_expr : public expr_base<concat_expr<C...>> {
   static constexpr std::size_t rank = first::rank;
 
   /// Joins c... along `axis` (already normalised); throws shape_error naming every shape when the other extents
-  /// differ.
+  /// differ or the joined shape is not representable (its extents' sum or byte size overflows int64).
   concat_expr(std::size_t axis, C... c, const texpr::source_location* loc = nullptr) : c_{{std::move(c)}...}, axis_(axis) {
     const auto shapes = shapes_of(std::index_sequence_for<C...>{});
     shape_ = shapes[0];
     shape_[axis] = 0;
+    bool overflow = false;
     for (std::size_t i = 0; i != shapes.size(); ++i) {
       for (std::size_t d = 0; d != rank; ++d)
         if (d != axis && shapes[i][d] != shapes[0][d]) {
@@ -3872,7 +4054,15 @@ template <class... C> class concat_expr : public expr_base<concat_expr<C...>> {
                             " needs equal extents on the other axes; operand shapes are " + all);
         }
       offsets_[i] = shape_[axis];
-      shape_[axis] += shapes[i][axis];
+      overflow = overflow || !detail::add_fits(shape_[axis], shapes[i][axis], shape_[axis]);
+    }
+    const std::string problem = overflow ? std::string() : detail::shape_problem(shape_, sizeof(value_type));
+    if (overflow || !problem.empty()) {
+      std::string all;
+      for (const auto& s : shapes) all += (all.empty() ? "" : ", ") + to_string(s);
+      throw shape_error((loc ? detail::at(*loc) : std::string()) + "texpr: concat along axis " + std::to_string(axis) +
+                        " of operand shapes " + all + " gives a shape that is " +
+                        (overflow ? "too large: its extent along the axis overflows int64" : problem));
     }
   }
   /// The result shape.
@@ -4260,9 +4450,9 @@ template <class Op, class T, std::size_t R, class Backend> class generator_expr 
 };
 
 namespace detail {
-template <std::size_t R> void check_extents(const shape_t<R>& s, const source_location& loc) {
-  for (auto e : s)
-    if (e < 0) throw shape_error(at(loc) + "texpr: negative extent in shape " + to_string(s));
+/// A generator's shape, as every constructor of a shape checks it (extents >= 0, element and byte counts in int64).
+template <class T, std::size_t R> void check_extents(const shape_t<R>& s, const char* what, const source_location& loc) {
+  check_shape(s, sizeof(T), what, &loc);
 }
 } // namespace detail
 
@@ -4270,7 +4460,7 @@ template <std::size_t R> void check_extents(const shape_t<R>& s, const source_lo
 template <class Backend = host, class T, std::size_t R>
 auto full(const shape_t<R>& shape, T value, source_location loc = source_location::current()) {
   static_assert(backend_tag<Backend>, "texpr: full<Backend> needs tx::host or tx::cuda");
-  detail::check_extents(shape, loc);
+  detail::check_extents<T>(shape, "full", loc);
   return constant_expr<T, R, Backend>(value, shape);
 }
 /// full with the shape written as a braced list: tx::full({2, 3}, 1.5f).
@@ -4312,24 +4502,54 @@ template <operand E> auto ones_like(const E& e) {
 }
 
 /// begin, begin + step, ... while below end (above, for a negative step), of dtype T on Backend; lazy (computed
-/// where it is read). A zero step throws shape_error.
+/// where it is read). Throws shape_error for a zero step, a non-finite begin, end or step, and a count (or its
+/// byte size) that does not fit in int64. Integer counts are exact; floating ones are ceil((end - begin) / step).
 template <class T, class Backend = host>
 auto arange(T begin, T end, T step, source_location loc = source_location::current()) {
   static_assert(backend_tag<Backend>, "texpr: arange<T, Backend> needs tx::host or tx::cuda");
-  const double b = static_cast<double>(detail::widen(begin)), e = static_cast<double>(detail::widen(end)),
-               s = static_cast<double>(detail::widen(step));
-  if (s == 0) throw shape_error(detail::at(loc) + "texpr: arange step must not be 0");
-  const double span = (e - b) / s;
-  index_t n = span > 0 ? static_cast<index_t>(span) : 0;
-  if (static_cast<double>(n) < span) ++n;  // ceil
   using S = typename op::arange::source<T>;
   using W = typename S::step_t;
-  return generator_expr<op::arange, T, 1, Backend>(S{static_cast<W>(detail::widen(begin)), static_cast<W>(detail::widen(step))},
-                                                   shape_t<1>{n});
+  const auto wb = detail::widen(begin), we = detail::widen(end), ws = detail::widen(step);
+  const auto text = [](auto v) {
+    if constexpr (std::is_floating_point_v<decltype(v)>) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.10g", static_cast<double>(v));
+      return std::string(buf);
+    } else {
+      return std::to_string(v);
+    }
+  };
+  const auto fail = [&](const std::string& why) {
+    return shape_error(detail::at(loc) + "texpr: " + why + " in arange(" + text(wb) + ", " + text(we) + ", " + text(ws) + ")");
+  };
+  if (ws == 0) throw fail("arange step must not be 0");
+  index_t n = 0;
+  if constexpr (is_floating_v<T>) {
+    const double b = static_cast<double>(wb), e = static_cast<double>(we), s = static_cast<double>(ws);
+    if (!std::isfinite(b) || !std::isfinite(e) || !std::isfinite(s)) throw fail("begin, end and step must be finite");
+    const double span = std::ceil((e - b) / s);
+    // 2^63 is the first double past index_t; a NaN or infinite span (finite ends, tiny step) fails the test too.
+    if (!(span < 9223372036854775808.0)) throw fail("the element count does not fit in int64");
+    n = span > 0 ? static_cast<index_t>(span) : 0;
+  } else {
+    // Exact, in unsigned arithmetic: end - begin and -step may leave int64 (begin = INT64_MIN, step = INT64_MIN).
+    using U = std::uint64_t;
+    const auto b = static_cast<std::int64_t>(wb), e = static_cast<std::int64_t>(we), s = static_cast<std::int64_t>(ws);
+    if (s > 0 ? e > b : e < b) {
+      const U distance = s > 0 ? U(e) - U(b) : U(b) - U(e);
+      const U magnitude = s > 0 ? U(s) : U(0) - U(s);
+      const U count = (distance - 1) / magnitude + 1;
+      if (count > U(INT64_MAX)) throw fail("the element count does not fit in int64");
+      n = static_cast<index_t>(count);
+    }
+  }
+  detail::check_shape(shape_t<1>{n}, sizeof(T), "arange", &loc);
+  return generator_expr<op::arange, T, 1, Backend>(S{static_cast<W>(wb), static_cast<W>(ws)}, shape_t<1>{n});
 }
 /// 0, 1, ..., n - 1 of dtype T on Backend; lazy.
 template <class T, class Backend = host> auto arange(index_t n, source_location loc = source_location::current()) {
   if (n < 0) throw shape_error(detail::at(loc) + "texpr: arange of a negative length " + std::to_string(n));
+  detail::check_shape(shape_t<1>{n}, sizeof(T), "arange", &loc);
   using S = typename op::arange::source<T>;
   return generator_expr<op::arange, T, 1, Backend>(S{typename S::step_t(0), typename S::step_t(1)}, shape_t<1>{n});
 }
@@ -4375,7 +4595,7 @@ auto uniform(const shape_t<R>& shape, std::uint64_t seed, T lo = T(0), T hi = T(
   static_assert(backend_tag<Backend>, "texpr: random::uniform<T, Backend> needs tx::host or tx::cuda");
   static_assert(detail::random_dtype_v<T>,
                 "texpr: random::uniform<T> needs a floating dtype (float, double, half, bfloat16)");
-  detail::check_extents(shape, loc);
+  detail::check_extents<T>(shape, "uniform", loc);
   const double l = static_cast<double>(detail::widen(lo)), h = static_cast<double>(detail::widen(hi));
   if (!(l < h) || !std::isfinite(h - l))
     throw std::invalid_argument(
@@ -4400,7 +4620,7 @@ auto normal(const shape_t<R>& shape, std::uint64_t seed, T mean = T(0), T stddev
   static_assert(backend_tag<Backend>, "texpr: random::normal<T, Backend> needs tx::host or tx::cuda");
   static_assert(detail::random_dtype_v<T>,
                 "texpr: random::normal<T> needs a floating dtype (float, double, half, bfloat16)");
-  detail::check_extents(shape, loc);
+  detail::check_extents<T>(shape, "normal", loc);
   const double m = static_cast<double>(detail::widen(mean)), s = static_cast<double>(detail::widen(stddev));
   if (!std::isfinite(m) || !(s >= 0) || !std::isfinite(s))
     throw std::invalid_argument(detail::at(loc) +
@@ -4538,19 +4758,22 @@ auto reshape(E&& e, const index_t (&extents)[R], texpr::source_location loc = te
   const index_t n = shape_size(c.shape());
   typename op::reshape::template params<C::rank, R> p;
   p.target = shape;
-  index_t known = 1;
   int infer = -1;
   for (std::size_t d = 0; d != R; ++d) {
     if (shape[d] == -1 && infer < 0) {
       infer = static_cast<int>(d);
+      p.target[d] = 1;
     } else if (shape[d] < 0) {
       throw shape_error(detail::at(loc) + "texpr: cannot reshape an operand of shape " + to_string(c.shape()) +
                         " to " + to_string(shape) + ": extents must be >= 0, with at most one -1");
-    } else {
-      known *= shape[d];
     }
   }
-  if (infer >= 0) p.target[static_cast<std::size_t>(infer)] = known == 0 ? 0 : n / known;
+  // The known extents first (the -1 counted as 1): their product may overflow even when it holds a 0.
+  detail::check_shape(p.target, sizeof(typename C::value_type), "reshape of an operand of shape " + to_string(c.shape()), &loc);
+  if (infer >= 0) {
+    const index_t known = shape_size(p.target);
+    p.target[static_cast<std::size_t>(infer)] = known == 0 ? 0 : n / known;
+  }
   if (shape_size(p.target) != n)
     throw shape_error(detail::at(loc) + "texpr: cannot reshape an operand of shape " + to_string(c.shape()) + " (" +
                       std::to_string(n) + " elements) to shape " + to_string(shape));
@@ -4569,22 +4792,27 @@ auto slice(E&& e, index_t axis, index_t begin, index_t end, index_t step = 1,
   p.axis = detail::layout_axis(axis, C::rank, c.shape(), "slice", loc);
   if (step == 0) throw shape_error(detail::at(loc) + "texpr: slice step must not be 0");
   const index_t n = c.shape()[p.axis];
+  // Python's range(n)[begin:end:step] (CPython's PySlice_AdjustIndices), arranged so that no step, INT64_MIN
+  // included, is negated and no sum leaves int64: begin and end are clamped to [0, n] ([-1, n - 1] for a negative
+  // step) before any other arithmetic.
   auto clamp = [&](index_t i, index_t lo, index_t hi) {
-    if (i < 0) i += n;
+    if (i < 0) i = i < -n ? lo : i + n;
     return i < lo ? lo : (i > hi ? hi : i);
   };
   index_t count = 0;
   if (step > 0) {
     const index_t b = clamp(begin, 0, n), en = clamp(end, 0, n);
-    count = en > b ? (en - b + step - 1) / step : 0;
+    count = en > b ? (en - b - 1) / step + 1 : 0;
     p.first = b;
   } else {
     const index_t b = clamp(begin, -1, n - 1), en = clamp(end, -1, n - 1);
-    count = b > en ? (b - en + (-step) - 1) / (-step) : 0;
+    count = b > en ? (en - b + 1) / step + 1 : 0;
     p.first = b;
   }
   p.count = count;
-  p.step = step;
+  // With fewer than two elements the step is never applied; 1 keeps stride * step from overflowing (a step past
+  // the axis' extent selects at most one element, and a larger count bounds |step| by the extent).
+  p.step = count > 1 ? step : 1;
   return layout_expr<op::slice, C, C::rank>(std::move(c), p);
 }
 
@@ -4617,6 +4845,7 @@ auto broadcast_to(E&& e, const shape_t<R>& shape, texpr::source_location loc = t
   using C = decltype(c);
   static_assert(R >= C::rank, "texpr: broadcast_to cannot lower the rank");
   const auto s = c.shape();
+  detail::check_shape(shape, sizeof(typename C::value_type), "broadcast_to", &loc);
   for (std::size_t i = 0; i != C::rank; ++i)
     if (s[i] != 1 && s[i] != shape[i + R - C::rank])
       throw shape_error(detail::at(loc) + "texpr: cannot broadcast an operand of shape " + to_string(s) +
@@ -4685,8 +4914,8 @@ template <class A, class B> class matmul_expr : public expr_base<matmul_expr<A, 
   /// Rank of the broadcast batch shape.
   static constexpr std::size_t batch_rank = (A::rank > B::rank ? A::rank : B::rank) > 2 ? (A::rank > B::rank ? A::rank : B::rank) - 2 : 0;
 
-  /// Builds the node; mismatched inner or batch dimensions throw shape_error naming both shapes (and the
-  /// caller's file:line when given).
+  /// Builds the node; mismatched inner or batch dimensions, and a result whose element count overflows int64,
+  /// throw shape_error naming both shapes (and the caller's file:line when given).
   matmul_expr(A a, B b, const texpr::source_location* loc = nullptr) : c_{{std::move(a)}, {std::move(b)}} {
     const auto as = detail::get<0>(c_).shape();
     const auto bs = detail::get<1>(c_).shape();
@@ -4713,6 +4942,8 @@ template <class A, class B> class matmul_expr : public expr_base<matmul_expr<A, 
     for (std::size_t i = 0; i != batch_rank; ++i) shape_[o++] = batch[i];
     if constexpr (A::rank >= 2) shape_[o++] = as[A::rank - 2];
     if constexpr (B::rank >= 2) shape_[o++] = bs[B::rank - 1];
+    // (m, k) @ (k, n) of two valid shapes can still hold more than int64 elements: (2^40, 1) @ (1, 2^40).
+    if (!detail::shape_problem(shape_, 1).empty()) fail(("result shape " + to_string(shape_) + " is too large").c_str());
   }
 
   /// (..., m, n), without m for a vector on the left and without n for a vector on the right.
@@ -4805,6 +5036,13 @@ template <class Op, class C, std::size_t R> class reduce_expr : public expr_base
   int reduced_count() const { return std::popcount(axes_); }
   /// True when every axis of the operand is reduced.
   bool reduces_all() const { return reduced_count() == static_cast<int>(C::rank); }
+  /// True for a sum_to that sums nothing (the gradient of an operand that was not broadcast). Evaluation and
+  /// tx::placement then take the operand as the result: no kernel runs. (Other reductions of a rank-0 operand
+  /// still run: var of one element is not the element.)
+  bool passes_through() const {
+    if constexpr (std::is_same_v<Op, op::sum_to> && R == C::rank) return axes_ == 0;
+    else return false;
+  }
   /// The same reduction of another operand of the same shape.
   template <class D> reduce_expr<Op, D, R> with_operands(D d) const { return reduce_expr<Op, D, R>(std::move(d), op_, axes_); }
   /// The operand's shape with the reduced axes kept as extent 1 (what the result broadcasts back to).
@@ -4831,6 +5069,12 @@ template <class Op, class C, std::size_t R> class reduce_expr : public expr_base
 };
 
 namespace detail {
+
+/// Whether node n is evaluated as its operand (a reduction that reduces nothing); false for every other node.
+template <class N> bool passes_through(const N& n) {
+  if constexpr (requires { n.passes_through(); }) return n.passes_through();
+  else return false;
+}
 
 static_assert(sizeof(std::uint32_t) * 8 >= 32, "reduction masks hold 32 axes");
 
@@ -4893,6 +5137,16 @@ TEXPR_REDUCTION(argmin)
 TEXPR_REDUCTION(logsumexp)
 #undef TEXPR_REDUCTION
 
+namespace detail {
+/// ddof as var and stddev take it: >= 0 (shape_error otherwise, naming the function and the caller's line); one
+/// of n or more gives NaN, as NumPy does.
+inline index_t checked_ddof(index_t ddof, const char* what, const texpr::source_location& loc) {
+  if (ddof < 0)
+    throw shape_error(at(loc) + "texpr: " + what + ": ddof " + std::to_string(ddof) + " is negative; it must be >= 0");
+  return ddof;
+}
+} // namespace detail
+
 #define TEXPR_MOMENT_REDUCTION(NAME)                                                                       \
   /** Lazy NAME over every element, dividing by n (rank-0 result). */                                    \
   template <operand E> auto NAME(E&& e) { return detail::reduce_all(std::forward<E>(e), op::NAME{}, false); } \
@@ -4900,14 +5154,14 @@ TEXPR_REDUCTION(logsumexp)
   template <operand E>                                                                                     \
   auto NAME(E&& e, index_t axis, index_t ddof = 0, texpr::source_location loc = texpr::source_location::current()) { \
     op::NAME o;                                                                                            \
-    o.ddof = ddof;                                                                                         \
+    o.ddof = detail::checked_ddof(ddof, #NAME, loc);                                                       \
     return detail::reduce_along<op::NAME, detail::captured_t<E>::rank - 1>(std::forward<E>(e), o, axis, loc); \
   }                                                                                                        \
   /** Lazy NAME along one axis, kept with extent 1, dividing by n - ddof. */                               \
   template <operand E>                                                                                     \
   auto NAME(E&& e, index_t axis, index_t ddof, keepdims_t, texpr::source_location loc = texpr::source_location::current()) { \
     op::NAME o;                                                                                            \
-    o.ddof = ddof;                                                                                         \
+    o.ddof = detail::checked_ddof(ddof, #NAME, loc);                                                       \
     return detail::reduce_along<op::NAME, detail::captured_t<E>::rank>(std::forward<E>(e), o, axis, loc);  \
   }                                                                                                        \
   /** Lazy NAME along one axis, kept with extent 1 (ddof 0). */                                            \
@@ -4983,6 +5237,14 @@ template <class T, std::size_t R, class Backend> class slot : public slot_base {
  public:
   /// The value, computed the first time ctx asks for it and kept by ctx; later asks in ctx reuse it.
   virtual view<const T, R, Backend> get(context<Backend>& ctx) = 0;
+  /// Asks that the value, when ctx first computes it, be computed into `dest` (contiguous, the value's shape),
+  /// which outlives ctx: tx::eval_all binds a graph that is a saved value to its result tensor, saving a copy.
+  /// False when the value is already computed in ctx, or lives elsewhere (the caller then copies).
+  virtual bool bind(context<Backend>& ctx, const view<T, R, Backend>& dest) {
+    (void)ctx;
+    (void)dest;
+    return false;
+  }
   /// The value's shape.
   const shape_t<R>& shape() const { return shape_; }
 
@@ -5030,6 +5292,8 @@ class saved_ref : public expr_base<saved_ref<T, R, Backend, Summary>> {
   view<const T, R, Backend> storage(context<Backend>& ctx) const { return s_->get(ctx); }
   /// The slot (its identity is the value's).
   const slot<T, R, Backend>& get_slot() const { return *s_; }
+  /// The slot, for binding its value to a destination (slot::bind).
+  slot<T, R, Backend>& get_slot() { return *s_; }
   /// No operands.
   const detail::tuple<>& operands() const { return detail::no_operands(); }
 
@@ -5186,6 +5450,11 @@ template <operand E> auto log_softmax(E&& e, index_t axis, texpr::source_locatio
 template <class T = float, operand L> auto one_hot(L&& labels, index_t classes, texpr::source_location loc = texpr::source_location::current()) {
   static_assert(detail::class_label<L>, "texpr: one_hot takes int32 or int64 class labels");
   if (classes < 1) throw shape_error(detail::at(loc) + "texpr: one_hot needs at least one class, got " + std::to_string(classes));
+  constexpr std::size_t R = detail::captured_t<L>::rank;
+  shape_t<R + 1> result{};
+  for (std::size_t d = 0; d != R; ++d) result[d] = labels.shape()[d];
+  result[R] = classes;
+  detail::check_shape(result, sizeof(T), "one_hot", &loc);
   return cast<T>(detail::class_mask(std::forward<L>(labels), classes));
 }
 
@@ -5345,6 +5614,16 @@ template <class N> struct epilogue_shape<N, true> {
                                 N::rank >= 2 && (std::is_same_v<typename N::value_type, float> || std::is_same_v<typename N::value_type, double>);
 };
 
+/// The shape half of the epilogue decision, shared by evaluation and tx::placement: elementwise root n runs as its
+/// matmul's epilogue only when the product is not broadcast (it has n's shape) and is not empty. (Evaluation also
+/// falls back when the destination is strided or overlaps an operand: placement assumes a fresh destination.)
+template <class N> bool epilogue_fits(const N& n) {
+  const auto& mm = epilogue_matmul(n);
+  index_t size = 1;
+  for (std::size_t d = 0; d != N::rank; ++d) size *= n.shape()[d];
+  return mm.shape() == n.shape() && size != 0;
+}
+
 } // namespace texpr::detail
 
 namespace texpr {
@@ -5401,11 +5680,31 @@ inline void report_line(std::string& out, std::size_t depth, const std::string& 
 }
 
 template <class Backend, class N>
-void report_node(const N& n, std::size_t depth, std::string& out, report_state& st, bool in_epilogue = false);
+void report_node(const N& n, std::size_t depth, std::string& out, report_state& st, bool root = true, bool in_epilogue = false);
 
-// in_epilogue: n is below the root of a fused GEMM epilogue (it runs inside that root's kernel).
+/// Whether the operands of node n are each evaluated into memory of their own (so an elementwise operand over a
+/// matmul can run as that GEMM's epilogue), as evaluation does: the operands of matmuls, composites, sum_to,
+/// layouts and concatenations along axis 0 (slices of a contiguous result along another axis are strided). An
+/// elementwise node's operands are fused into it, and a reduction reads its operand fused.
+template <class N> bool operands_are_roots(const N& n) {
+  using Op = typename N::op_type;
+  constexpr op::kind k = kind_of_v<N>;
+  if constexpr (k == op::kind::layout) {
+    return true;
+  } else if constexpr (k == op::kind::computed) {
+    if constexpr (std::is_same_v<Op, op::sum_to> || is_matmul_node_v<N>) return true;
+    else if constexpr (requires { n.axes(); }) return false;  // a reduction: its operand is read fused
+    else if constexpr (requires { n.axis(); } && requires { n.offset(std::size_t{0}); }) return n.axis() == 0;  // concat
+    else return true;  // composites: operands evaluated once into memory
+  } else {
+    return false;
+  }
+}
+
+// root: n is evaluated into a destination of its own (not fused into its parent). in_epilogue: n is below the
+// root of a fused GEMM epilogue (it runs inside that root's kernel).
 template <class Backend, class N>
-void report_node(const N& n, std::size_t depth, std::string& out, report_state& st, bool in_epilogue) {
+void report_node(const N& n, std::size_t depth, std::string& out, report_state& st, bool root, bool in_epilogue) {
   using Op = typename N::op_type;
   using T = typename N::kernel_dtype;
   constexpr op::kind k = op::category_v<Op>;
@@ -5427,12 +5726,20 @@ void report_node(const N& n, std::size_t depth, std::string& out, report_state& 
   } else {
     std::string how;
     bool epilogue_below = false;
+    bool handled = false;
     if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, Backend> && has_kernel<Op, T, Backend>) {
-      how = in_epilogue ? std::string("(part of the epilogue above)")
-                        : std::string(fused_epilogue<Backend>::impl::name) + ": this tree, in its matmul's output tiles";
-      epilogue_below = true;
+      // The same decision as evaluation's (evaluate_checked): a root whose product is not broadcast.
+      if (in_epilogue || (root && epilogue_fits(n))) {
+        how = in_epilogue ? std::string("(part of the epilogue above)")
+                          : std::string(fused_epilogue<Backend>::impl::name) + ": this tree, in its matmul's output tiles";
+        epilogue_below = true;
+        handled = true;
+      }
+    }
+    if (handled) {
     } else if constexpr (has_kernel<Op, T, Backend>) {
-      how = std::string(kernel<Op, T, Backend>::name);
+      how = passes_through(n) ? std::string("none: reduces no axis, its operand is the result")
+                              : std::string(kernel<Op, T, Backend>::name);
       if (in_epilogue && is_matmul_node_v<N>) how += " (runs the epilogue above)";
       if constexpr (k == op::kind::layout) {
         using C = tuple_element_t<0, std::remove_cvref_t<decltype(n.operands())>>;
@@ -5445,10 +5752,11 @@ void report_node(const N& n, std::size_t depth, std::string& out, report_state& 
       how = "ERROR: no kernel (evaluation would not compile)";
     }
     report_line(out, depth, op_label<Op>(), dtype_name_v<T>, to_string(n.shape()), Backend::name, how);
-    for_each_operand(n, [&](const auto& c) { report_node<Backend>(c, depth + 1, out, st, epilogue_below); });
+    const bool roots = operands_are_roots(n) || passes_through(n);
+    for_each_operand(n, [&](const auto& c) { report_node<Backend>(c, depth + 1, out, st, roots && !epilogue_below, epilogue_below); });
     return;
   }
-  for_each_operand(n, [&](const auto& c) { report_node<Backend>(c, depth + 1, out, st); });
+  for_each_operand(n, [&](const auto& c) { report_node<Backend>(c, depth + 1, out, st, operands_are_roots(n)); });
 }
 
 /// The report's column headings.
@@ -6111,7 +6419,13 @@ template <class N, class T, std::size_t R, class B> bool needs_buffer(const view
 /// Copies (or fills) dest from a fused accessor through the backend's copy kernel.
 template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx);
 
+/// Records in the live tx::kernel_log (if any) that implementation Impl ran a node of op Op, dtype T, on B.
+template <class Impl, class Op, class T, class B> void log_kernel_run() {
+  if (kernel_log::active()) kernel_log::record_kernel(Impl::name, op_label<Op>(), dtype_name_v<T>, B::name);
+}
+
 template <class T, std::size_t R, class B, class Acc> void assign_accessor(const view<T, R, B>& dest, const Acc& acc, context<B>& ctx) {
+  log_kernel_run<kernel<op::copy, T, B>, op::copy, T, B>();
   kernel<op::copy, T, B>::assign(dest, acc, ctx);
 }
 
@@ -6134,27 +6448,49 @@ template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate
   if (n.shape() != dest.shape())
     throw shape_error("texpr: cannot assign an expression of shape " + to_string(n.shape()) +
                       " to a destination of shape " + to_string(dest.shape()));
+  if constexpr (requires { n.passes_through(); }) {
+    if constexpr (std::is_same_v<typename std::remove_cvref_t<decltype(n.child())>::value_type, T> &&
+                  std::remove_cvref_t<decltype(n.child())>::rank == R) {
+      if (passes_through(n)) {  // nothing to reduce: the operand is the result
+        evaluate_into(dest, n.child(), ctx);
+        return;
+      }
+    }
+  }
   if (needs_buffer(dest, n, ctx)) {
     auto& tmp = temporary<T, R, B>(dest.shape(), ctx);
     evaluate_into(tmp.view(), n, ctx);
     const auto tv = std::as_const(tmp).view();
     const auto acc = make_strided_accessor(memory_source<T>{tv.data()}, tv.shape(), tv.strides(), dest.shape());
     // An elementwise node copies back with its own implementation, so a user op on a user dtype needs no copy row.
-    if constexpr (kind_of_v<N> == op::kind::elementwise) kernel<typename N::op_type, typename N::kernel_dtype, B>::assign(dest, acc, ctx);
-    else assign_accessor(dest, acc, ctx);
+    if constexpr (kind_of_v<N> == op::kind::elementwise) {
+      using K = kernel<typename N::op_type, typename N::kernel_dtype, B>;
+      log_kernel_run<K, typename N::op_type, typename N::kernel_dtype, B>();
+      K::assign(dest, acc, ctx);
+    } else {
+      assign_accessor(dest, acc, ctx);
+    }
     return;
   }
   using Op = typename N::op_type;
+  using K = kernel<Op, typename N::kernel_dtype, B>;
   constexpr op::kind k = kind_of_v<N>;
   if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, B>) {
-    if (fused_epilogue<B>::impl::run(n, dest, ctx)) return;  // else (broadcast product, overlap): separate passes
+    if (fused_epilogue<B>::impl::run(n, dest, ctx)) {
+      log_kernel_run<typename fused_epilogue<B>::impl, Op, typename N::kernel_dtype, B>();
+      return;
+    }  // else (broadcast product, overlap): separate passes
   }
-  if constexpr (k == op::kind::elementwise || k == op::kind::generator)
-    kernel<Op, typename N::kernel_dtype, B>::assign(dest, read(n, dest.shape(), ctx), ctx);
-  else if constexpr (k == op::kind::computed)
-    kernel<Op, typename N::kernel_dtype, B>::run(n, dest, ctx);
-  else
+  if constexpr (k == op::kind::elementwise || k == op::kind::generator) {
+    auto acc = read(n, dest.shape(), ctx);  // materialises computed operands first: they are logged before this node
+    log_kernel_run<K, Op, typename N::kernel_dtype, B>();
+    K::assign(dest, acc, ctx);
+  } else if constexpr (k == op::kind::computed) {
+    K::run(n, dest, ctx);
+    log_kernel_run<K, Op, typename N::kernel_dtype, B>();  // after the operands it materialised: post-order
+  } else {
     assign_accessor(dest, read(n, dest.shape(), ctx), ctx);  // memory, constants, layouts: a copy
+  }
 }
 
 } // namespace texpr::detail
@@ -6385,7 +6721,7 @@ inline std::atomic<int>& requested_threads() {
 inline thread_local bool in_pool_task = false;
 
 // Waits briefly for a condition by polling, before a caller falls back to sleeping: waking a sleeping thread
-// through the kernel costs 10-50 us on a VM, as much as a whole 64-row GEMM (issue 14), and the host backend runs
+// through the kernel costs 10-50 us on a VM, as much as a whole 64-row GEMM, and the host backend runs
 // many short parallel loops back to back. Returns whether cond() became true within about `us` microseconds.
 template <class Cond> bool spin_until(Cond&& cond, int us) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
@@ -7401,8 +7737,8 @@ template <class T, std::size_t R, class Acc> struct block_pass {
 
 template <class N, class T, std::size_t R>
 bool gemm_epilogue::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  if (!detail::epilogue_fits(n) || !dest.is_contiguous()) return false;
   const auto& mm = detail::epilogue_matmul(n);
-  if (mm.shape() != dest.shape() || !dest.is_contiguous() || dest.size() == 0) return false;
   detail_epilogue::any_overlap check{detail::describe_memory(dest.data(), dest.shape(), dest.strides())};
   detail::for_each_memory(n, ctx, true, check);
   if (check.found) return false;
@@ -8163,13 +8499,7 @@ void pairwise_reduce::run(const N& n, const view<T, R, host>& dest, context<host
                         to_string(in_shape) + ") has no identity");
   }
   const int count = n.reduced_count();
-  if (count == 0) {
-    // Nothing to reduce (sum_to of a gradient that was not broadcast): the operand is the result.
-    if constexpr (R == RC && std::is_same_v<T, KT>) {
-      detail::evaluate_into(dest, n.child(), ctx);
-      return;
-    }
-  }
+  // (a reduction that reduces nothing never gets here: evaluation takes its operand as the result)
   // sum_to (a gradient summed over broadcast axes) reads its operand from memory, so every sum_to of a dtype and
   // rank shares one reduction instantiation; the other reductions read their operand fused.
   const auto operand = [&] {
@@ -8297,9 +8627,12 @@ template <class Op> struct gradient_rule;
 namespace detail {
 template <class Op> concept has_gradient_rule = requires { sizeof(gradient_rule<Op>); };
 
-/// Bits of gradient_rule<Op>::uses<I> (a rule that states nothing reads everything).
-template <class Op, std::size_t I> constexpr unsigned rule_uses() {
-  if constexpr (requires { gradient_rule<Op>::template uses<I>; }) return gradient_rule<Op>::template uses<I>;
+/// Bits of what gradient_rule<Op> reads for operand I of node N: its uses_of<N, I> where it depends on the node's
+/// operand types, else its uses<I> (a rule that states nothing reads everything).
+template <class Op, std::size_t I, class N = void> constexpr unsigned rule_uses() {
+  if constexpr (!std::is_void_v<N> && requires { gradient_rule<Op>::template uses_of<N, I>; })
+    return gradient_rule<Op>::template uses_of<N, I>;
+  else if constexpr (requires { gradient_rule<Op>::template uses<I>; }) return gradient_rule<Op>::template uses<I>;
   else return ~0u;
 }
 inline constexpr unsigned uses_out = 1;  ///< uses<I> bit: the op's result.
@@ -8419,13 +8752,32 @@ template <> struct gradient_rule<op::pow> {
 };
 /// d elu(x, alpha) = g for x > 0, g (out + alpha) otherwise (e^x read from the result, not recomputed).
 template <> struct gradient_rule<op::elu> {
-  static constexpr std::string_view derivative = "dx = g * where(x > 0, 1, out + alpha), dalpha = g * where(x > 0, 0, out / alpha)";
+  static constexpr std::string_view derivative =
+      "dx = g * where(out > 0, 1, out + alpha) for a constant alpha >= 0, else g * where(x > 0, 1, out + alpha); "
+      "dalpha = g * where(x > 0, 0, out / alpha)";
   template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0) | detail::uses_operand(1);
+  /// With a constant alpha (tx::elu(x), tx::elu(x, 0.5)), dx reads the result only: x need not be kept, so
+  /// elu(x w + b) is computed and saved as one value (one GEMM epilogue on the host, one fused pass on cuda).
+  template <class N, std::size_t I>
+  static constexpr unsigned uses_of =
+      I == 0 && detail::is_constant_node<detail::tuple_element_t<1, std::remove_cvref_t<decltype(std::declval<const N&>().operands())>>>::value
+          ? detail::uses_out
+          : uses<I>;
   template <std::size_t I, class N, class G, class Out, class X, class Alpha>
   static auto partial(const N&, const G& g, const Out& out, const X& x, const Alpha& alpha) {
     // g appears once: a rule that repeats it duplicates everything below it in the fused gradient.
-    if constexpr (I == 0) return g * where(x > 0, 1, out + alpha);
-    else return g * where(x > 0, 0, out / alpha);
+    if constexpr (I == 0 && detail::is_constant_node<Alpha>::value) {
+      // x > 0 exactly where out > 0 when alpha >= 0 (for alpha < 0, elu(x) > 0 for x < 0 too).
+      if (alpha.value() < 0)
+        throw std::domain_error("texpr: tx::grad of elu with a negative alpha is not supported (its gradient is "
+                                "computed from the result, which needs alpha >= 0)");
+      (void)x;
+      return g * where(out > 0, 1, out + alpha);
+    } else if constexpr (I == 0) {
+      return g * where(x > 0, 1, out + alpha);
+    } else {
+      return g * where(x > 0, 0, out / alpha);
+    }
   }
 };
 /// d(-x) = -g.
@@ -8730,6 +9082,9 @@ template <> struct gradient_rule<op::matmul> {
     } else if constexpr (NB::rank == 1) {  // (..., m, k) x (k) -> (..., m)
       if constexpr (I == 0) return sum_to(matmul(unsqueeze(g, -1), unsqueeze(b, -2)), as);
       else return sum_to(squeeze(matmul(transpose(a), unsqueeze(g, -1)), -1), bs);
+    } else if constexpr (NA::rank == 2 && NB::rank == 2) {  // no batch dimensions: nothing to sum
+      if constexpr (I == 0) return matmul(g, transpose(b));
+      else return matmul(transpose(a), g);
     } else {
       if constexpr (I == 0) return sum_to(matmul(g, transpose(b)), as);
       else return sum_to(matmul(transpose(a), g), bs);
@@ -8865,8 +9220,22 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
 
   view<const T, R, B> get(context<B>& ctx) override {
     if constexpr (graph_check<Node, B>::ok && (CudaCompiler || !std::is_same_v<B, cuda>)) {
-      if (context_ == ctx.id)
+      if constexpr (requires { node_.passes_through(); }) {
+        using C = std::remove_cvref_t<decltype(node_.child())>;
+        if constexpr (kind_of_v<C> == op::kind::memory && std::is_same_v<typename C::value_type, T> && C::rank == R)
+          if (passes_through(node_)) return materialize(node_.child(), ctx);  // the operand's memory is the value
+      }
+      if (context_ == ctx.id) {
+        if (bound_) return *bind_dest_;
         if (auto cached = cache_.lock()) return std::as_const(*static_cast<tensor<T, R, B>*>(cached.get())).view();
+      }
+      if (bind_context_ == ctx.id && bind_dest_) {
+        evaluate_into(*bind_dest_, node_, ctx);
+        context_ = ctx.id;
+        bound_ = true;
+        return *bind_dest_;
+      }
+      bound_ = false;
       auto t = std::make_shared<tensor<T, R, B>>();
       t->allocate_uninitialized(node_.shape(), ctx.stream);
       evaluate_into(t->view(), node_, ctx);
@@ -8878,12 +9247,24 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
       throw std::logic_error("texpr: a saved value that cannot be evaluated here was evaluated");
     }
   }
+  bool bind(context<B>& ctx, const view<T, R, B>& dest) override {
+    if (context_ == ctx.id || !dest.is_contiguous() || dest.shape() != node_.shape()) return false;
+    if constexpr (requires { node_.passes_through(); }) {
+      if (passes_through(node_)) return false;  // its value is its operand's memory
+    }
+    bind_context_ = ctx.id;
+    bind_dest_.emplace(dest);  // (a view's operator= writes elements; this rebinds)
+    return true;
+  }
   void report(std::string& out, std::size_t depth, report_state& st) const override {
     report_node<B>(node_, depth, out, st);
   }
 
  private:
   Node node_;
+  std::optional<view<T, R, B>> bind_dest_;  // where bind() asked the value of context bind_context_ to go
+  std::uint64_t bind_context_ = 0;
+  bool bound_ = false;
   std::weak_ptr<void> cache_;
   std::uint64_t context_ = 0;
 };
@@ -8941,7 +9322,7 @@ template <class N, class Tags, class Children = typename N::children> struct bac
 template <class N, class Tags, class... C> struct backward_reads<N, Tags, type_list<C...>> {
   template <std::size_t... I> static constexpr unsigned bits(std::index_sequence<I...>) {
     unsigned b = 0;
-    ((b |= contains_any_param_v<C, Tags> ? rule_uses<typename N::op_type, I>() : 0u), ...);
+    ((b |= contains_any_param_v<C, Tags> ? rule_uses<typename N::op_type, I, N>() : 0u), ...);
     return b;
   }
   /// What the rules of N read for the operands that lead to a parameter (uses_out / uses_operand bits).
@@ -8963,21 +9344,46 @@ struct gradient_failed {};
 template <class G> inline constexpr bool is_failed_v = std::is_same_v<std::remove_cvref_t<G>, gradient_failed>;
 template <class G> inline constexpr bool is_no_gradient_v = std::is_same_v<std::remove_cvref_t<G>, no_gradient>;
 
-/// Builds the forward proxies and gradient graphs of one call, for the parameters with tags Tags.
+/// Index of Tag in the type_list Tags.
+template <class Tag, class Tags> struct tag_index;
+template <class Tag, class... T> struct tag_index<Tag, type_list<T...>> {
+  static constexpr std::size_t value = [] {
+    constexpr bool same[] = {std::is_same_v<Tag, T>...};
+    for (std::size_t i = 0; i != sizeof...(T); ++i)
+      if (same[i]) return i;
+    return sizeof...(T);
+  }();
+};
+
+/// Sum of two contributions to one parameter's gradient (either may be absent or failed).
+template <class X, class Y> auto add_contributions(X x, Y y) {
+  if constexpr (is_failed_v<X> || is_failed_v<Y>) return gradient_failed{};
+  else if constexpr (is_no_gradient_v<X>) return y;
+  else if constexpr (is_no_gradient_v<Y>) return x;
+  else return std::move(x) + std::move(y);
+}
+
+/// Builds the forward proxies and the gradient graphs of one call for the parameters with tags Tags, in one
+/// reverse walk: back(n, g) returns every parameter's contribution from n's subtree at once (a tuple with one
+/// member per tag, no_gradient where the subtree does not hold that parameter), so the walk is instantiated once
+/// per forward node whatever the number of parameters.
 template <class Tags> struct gradient_builder {
+  static constexpr std::size_t params = Tags::size;
   tape& t;
-  const void* param_tensor = nullptr;  // the walk's parameter, to reject two tensors marked with one tag
+  std::array<const void*, (params > 0 ? params : 1)> param_tensors{};  // each tag's tensor, to reject two under one tag
 
   /// The forward value of n as the gradient graphs read it: leaves as they are; a node the backward pass reads
-  /// (Needed), or a computed node (reduction, matmul), or one whose own rule reads its result, saved; any other
-  /// node rebuilt over its operands' proxies (fused into whatever reads it).
+  /// (Needed), or one whose own rule reads its result, saved; any other node rebuilt over its operands' proxies.
+  /// A proxy that is not saved is read only inside the computation of the saved value above it (a rule that reads
+  /// a value makes it Needed), so it is evaluated once, fused there: elu(x w + b) is one saved value, one GEMM
+  /// with its epilogue, and the product x w is never kept.
   template <bool Needed, class N> TEXPR_NOINLINE auto fwd(const N& n) {
     constexpr op::kind k = kind_of_v<N>;
     if constexpr (k == op::kind::memory || k == op::kind::constant || k == op::kind::generator) {
       return n;
     } else {
       auto rebuilt = rebuild(n, std::make_index_sequence<N::children::size>{});
-      constexpr bool save = Needed || k == op::kind::computed || (contains_any_param_v<N, Tags> && reads_out_v<N, Tags>);
+      constexpr bool save = Needed || (contains_any_param_v<N, Tags> && reads_out_v<N, Tags>);
       if constexpr (save) return t.save(n, tape::kind::value, std::move(rebuilt));
       else return rebuilt;
     }
@@ -8987,70 +9393,101 @@ template <class Tags> struct gradient_builder {
     return n.with_operands(fwd<reads_operand_v<N, Tags, J>>(get<J>(n.operands()))...);
   }
 
-  /// The contribution of node n's subtree to the gradient of parameter Tag, given the gradient g flowing into n.
-  template <class Tag, class N, class G> TEXPR_NOINLINE auto back(const N& n, const G& g) {
+  /// Every parameter's contribution: no_gradient for each.
+  static auto none() { return none_impl(std::make_index_sequence<params>{}); }
+  template <std::size_t... I> static auto none_impl(std::index_sequence<I...>) {
+    return make_tuple(((void)I, no_gradient{})...);
+  }
+  /// Every parameter's contribution failed (a diagnostic fired).
+  static auto failed() { return failed_impl(std::make_index_sequence<params>{}); }
+  template <std::size_t... I> static auto failed_impl(std::index_sequence<I...>) {
+    return make_tuple(((void)I, gradient_failed{})...);
+  }
+  /// g for the parameters tagged Tag, nothing for the others.
+  template <class Tag, class G, class... T, std::size_t... I> static auto only(const G& g, type_list<T...>, std::index_sequence<I...>) {
+    return make_tuple([&] {
+      if constexpr (std::is_same_v<T, Tag>) return g;
+      else return no_gradient{};
+    }()...);
+  }
+  /// The member-wise sum of two contribution tuples.
+  template <class X, class Y, std::size_t... I> static auto add_tuples(const X& x, const Y& y, std::index_sequence<I...>) {
+    return make_tuple(add_contributions(get<I>(x), get<I>(y))...);
+  }
+  template <class X> static X add_all(X x) { return x; }
+  template <class X, class Y, class... Rest> static auto add_all(const X& x, const Y& y, const Rest&... rest) {
+    return add_all(add_tuples(x, y, std::make_index_sequence<params>{}), rest...);
+  }
+
+  /// Whether the gradient g flowing into n is saved (computed once, read as memory by every branch below n):
+  /// when n is computed (its rules read g more than once, or it feeds several parameters), or when n fans out to
+  /// several operands that lead to parameters and g is itself computed (a leaf or constant is already shared).
+  template <class N, class G> static constexpr bool save_gradient() {
+    if constexpr (std::is_same_v<typename G::backend, any_backend> || kind_of_v<G> == op::kind::memory ||
+                  kind_of_v<G> == op::kind::constant) {
+      return false;
+    } else {
+      return kind_of_v<N> == op::kind::computed || (fan_out<N>() > 1);
+    }
+  }
+  template <class N> static constexpr std::size_t fan_out() { return fan_out_impl<N>(typename N::children{}); }
+  template <class N, class... C> static constexpr std::size_t fan_out_impl(type_list<C...>) {
+    return (std::size_t{0} + ... + std::size_t{contains_any_param_v<C, Tags>});
+  }
+
+  /// The contributions of node n's subtree to every parameter's gradient, given the gradient g flowing into n.
+  template <class N, class G> TEXPR_NOINLINE auto back(const N& n, const G& g) {
     using Op = typename N::op_type;
-    if constexpr (!contains_any_param_v<N, type_list<Tag>>) {
-      return no_gradient{};
+    if constexpr (!contains_any_param_v<N, Tags>) {
+      return none();
     } else if constexpr (parameter<N>) {
-      if (static_cast<const void*>(&n.get()) != param_tensor)
+      constexpr std::size_t p = tag_index<typename N::param_tag, Tags>::value;
+      if (static_cast<const void*>(&n.get()) != param_tensors[p])
         throw std::invalid_argument("texpr: two different tensors are marked as the same parameter (one tag); give "
                                     "each parameter its own tag type");
-      return g;
+      return only<typename N::param_tag>(g, Tags{}, std::make_index_sequence<params>{});
     } else if constexpr (!has_gradient_rule<Op>) {
       (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<typename N::kernel_dtype>>);
-      return gradient_failed{};
+      return failed();
+    } else if constexpr (save_gradient<N, G>()) {
+      auto gs = t.save(n, tape::kind::gradient, g);
+      return back_operands(n, gs, std::make_index_sequence<N::children::size>{});
     } else {
-      // The gradient into a computed node is saved: every parameter's walk below reads it, computed once.
-      if constexpr (kind_of_v<N> == op::kind::computed && !std::is_same_v<typename G::backend, any_backend>) {
-        auto gs = t.save(n, tape::kind::gradient, g);
-        return back_operands<Tag>(n, gs, std::make_index_sequence<N::children::size>{});
-      } else {
-        return back_operands<Tag>(n, g, std::make_index_sequence<N::children::size>{});
-      }
+      return back_operands(n, g, std::make_index_sequence<N::children::size>{});
     }
   }
 
-  template <class Tag, class N, class G, std::size_t... J> auto back_operands(const N& n, const G& g, std::index_sequence<J...> js) {
-    return add_all(back_operand<Tag, J>(n, g, js)...);
+  template <class N, class G, std::size_t... J> auto back_operands(const N& n, const G& g, std::index_sequence<J...> js) {
+    return add_all(back_operand<J>(n, g, js)...);
   }
 
-  template <class Tag, std::size_t I, class N, class G, std::size_t... J>
+  template <std::size_t I, class N, class G, std::size_t... J>
   TEXPR_NOINLINE auto back_operand(const N& n, const G& g, std::index_sequence<J...>) {
     using Op = typename N::op_type;
     using C = tuple_element_t<I, std::remove_cvref_t<decltype(n.operands())>>;
-    if constexpr (!contains_any_param_v<C, type_list<Tag>>) {
-      return no_gradient{};
+    if constexpr (!contains_any_param_v<C, Tags>) {
+      return none();
     } else {
       auto out = [&] {
-        if constexpr ((rule_uses<Op, I>() & uses_out) != 0) return fwd<true>(n);
+        if constexpr ((rule_uses<Op, I, N>() & uses_out) != 0) return fwd<true>(n);
         else return no_gradient{};  // unused by the rule
       }();
       auto local = gradient_rule<Op>::template partial<I>(n, g, out, fwd<reads_operand_v<N, Tags, J>>(get<J>(n.operands()))...);
-      return flow<Tag>(get<I>(n.operands()), std::move(local));
+      return flow(get<I>(n.operands()), std::move(local));
     }
   }
 
   /// Sends a rule's contribution into operand c: elementwise operands and leaves take it as it is (it may still be
   /// broadcast beyond c's shape; the final sum_to sums it once); other nodes get exactly their shape.
-  template <class Tag, class C, class L> auto flow(const C& c, L local) {
-    if constexpr (is_failed_v<L>) return gradient_failed{};
-    else if constexpr (is_no_gradient_v<L>) return no_gradient{};
-    else if constexpr (kind_of_v<C> == op::kind::elementwise || kind_of_v<C> == op::kind::memory) return back<Tag>(c, local);
-    else return back<Tag>(c, sum_to(std::move(local), c.shape()));
+  template <class C, class L> auto flow(const C& c, L local) {
+    if constexpr (is_failed_v<L>) return failed();
+    else if constexpr (is_no_gradient_v<L>) return none();
+    else if constexpr (kind_of_v<C> == op::kind::elementwise || kind_of_v<C> == op::kind::memory) return back(c, local);
+    else return back(c, sum_to(std::move(local), c.shape()));
   }
 
-  static no_gradient add_all() { return {}; }
-  template <class X, class... Rest> static auto add_all(X x, Rest... rest) {
-    auto r = add_all(std::move(rest)...);
-    if constexpr (is_failed_v<X> || is_failed_v<decltype(r)>) return gradient_failed{};
-    else if constexpr (is_no_gradient_v<X>) return r;
-    else if constexpr (is_no_gradient_v<decltype(r)>) return x;
-    else return std::move(x) + std::move(r);
-  }
-
-  /// The gradient graph of loss with respect to parameter p: every occurrence's contribution, summed to p's shape.
-  template <class Loss, class P> auto gradient_graph(const Loss& loss, const P& p) {
+  /// The gradient graph of parameter p (the I-th) from its summed contribution.
+  template <std::size_t I, class Loss, class P, class G> auto gradient_graph(const P& p, G contribution) {
     using Tag = typename P::param_tag;
     using T = typename Loss::value_type;
     // After a diagnostic, a zero graph of the right type keeps the user's code from piling up more errors.
@@ -9058,24 +9495,32 @@ template <class Tags> struct gradient_builder {
     if constexpr (!contains_any_param_v<Loss, type_list<Tag>>) {
       (void)sizeof(diagnostic::loss_does_not_depend_on<Tag>);
       return placeholder();
+    } else if constexpr (is_failed_v<G>) {
+      return placeholder();
+    } else if constexpr (is_no_gradient_v<G>) {
+      (void)sizeof(diagnostic::loss_not_differentiable_in<Tag>);
+      return placeholder();
+    } else if constexpr (std::is_same_v<typename G::backend, any_backend>) {
+      // Constants only (the gradient of sum(p) is 1 everywhere): place them on the parameter's backend.
+      return sum_to(std::move(contribution) + constant_expr<T, P::rank, typename P::backend>(T(0), p.shape()), p.shape());
+    } else if constexpr (is_sum_to_v<G> && G::rank == P::rank) {
+      return contribution;  // a rule already summed it to the parameter's shape
     } else {
-      param_tensor = &p.get();
-      auto contribution = back<Tag>(loss, make_scalar<T>(1));
-      using G = decltype(contribution);
-      if constexpr (is_failed_v<G>) {
-        return placeholder();
-      } else if constexpr (is_no_gradient_v<G>) {
-        (void)sizeof(diagnostic::loss_not_differentiable_in<Tag>);
-        return placeholder();
-      } else if constexpr (std::is_same_v<typename G::backend, any_backend>) {
-        // Constants only (the gradient of sum(p) is 1 everywhere): place them on the parameter's backend.
-        return sum_to(std::move(contribution) + constant_expr<T, P::rank, typename P::backend>(T(0), p.shape()), p.shape());
-      } else if constexpr (is_sum_to_v<G> && G::rank == P::rank) {
-        return contribution;  // a rule already summed it to the parameter's shape
-      } else {
-        return sum_to(std::move(contribution), p.shape());
-      }
+      return sum_to(std::move(contribution), p.shape());
     }
+  }
+
+  /// Every parameter's gradient graph, in the order of params, from one reverse walk of loss.
+  template <class Loss, class... P> auto gradient_graphs(const Loss& loss, const P&... ps) {
+    std::size_t i = 0;
+    ((param_tensors[i++] = static_cast<const void*>(&ps.get())), ...);
+    using T = typename Loss::value_type;
+    auto all = back(loss, make_scalar<T>(1));
+    return graphs_of(loss, all, std::index_sequence_for<P...>{}, ps...);
+  }
+  template <class Loss, class All, std::size_t... I, class... P>
+  auto graphs_of(const Loss&, const All& all, std::index_sequence<I...>, const P&... ps) {
+    return std::tuple{gradient_graph<I, Loss>(ps, get<I>(all))...};
   }
 };
 
@@ -9095,6 +9540,13 @@ template <class E, class B> auto eval_in(const E& e, context<B>& ctx) {
   using N = decltype(n);
   tensor<typename N::value_type, N::rank, B> out;
   out.allocate_uninitialized(n.shape(), ctx.stream);
+  if constexpr (is_saved_v<N> && std::is_same_v<typename N::backend, B>) {
+    // A graph that is a saved value (the loss of value_and_grad) is computed straight into its result.
+    if (n.get_slot().bind(ctx, out.view())) {
+      (void)n.storage(ctx);
+      return out;
+    }
+  }
   evaluate_into(out.view(), n, ctx);
   return out;
 }
@@ -9116,7 +9568,7 @@ template <operand Loss, parameter... P> auto grad(const Loss& loss, const P&... 
   if constexpr (detail::check_loss<Loss>()) {
     detail::tape t;
     detail::gradient_builder<detail::type_list<typename P::param_tag...>> b{t};
-    return std::tuple{b.gradient_graph(loss, params)...};
+    return b.gradient_graphs(loss, params...);
   }
 }
 
@@ -9127,7 +9579,7 @@ template <operand Loss, parameter... P> auto value_and_grad(const Loss& loss, co
     detail::tape t;
     detail::gradient_builder<detail::type_list<typename P::param_tag...>> b{t};
     auto value = b.template fwd<true>(loss);
-    return std::tuple{std::move(value), b.gradient_graph(loss, params)...};
+    return std::tuple_cat(std::tuple{std::move(value)}, b.gradient_graphs(loss, params...));
   }
 }
 
@@ -9181,6 +9633,8 @@ concept all_run_on = detail::all_run_on_impl<std::remove_cvref_t<Tuple>, Backend
 #if defined(__CUDACC__)
 
 #include <cuda_runtime.h>
+
+#include <unordered_map>
 
 // ---- begin texpr/backend/cuda/error.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_ERROR_HPP
@@ -9268,20 +9722,159 @@ inline void keep_pool_memory() {
   done.fetch_or(bit, std::memory_order_relaxed);
 }
 
-/// Device memory from the current device's stream-ordered pool; every operation is enqueued on `stream`.
+/// Released device blocks kept for reuse, per (device, stream) and size class, like PyTorch's caching allocator:
+/// a training step allocates the same temporaries every iteration, and each cudaMallocAsync is a driver call (and
+/// would be an allocation inside a CUDA graph capture). A block is reused only by an allocation on the stream that
+/// released it, where stream order makes the reuse safe without events. Bounded by TEXPR_CUDA_CACHE_MB (default
+/// 4096); beyond it released blocks go back to the driver's pool.
+class device_block_cache {
+ public:
+  static device_block_cache& instance() {
+    static device_block_cache* cache = new device_block_cache;  // never destroyed: tensors may release at exit
+    return *cache;
+  }
+  device_block_cache(const device_block_cache&) = delete;
+  device_block_cache& operator=(const device_block_cache&) = delete;
+
+  /// Bytes reserved for a request: 512-byte multiples below 1 MiB, then eighths of a power of two.
+  static std::size_t size_class(std::size_t bytes) {
+    constexpr std::size_t small = std::size_t(1) << 20;
+    if (bytes < small) return (bytes + 511) / 512 * 512;
+    std::size_t p = small;
+    while (p * 2 <= bytes) p *= 2;
+    const std::size_t step = p / 8;
+    return (bytes + step - 1) / step * step;
+  }
+
+  /// A block of at least `bytes` usable in stream order on `stream`; nullptr when none is cached.
+  void* take(int device, stream_t stream, std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t i = 0; i != free_.size(); ++i) {
+      const block& b = free_[i];
+      if (b.bytes == bytes && b.stream == stream && b.device == device) {
+        void* p = b.p;
+        cached_ -= bytes;
+        free_[i] = free_.back();
+        free_.pop_back();
+        return p;
+      }
+    }
+    return nullptr;
+  }
+  /// Keeps a released block; false (the caller frees it) when the cache is full.
+  bool give(int device, stream_t stream, void* p, std::size_t bytes) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (cached_ + bytes > limit_ || free_.size() >= max_blocks) return false;
+    try {
+      free_.push_back({p, bytes, stream, device});
+    } catch (...) {
+      return false;
+    }
+    cached_ += bytes;
+    return true;
+  }
+  /// Remembers the class size of a live block (release is not told it).
+  void note(void* p, std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    sizes_[p] = bytes;
+  }
+  /// The class size of live block p (0 if texpr did not allocate it), forgetting it.
+  std::size_t forget(void* p) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = sizes_.find(p);
+    if (it == sizes_.end()) return 0;
+    const std::size_t n = it->second;
+    sizes_.erase(it);
+    return n;
+  }
+  /// Hands every cached block back to the driver (each freed on the stream that released it).
+  void release_all() noexcept {
+    std::vector<block> blocks;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      blocks.swap(free_);
+      cached_ = 0;
+    }
+    int dev = 0;
+    const bool have_dev = cudaGetDevice(&dev) == cudaSuccess;
+    for (const block& b : blocks) {
+      if (have_dev && b.device != dev) (void)cudaSetDevice(b.device);
+      if (cudaFreeAsync(b.p, b.stream) != cudaSuccess) (void)cudaGetLastError();
+      if (have_dev && b.device != dev) (void)cudaSetDevice(dev);
+    }
+  }
+  /// Bytes held by the cache now.
+  std::size_t cached_bytes() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return cached_;
+  }
+
+ private:
+  static constexpr std::size_t max_blocks = 4096;
+  device_block_cache() {
+    std::size_t mb = 4096;
+    if (const char* env = std::getenv("TEXPR_CUDA_CACHE_MB")) {
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(env, &end, 10);
+      if (end != env && *end == '\0' && env[0] >= '0' && env[0] <= '9' && v <= (std::size_t(1) << 24)) mb = v;
+      else std::fprintf(stderr, "texpr: ignoring TEXPR_CUDA_CACHE_MB='%s' (not a whole number of MiB up to 2^24)\n", env);
+    }
+    limit_ = mb << 20;
+  }
+  struct block {
+    void* p;
+    std::size_t bytes;
+    stream_t stream;
+    int device;
+  };
+  std::mutex mutex_;
+  std::vector<block> free_;
+  std::unordered_map<void*, std::size_t> sizes_;
+  std::size_t cached_ = 0, limit_ = 0;
+};
+
+/// Device memory from the current device's stream-ordered pool through texpr's block cache; every operation is
+/// enqueued on `stream`.
 template <> struct memory<cuda> {
-  /// Enqueues an allocation; out of memory throws cuda_error and changes nothing else.
+  /// Enqueues an allocation; out of memory (after handing the cache back) throws cuda_error and changes nothing
+  /// else.
   static void* allocate(std::size_t bytes, stream_t stream) {
     if (bytes == 0) return nullptr;
     keep_pool_memory();
-    void* p = nullptr;
-    TEXPR_CUDA_CHECK(cudaMallocAsync(&p, bytes, stream));
+    int dev = 0;
+    TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
+    auto& cache = device_block_cache::instance();
+    const std::size_t total = device_block_cache::size_class(bytes);
+    void* p = cache.take(dev, stream, total);
+    if (!p) {
+      cudaError_t e = cudaMallocAsync(&p, total, stream);
+      if (e == cudaErrorMemoryAllocation) {  // the cache may hold what is missing: give it back and retry once
+        (void)cudaGetLastError();
+        cache.release_all();
+        TEXPR_CUDA_CHECK(cudaDeviceSynchronize());
+        kernel_log::record_sync();
+        e = cudaMallocAsync(&p, total, stream);
+      }
+      TEXPR_CUDA_CHECK(e);
+      kernel_log::record_allocation(total);
+    }
+    try {
+      cache.note(p, total);
+    } catch (...) {
+      if (cudaFreeAsync(p, stream) != cudaSuccess) (void)cudaGetLastError();
+      throw;
+    }
     return p;
   }
-  /// Enqueues the release after the work already on `stream` (so kernels still reading p finish first).
+  /// Enqueues the release after the work already on `stream` (so kernels still reading p finish first): the block
+  /// goes to the cache for the next allocation on `stream`, or back to the driver.
   static void release(void* p, stream_t stream) noexcept {
+    if (!p) return;
+    const std::size_t total = device_block_cache::instance().forget(p);
+    int dev = 0;
+    if (total && cudaGetDevice(&dev) == cudaSuccess && device_block_cache::instance().give(dev, stream, p, total)) return;
     // A destructor cannot report a failure; clear it so it does not surface at an unrelated later check.
-    if (p && cudaFreeAsync(p, stream) != cudaSuccess) (void)cudaGetLastError();
+    if (cudaFreeAsync(p, stream) != cudaSuccess) (void)cudaGetLastError();
   }
   static void zero(void* p, std::size_t bytes, stream_t stream) {
     if (bytes) TEXPR_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream));
@@ -9294,6 +9887,7 @@ template <> struct memory<cuda> {
     if (!bytes) return;
     TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
     TEXPR_CUDA_CHECK(cudaStreamSynchronize(stream));
+    kernel_log::record_sync();
   }
   /// Host to device; from pageable memory the runtime stages the source before returning.
   static void copy_from_host(void* dst, const void* src, std::size_t bytes, stream_t stream) {
@@ -9883,7 +10477,7 @@ __device__ inline A lifted_at(const Op& op, const Acc& acc, bool dense, const in
 inline constexpr int reduce_chains = 4;
 /// Loads each thread issues per step before combining them (reduce_all, reduce_lines): eight, so four per chain
 /// over everything; along lines they go to the two chains a0/a1 alternately, as the two-load steps did, so line
-/// results are bitwise what they were. Sixteen was slower on every reduction (issue 14, run 5).
+/// results are bitwise what they were. Sixteen was slower on every reduction.
 inline constexpr int reduce_loads = 2 * reduce_chains;
 
 /// Pass 1 over everything: each block combines a grid-stride share of the n elements into partial[blockIdx.x].
@@ -10220,13 +10814,7 @@ void block_reduce::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& 
                         ") has no identity");
   }
   const int count = n.reduced_count();
-  if (count == 0) {
-    // Nothing to reduce (sum_to of a gradient that was not broadcast): the operand is the result.
-    if constexpr (R == RC && std::is_same_v<T, KT>) {
-      detail::evaluate_into(dest, n.child(), ctx);
-      return;
-    }
-  }
+  // (a reduction that reduces nothing never gets here: evaluation takes its operand as the result)
   // sum_to reads its operand from memory, so every sum_to of a dtype and rank shares its kernels (one per gradient
   // graph would cost minutes of nvcc time); the other reductions read their operand fused.
   const auto operand = [&] {

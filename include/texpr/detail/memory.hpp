@@ -70,7 +70,7 @@ template <class Backend> struct memory {
 /// Raw host blocks. Blocks of 2 MiB or more are mapped on a 2 MiB boundary and advised for transparent huge
 /// pages: with 4 KiB pages a streaming pass over a big tensor pays a TLB miss every 4 KiB and a fault per page on
 /// first touch. NumPy and PyTorch ask for huge pages the same way, and Linux's default THP mode ("madvise") gives
-/// them only to memory that asks. Measured on Zen 4 (issue 14): mean(x, 1) over 4096^2 floats 3.2 -> 2.0 ms.
+/// them only to memory that asks. Measured on Zen 4: mean(x, 1) over 4096^2 floats 3.2 -> 2.0 ms.
 struct host_pages {
   static constexpr std::size_t huge = std::size_t(2) << 20;
   static constexpr std::size_t page = 4096;

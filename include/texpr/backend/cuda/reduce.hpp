@@ -78,7 +78,7 @@ __device__ inline A lifted_at(const Op& op, const Acc& acc, bool dense, const in
 inline constexpr int reduce_chains = 4;
 /// Loads each thread issues per step before combining them (reduce_all, reduce_lines): eight, so four per chain
 /// over everything; along lines they go to the two chains a0/a1 alternately, as the two-load steps did, so line
-/// results are bitwise what they were. Sixteen was slower on every reduction (issue 14, run 5).
+/// results are bitwise what they were. Sixteen was slower on every reduction.
 inline constexpr int reduce_loads = 2 * reduce_chains;
 
 /// Pass 1 over everything: each block combines a grid-stride share of the n elements into partial[blockIdx.x].

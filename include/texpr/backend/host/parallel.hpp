@@ -57,7 +57,7 @@ inline std::atomic<int>& requested_threads() {
 inline thread_local bool in_pool_task = false;
 
 // Waits briefly for a condition by polling, before a caller falls back to sleeping: waking a sleeping thread
-// through the kernel costs 10-50 us on a VM, as much as a whole 64-row GEMM (issue 14), and the host backend runs
+// through the kernel costs 10-50 us on a VM, as much as a whole 64-row GEMM, and the host backend runs
 // many short parallel loops back to back. Returns whether cond() became true within about `us` microseconds.
 template <class Cond> bool spin_until(Cond&& cond, int us) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
