@@ -172,6 +172,7 @@ TEST_CASE("print: operator<< writes repr; views and expressions print their valu
   compared << (a > 2.5f);
   CHECK(compared.str() == "array([[False, False,  True],\n       [ True,  True,  True]])");
   CHECK(tx::repr(tx::sum(a)) == "array(21., dtype=float32)");
+  CHECK(tx::repr(tx::full({2}, 1.5f)) == "array([1.5, 1.5], dtype=float32)");  // constants only: evaluated on the host
 }
 
 TEST_CASE("print: bfloat16 with its own shortest digits; print_options") {
