@@ -26,6 +26,7 @@
 #include "texpr/placement/runs_on.hpp"
 #include "texpr/placement/report.hpp"
 #include "texpr/eval/assign.hpp"
+#include "texpr/eval/print.hpp"
 #include "texpr/backend/host/host.hpp"
 #include "texpr/autograd/param.hpp"
 #include "texpr/autograd/rules.hpp"
