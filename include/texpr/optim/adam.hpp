@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "texpr/autograd/grad.hpp"
 #include "texpr/expr/elementwise.hpp"
 #include "texpr/optim/parameters.hpp"
 

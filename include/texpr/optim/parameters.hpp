@@ -12,7 +12,6 @@
 
 #include "texpr/core/shape.hpp"
 #include "texpr/eval/assign.hpp"
-#include "texpr/placement/runs_on.hpp"
 #include "texpr/tensor/tensor.hpp"
 #include "texpr/tensor/view.hpp"
 
@@ -58,39 +57,53 @@ template <class... P> class optimizer_parameters {
   /// parameter, after checking every gradient's type and shape. `grads` holds one gradient per parameter, or
   /// value_and_grad's (loss, gradients...), whose loss is skipped.
   template <class Tuple, class F> void for_each_gradient(const Tuple& grads, F&& f) {
-    constexpr std::size_t n = std::tuple_size_v<std::remove_cvref_t<Tuple>>;
-    static_assert(n == size || n == size + 1,
+    using tuple_t = std::remove_cvref_t<Tuple>;
+    constexpr std::size_t n = std::tuple_size_v<tuple_t>;
+    constexpr bool counted = n == size || n == size + 1;
+    static_assert(counted,
                   "texpr: an optimiser step needs one gradient per parameter, in the parameters' order, or "
                   "value_and_grad's evaluated (loss, gradients...)");
-    constexpr std::size_t skip = n - size;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (check_gradient<I>(std::get<I + skip>(grads)), ...);
-      (f(std::integral_constant<std::size_t, I>{}, *std::get<I>(params_),
-         optim_gradient<std::remove_cvref_t<std::tuple_element_t<I + skip, std::remove_cvref_t<Tuple>>>>::of(
-             std::get<I + skip>(grads))),
-       ...);
-    }(std::index_sequence_for<P...>{});
+    if constexpr (counted) {
+      constexpr std::size_t skip = n - size;
+      using indices = std::index_sequence_for<P...>;
+      constexpr bool readable = []<std::size_t... I>(std::index_sequence<I...>) {
+        return (gradient_t<tuple_t, I + skip>::value && ...);
+      }(indices{});
+      static_assert(readable,
+                    "texpr: an optimiser's gradients must be tensors or views: evaluate the gradient graphs first, "
+                    "e.g. opt.step(tx::eval_all(tx::value_and_grad(loss, w, b)))");
+      constexpr bool matching = []<std::size_t... I>(std::index_sequence<I...>) {
+        if constexpr (readable)
+          return (std::is_same_v<typename gradient_t<tuple_t, I + skip>::read_view,
+                                 typename optim_parameter<std::tuple_element_t<I, std::tuple<P...>>>::read_view> && ...);
+        else
+          return true;
+      }(indices{});
+      static_assert(matching, "texpr: a gradient's dtype, rank or backend differs from its parameter's (gradients go "
+                              "in the parameters' order)");
+      if constexpr (readable && matching) {
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          (check_shape<I>(std::get<I + skip>(grads).shape()), ...);  // all before any update
+          (f(std::integral_constant<std::size_t, I>{}, *std::get<I>(params_),
+             gradient_t<tuple_t, I + skip>::of(std::get<I + skip>(grads))),
+           ...);
+        }(indices{});
+      }
+    }
   }
 
   std::tuple<P*...> params_;  ///< The parameters, in the order they were given.
   std::int64_t steps_ = 0;    ///< Steps taken.
 
  private:
-  template <std::size_t I, class G> void check_gradient(const G& g) const {
-    using param_t = std::tuple_element_t<I, std::tuple<P...>>;
-    using traits = optim_gradient<std::remove_cvref_t<G>>;
-    static_assert(traits::value,
-                  "texpr: an optimiser's gradients must be tensors or views: evaluate the gradient graphs first, "
-                  "e.g. opt.step(tx::eval_all(tx::value_and_grad(loss, w, b)))");
-    if constexpr (traits::value) {
-      static_assert(std::is_same_v<typename traits::read_view, typename optim_parameter<param_t>::read_view>,
-                    "texpr: a gradient's dtype, rank or backend differs from its parameter's (gradients go in the "
-                    "parameters' order)");
-      const auto& p = *std::get<I>(params_);
-      if (g.shape() != p.shape())
-        throw shape_error("texpr: optimiser step: gradient " + std::to_string(I) + " has shape " + to_string(g.shape()) +
-                          " but its parameter has shape " + to_string(p.shape()));
-    }
+  template <class Tuple, std::size_t J>
+  using gradient_t = optim_gradient<std::remove_cvref_t<std::tuple_element_t<J, Tuple>>>;
+
+  template <std::size_t I, class Shape> void check_shape(const Shape& shape) const {
+    const auto& p = *std::get<I>(params_);
+    if (shape != p.shape())
+      throw shape_error("texpr: optimiser step: gradient " + std::to_string(I) + " has shape " + to_string(shape) +
+                        " but its parameter has shape " + to_string(p.shape()));
   }
 };
 
