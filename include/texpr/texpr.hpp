@@ -31,6 +31,10 @@
 #include "texpr/autograd/param.hpp"
 #include "texpr/autograd/rules.hpp"
 #include "texpr/autograd/grad.hpp"
+#include "texpr/optim/schedule.hpp"
+#include "texpr/optim/sgd.hpp"
+#include "texpr/optim/adam.hpp"
+#include "texpr/optim/clip.hpp"
 #if defined(__CUDACC__)
 #include "texpr/backend/cuda/cuda.hpp"
 #endif
