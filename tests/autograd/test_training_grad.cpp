@@ -138,6 +138,8 @@ TEST_CASE("layer_norm: gradients with respect to x, weight and bias") {
   auto m = random(tx::shape_t<2>{6, 6}, g);
   check("layer_norm of a matmul (a computed operand)",
         [&](auto pm, auto pw, auto pb) { return tx::sum(tx::layer_norm(tx::matmul(x, pm), pw, pb) * v); }, m, w, b);
+  check("layer_norm whose weight also scales its input",
+        [&](auto pw, auto pb) { return tx::sum(tx::layer_norm(x * pw, pw, pb) * v); }, w, b);
   // With weight 1, a row of layer_norm sums to the sum of the bias (the normalised row sums to 0): the gradient
   // with respect to x is 0.
   auto px = tx::param<struct ln_sum>(x);
