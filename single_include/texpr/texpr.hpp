@@ -5244,9 +5244,11 @@ auto sum_to(E&& e, const shape_t<R>& shape, texpr::source_location loc = texpr::
   const auto s = c.shape();
   std::uint32_t mask = 0;
   for (std::size_t d = 0; d != C::rank; ++d) {
-    if (d + R < C::rank) {
-      mask |= std::uint32_t(1) << d;
-      continue;
+    if constexpr (C::rank > R) {  // (nvcc warns of a comparison with zero when the ranks are equal)
+      if (d < C::rank - R) {
+        mask |= std::uint32_t(1) << d;
+        continue;
+      }
     }
     const index_t t = shape[d + R - C::rank];
     if (t == 1 && s[d] != 1) mask |= std::uint32_t(1) << d;
@@ -9530,12 +9532,32 @@ template <class Tag, class... T> struct tag_index<Tag, type_list<T...>> {
   }();
 };
 
-/// Sum of two contributions to one parameter's gradient (either may be absent or failed).
+/// Sum of two contributions to one parameter's gradient (either may be absent or failed). A contribution may be
+/// broadcast beyond the parameter's shape (the final sum_to sums it once), so two of different shapes are not
+/// added as they are: the sum would broadcast the smaller one and the final sum_to would count it several times
+/// (sum(x * b) + sum(b) gave colsum(x) + rows instead of colsum(x) + 1). One of higher rank is summed to the
+/// other's shape first; two of one rank and different shapes (a parameter with an axis of extent 1, broadcast
+/// by one use and not by another) throw instead of giving a wrong gradient.
 template <class X, class Y> auto add_contributions(X x, Y y) {
-  if constexpr (is_failed_v<X> || is_failed_v<Y>) return gradient_failed{};
-  else if constexpr (is_no_gradient_v<X>) return y;
-  else if constexpr (is_no_gradient_v<Y>) return x;
-  else return std::move(x) + std::move(y);
+  if constexpr (is_failed_v<X> || is_failed_v<Y>) {
+    return gradient_failed{};
+  } else if constexpr (is_no_gradient_v<X>) {
+    return y;
+  } else if constexpr (is_no_gradient_v<Y>) {
+    return x;
+  } else if constexpr (X::rank > Y::rank) {
+    const auto s = y.shape();
+    return add_contributions(sum_to(std::move(x), s), std::move(y));
+  } else if constexpr (X::rank < Y::rank) {
+    const auto s = x.shape();
+    return add_contributions(std::move(x), sum_to(std::move(y), s));
+  } else {
+    if (x.shape() != y.shape())
+      throw shape_error("texpr: tx::grad cannot add gradient contributions of shapes " + to_string(x.shape()) + " and " +
+                        to_string(y.shape()) + " to one parameter: it has an axis of extent 1 that one use broadcasts "
+                        "and another does not; give the parameter no axis of extent 1 (reshape it where it is used)");
+    return std::move(x) + std::move(y);
+  }
 }
 
 /// Builds the forward proxies and the gradient graphs of one call for the parameters with tags Tags, in one
