@@ -1552,6 +1552,14 @@ struct cross_entropy : composite_op {
   static constexpr std::string_view name = "cross_entropy";  ///< Shown by tx::placement.
 };
 
+/// (x - mean) / sqrt(var + eps) * weight + bias over the last axis (torch.nn.functional.layer_norm over one
+/// axis; var biased, dividing by n): a mean pass and a variance pass into small kept tensors, rsqrt(var + eps)
+/// of those, and one fused elementwise pass.
+struct layer_norm : composite_op {
+  static constexpr std::string_view name = "layer_norm";          ///< Shown by tx::placement.
+  static constexpr std::string_view parameter_name = "eps";      ///< composite_expr::parameter() holds eps.
+};
+
 /// x[i, index i] for each row i of a matrix x: a generator of shape (rows) whose source reads memory, namely the
 /// operands a composite's expansion has materialised (cross_entropy's logits and labels), one element per row
 /// instead of a masked pass over every column. It is built only inside expansions (detail::pick in
@@ -2068,6 +2076,29 @@ struct normal {
       const double u1 = detail::unit_53(b.w[0], b.w[1], true), u2 = detail::unit_53(b.w[2], b.w[3]);
       const double z = detail::sqrt_(-2.0 * detail::log_(u1)) * detail::cos_(6.283185307179586477 * u2);
       return detail::narrow<T>(detail::add_rn(mean, detail::mul_rn(stddev, z)));
+    }
+  };
+};
+
+/// Dropout's mask (tx::dropout): element i is `kept` (1 / (1 - p), rounded to T) where element i of
+/// tx::random::uniform<double>(shape, seed) is >= p, else 0; for p = 0, `kept` (1) everywhere without a Philox
+/// call. A function of (seed, i) only, like uniform, so the backward pass regenerates it instead of storing it.
+struct dropout_mask {
+  static constexpr std::string_view name = "dropout_mask";  ///< Shown by tx::placement.
+  static constexpr kind category = kind::generator;          ///< Computed from the index.
+  static constexpr auto dtypes = floating;                   ///< Defined on.
+  static constexpr std::uint32_t stream = uniform::stream;   ///< uniform's: the mask is uniform<double> >= p.
+  /// Element i: u >= p ? kept : dropped, u the 53-bit fraction uniform<double> gives element i.
+  template <class T> struct source {
+    using value_type = T;
+    static constexpr bool is_memory = false;
+    detail::philox_key key;
+    double p;
+    T kept, dropped;  // 1 / (1 - p) and 0 in T, rounded on the host
+    TEXPR_HOST_DEVICE T operator()(index_t i) const {
+      if (p == 0) return kept;
+      const detail::philox_block b = detail::philox_at(key, stream, i);
+      return detail::unit_53(b.w[0], b.w[1]) >= p ? kept : dropped;
     }
   };
 };
@@ -3034,8 +3065,8 @@ struct strided_view : fused_elementwise {
   template <class N> static texpr::view<const typename N::value_type, N::rank, host> view_of(const N& n, context<host>& ctx);
 };
 
-/// A composite op (softmax, log_softmax, cross_entropy): operands evaluated once into memory, then the op's
-/// expansion, whose passes are other rows of this table (layout.hpp).
+/// A composite op (softmax, log_softmax, cross_entropy, layer_norm): operands evaluated once into memory, then
+/// the op's expansion, whose passes are other rows of this table (layout.hpp).
 struct composed {
   static constexpr std::string_view name = "composed";  ///< Shown by tx::placement.
   /// dest = the composite node n (dest contiguous).
@@ -3126,6 +3157,7 @@ struct gemm_epilogue {
   X(arange,         declared,  fused_elementwise) \
   X(uniform,        declared,  fused_elementwise) \
   X(normal,         declared,  fused_elementwise) \
+  X(dropout_mask,   declared,  fused_elementwise) \
   X(pick,           declared,  fused_elementwise) \
   X(transpose,      declared,  strided_view) \
   X(permute,        declared,  strided_view) \
@@ -3149,6 +3181,7 @@ struct gemm_epilogue {
   X(softmax,        declared,  composed) \
   X(log_softmax,    declared,  composed) \
   X(cross_entropy,  declared,  composed) \
+  X(layer_norm,     declared,  composed) \
   X(matmul,         declared,  blocked_gemm)
 // clang-format on
 
@@ -3206,8 +3239,8 @@ struct strided_view : fused_elementwise {
   template <class N> static texpr::view<const typename N::value_type, N::rank, cuda> view_of(const N& n, context<cuda>& ctx);
 };
 
-/// A composite op (softmax, log_softmax, cross_entropy): operands evaluated once into memory, then the op's
-/// expansion, whose passes are other rows of this table (layout.hpp).
+/// A composite op (softmax, log_softmax, cross_entropy, layer_norm): operands evaluated once into memory, then
+/// the op's expansion, whose passes are other rows of this table (layout.hpp).
 struct composed {
   static constexpr std::string_view name = "composed";  ///< Shown by tx::placement.
   /// dest = the composite node n (dest contiguous).
@@ -3290,6 +3323,7 @@ struct cublas_gemm {
   X(arange,         declared + half_floats,                    fused_elementwise) \
   X(uniform,        declared + half_floats,                    fused_elementwise) \
   X(normal,         declared + half_floats,                    fused_elementwise) \
+  X(dropout_mask,   declared + half_floats,                    fused_elementwise) \
   X(pick,           declared + half_floats,                    fused_elementwise) \
   X(transpose,      declared,                                  strided_view) \
   X(permute,        declared,                                  strided_view) \
@@ -3313,6 +3347,7 @@ struct cublas_gemm {
   X(softmax,        declared + half_floats,                    composed) \
   X(log_softmax,    declared + half_floats,                    composed) \
   X(cross_entropy,  declared + half_floats,                    composed) \
+  X(layer_norm,     declared + half_floats,                    composed) \
   X(matmul,         declared + half_floats - signed_integral,  cublas_gemm)
 // clang-format on
 
@@ -4562,6 +4597,7 @@ template <class T, class Backend = host> auto arange(index_t n, source_location 
 #define TEXPR_SI_TEXPR_EXPR_RANDOM_HPP
 // tx::random::uniform and tx::random::normal: lazy counter-based random tensors (Philox4x32-10), fused into whatever
 // reads them; element i depends only on the seed and i, so host and cuda give the same numbers (docs/semantics.md).
+// tx::dropout multiplies by such a mask.
 
 namespace texpr {
 
@@ -4637,6 +4673,28 @@ auto normal(const index_t (&shape)[R], std::uint64_t seed, T mean = T(0), T stdd
 }
 
 } // namespace random
+
+/// Inverted dropout, as torch.nn.functional.dropout in training: each element of x kept with probability 1 - p and
+/// scaled by 1 / (1 - p), else 0. Element i is kept where element i of random::uniform<double>(x's shape, seed) is
+/// >= p. The mask is a generator (op::dropout_mask), a function of (seed, i): fused into the product, and
+/// regenerated, not stored, where the gradient g * mask reads it. p = 0 gives x's values unchanged (the mask is 1
+/// and draws no random number). Needs 0 <= p < 1 (else std::invalid_argument).
+template <operand E>
+auto dropout(E&& x, double p, std::uint64_t seed, source_location loc = source_location::current()) {
+  using C = detail::captured_t<E>;
+  using T = typename C::value_type;
+  using B = typename C::backend;
+  static_assert(detail::random_dtype_v<T>, "texpr: dropout takes a floating operand (float, double, half, bfloat16)");
+  static_assert(backend_tag<B>, "texpr: dropout takes an operand on tx::host or tx::cuda (a tensor expression)");
+  if (!(p >= 0 && p < 1))
+    throw std::invalid_argument(detail::at(loc) + "texpr: dropout needs 0 <= p < 1, got p = " + std::to_string(p));
+  auto c = detail::capture(std::forward<E>(x));
+  using S = typename op::dropout_mask::source<T>;
+  const S source{detail::philox_seed(seed), p, detail::narrow<T>(1.0 / (1.0 - p)), detail::narrow<T>(0.0)};
+  auto mask = generator_expr<op::dropout_mask, T, C::rank, B>(source, c.shape());
+  return std::move(c) * std::move(mask);
+}
+
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_EXPR_RANDOM_HPP
 // ---- end texpr/expr/random.hpp ----
@@ -5186,9 +5244,11 @@ auto sum_to(E&& e, const shape_t<R>& shape, texpr::source_location loc = texpr::
   const auto s = c.shape();
   std::uint32_t mask = 0;
   for (std::size_t d = 0; d != C::rank; ++d) {
-    if (d + R < C::rank) {
-      mask |= std::uint32_t(1) << d;
-      continue;
+    if constexpr (C::rank > R) {  // (nvcc warns of a comparison with zero when the ranks are equal)
+      if (d < C::rank - R) {
+        mask |= std::uint32_t(1) << d;
+        continue;
+      }
     }
     const index_t t = shape[d + R - C::rank];
     if (t == 1 && s[d] != 1) mask |= std::uint32_t(1) << d;
@@ -5315,10 +5375,10 @@ template <class N> inline constexpr bool is_saved_v = detail::is_saved<std::remo
 // ---- begin texpr/expr/softmax.hpp ----
 #ifndef TEXPR_SI_TEXPR_EXPR_SOFTMAX_HPP
 #define TEXPR_SI_TEXPR_EXPR_SOFTMAX_HPP
-// The softmax family along an axis: softmax, log_softmax and cross_entropy are composite nodes whose operands
-// are evaluated once into memory and then read by their expansion's passes (a max pass, then a fused pass of
-// exp(x - max): summed, or for softmax written into the result and divided by its sum); one_hot is an elementwise
-// expression.
+// The composite ops: softmax, log_softmax, cross_entropy and layer_norm are composite nodes whose operands are
+// evaluated once into memory and then read by their expansion's passes (softmax family: a max pass, then a fused
+// pass of exp(x - max): summed, or for softmax written into the result and divided by its sum; layer_norm: mean and
+// variance passes, then one fused pass); one_hot is an elementwise expression.
 
 namespace texpr {
 
@@ -5385,6 +5445,16 @@ template <class K, class Z, class L> auto expand(op::cross_entropy, std::size_t,
   auto picked = keep(pick(z, l));  // a pass of its own: a loop of independent loads, not behind the mean's logs
   return mean(log(sums) + (squeeze(shift, 1) - picked));
 }
+/// layer_norm's expansion over x, weight and bias (memory) along `axis` (the last): the mean and rsqrt(var + eps)
+/// kept as small (..., 1) tensors (a mean pass, a variance pass, one small pass), then (x - mean) * rstd * weight
+/// + bias in one fused pass.
+template <class K, class X, class W, class Bias>
+auto expand(op::layer_norm, std::size_t axis, double eps, K& keep, const X& x, const W& w, const Bias& b) {
+  const auto a = static_cast<index_t>(axis);
+  auto mu = keep(mean(x, a, keepdims));
+  auto rstd = keep(rsqrt(var(x, a, keepdims) + eps));
+  return (x - mu) * rstd * w + b;
+}
 } // namespace detail
 
 /// A composite node: Op over operands C... with result rank R, evaluated by expanding it into registered
@@ -5403,23 +5473,32 @@ template <class Op, std::size_t R, class... C> class composite_expr : public exp
 
   /// Op of c... along `axis` (normalised), with result shape `shape`.
   composite_expr(std::size_t axis, const shape_t<R>& shape, C... c) : c_{{std::move(c)}...}, axis_(axis), shape_(shape) {}
+  /// The same, for an op with a numeric parameter (layer_norm's eps).
+  composite_expr(std::size_t axis, double parameter, const shape_t<R>& shape, C... c)
+      : c_{{std::move(c)}...}, axis_(axis), parameter_(parameter), shape_(shape) {}
   /// The result shape.
   const shape_t<R>& shape() const { return shape_; }
   /// The operands, in order.
   const detail::tuple<C...>& operands() const { return c_; }
   /// The axis the op works along.
   std::size_t axis() const { return axis_; }
+  /// The op's numeric parameter (layer_norm's eps; 0 for ops without one).
+  double parameter() const { return parameter_; }
   /// The op's definition in registered primitives over v... (the operands' memory, as views); keep(e) turns an
   /// intermediate expression into memory (evaluation passes one that materialises it in the context).
-  template <class K, class... V> auto expand(K& keep, const V&... v) const { return detail::expand(Op{}, axis_, keep, v...); }
+  template <class K, class... V> auto expand(K& keep, const V&... v) const {
+    if constexpr (requires { Op::parameter_name; }) return detail::expand(Op{}, axis_, parameter_, keep, v...);
+    else return detail::expand(Op{}, axis_, keep, v...);
+  }
   /// The same op over other operands of the same shapes.
   template <class... D> composite_expr<Op, R, D...> with_operands(D... d) const {
-    return composite_expr<Op, R, D...>(axis_, shape_, std::move(d)...);
+    return composite_expr<Op, R, D...>(axis_, parameter_, shape_, std::move(d)...);
   }
 
  private:
   detail::tuple<C...> c_;
   std::size_t axis_;
+  double parameter_ = 0;
   shape_t<R> shape_{};
 };
 
@@ -5442,6 +5521,38 @@ template <operand E> auto log_softmax(E&& e, index_t axis, texpr::source_locatio
   const std::size_t a = detail::reduction_axis(axis, c.shape(), "log_softmax", loc);
   const auto s = c.shape();
   return composite_expr<op::log_softmax, C::rank, C>(a, s, std::move(c));
+}
+
+/// Layer normalisation over the last axis, as torch.nn.functional.layer_norm(x, (D,), weight, bias, eps):
+/// (x - mean) / sqrt(var + eps) * weight + bias, with the mean and the biased variance (dividing by D) of each
+/// row along the last axis, and weight and bias of shape (D). x is evaluated once; then a mean pass, a variance
+/// pass and one fused elementwise pass. Throws shape_error for weight or bias of another extent than D, and
+/// std::invalid_argument for an eps that is negative or not finite.
+template <operand E, operand W, operand Bias>
+auto layer_norm(E&& x, W&& weight, Bias&& bias, double eps = 1e-5,
+                texpr::source_location loc = texpr::source_location::current()) {
+  using CX = detail::captured_t<E>;
+  using CW = detail::captured_t<W>;
+  using CB = detail::captured_t<Bias>;
+  static_assert(is_floating_v<typename CX::value_type>, "texpr: layer_norm takes a floating operand");
+  static_assert(CX::rank >= 1, "texpr: layer_norm normalises the last axis of an operand of rank 1 or more");
+  static_assert(CW::rank == 1 && CB::rank == 1, "texpr: layer_norm takes weight and bias of shape (D), D the last extent of x");
+  detail::check_same_dtype<typename CX::value_type, typename CW::value_type>();
+  detail::check_same_dtype<typename CX::value_type, typename CB::value_type>();
+  detail::check_same_backend<typename CX::backend, typename CW::backend>();
+  detail::check_same_backend<typename CX::backend, typename CB::backend>();
+  auto c = detail::capture(std::forward<E>(x));
+  auto w = detail::capture(std::forward<W>(weight));
+  auto b = detail::capture(std::forward<Bias>(bias));
+  const auto s = c.shape();
+  const index_t d = s[CX::rank - 1];
+  if (w.shape()[0] != d || b.shape()[0] != d)
+    throw shape_error(detail::at(loc) + "texpr: layer_norm needs weight and bias of shape (" + std::to_string(d) +
+                      ",): x shape = " + to_string(s) + " weight shape = " + to_string(w.shape()) +
+                      " bias shape = " + to_string(b.shape()));
+  if (!(eps >= 0) || !(eps < std::numeric_limits<double>::infinity()))
+    throw std::invalid_argument(detail::at(loc) + "texpr: layer_norm needs a finite eps >= 0, got eps = " + std::to_string(eps));
+  return composite_expr<op::layer_norm, CX::rank, CX, CW, CB>(CX::rank - 1, eps, s, std::move(c), std::move(w), std::move(b));
 }
 
 /// One-hot encoding: labels of rank R (int32 or int64) to rank R + 1 with `classes` entries along the new last
@@ -9116,6 +9227,39 @@ template <class A> auto shift(const A& a, double s) {
   else return a + s;
 }
 
+/// slice's gradient: g (the slice's shape) placed at the positions node n selects of zeros of its operand's shape,
+/// for every step, with one expression type whatever the parameters: g in ascending order of position (reversed
+/// by a slice for a negative step), each element followed by |step| - 1 zeros along a new axis (a concat,
+/// reshaped to interleave them), cut to the positions that exist and padded with zeros before and after (a
+/// concat along the axis). Two passes over x's shape, with registered ops only.
+template <class N, class G> auto unslice(const N& n, const G& g) {
+  using T = typename G::value_type;
+  constexpr std::size_t R = N::rank;
+  const auto& p = n.params();
+  const std::size_t a = p.axis;
+  const auto xs = n.child().shape();
+  const index_t extent = xs[a], count = p.count;
+  const index_t step = p.step < 0 ? -p.step : p.step;  // |step| < extent when count > 1 (else it is 1)
+  // The lowest selected position; with nothing selected, no g at all.
+  const index_t low = count == 0 ? 0 : (p.step > 0 ? p.first : p.first + p.step * (count - 1));
+  auto ascending = p.step > 0 ? slice(g, static_cast<index_t>(a), 0, count, 1)
+                              : slice(g, static_cast<index_t>(a), -1, std::numeric_limits<index_t>::min(), -1);
+  shape_t<R + 1> gaps{};
+  for (std::size_t d = 0, i = 0; d != R + 1; ++d) gaps[d] = d == a + 1 ? step - 1 : xs[i++];
+  gaps[a] = count;
+  auto spread_out = texpr::concat(static_cast<index_t>(a + 1), unsqueeze(std::move(ascending), static_cast<index_t>(a + 1)),
+                           constant_expr<T, R + 1, any_backend>(T(0), gaps));
+  shape_t<R> flat = xs;
+  flat[a] = count * step;  // < 2 extent: count > 1 means (count - 1) step < extent
+  const index_t kept = flat[a] < extent - low ? flat[a] : extent - low;
+  shape_t<R> before = xs, after = xs;
+  before[a] = low;
+  after[a] = extent - low - kept;
+  return texpr::concat(static_cast<index_t>(a), constant_expr<T, R, any_backend>(T(0), before),
+                slice(reshape(std::move(spread_out), flat), static_cast<index_t>(a), 0, kept),
+                constant_expr<T, R, any_backend>(T(0), after));
+}
+
 /// v (a reduction's result or gradient) spread back over the reduction's input: its reduced axes reinstated with
 /// extent 1, then broadcast.
 template <class N, class V> auto spread(const N& n, const V& v) {
@@ -9512,6 +9656,29 @@ template <> struct gradient_rule<op::cross_entropy> {
   }
 };
 
+/// layer_norm over the last axis, with xhat = (x - mean) * rstd, rstd = rsqrt(var + eps), recomputed from x.
+template <> struct gradient_rule<op::layer_norm> {
+  static constexpr std::string_view derivative =
+      "dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)), dw = sum_to(g * xhat), db = sum_to(g), with "
+      "xhat = (x - mean(x)) * rstd and rstd = rsqrt(var(x) + eps) along the last axis";
+  template <std::size_t I> static constexpr unsigned uses =
+      I == 0 ? detail::uses_operand(0) | detail::uses_operand(1) : (I == 1 ? detail::uses_operand(0) : 0u);
+  template <std::size_t I, class N, class G, class Out, class X, class W, class B>
+  static auto partial(const N& n, const G& g, const Out&, const X& x, const W& w, const B& b) {
+    const auto a = static_cast<index_t>(n.axis());
+    // g is saved (it flows into a computed node): reading it several times reads memory.
+    [[maybe_unused]] auto rstd = [&] { return rsqrt(var(x, a, keepdims) + n.parameter()); };
+    [[maybe_unused]] auto xhat = [&] { return (x - mean(x, a, keepdims)) * rstd(); };
+    if constexpr (I == 0) {
+      return rstd() * (g * w - mean(g * w, a, keepdims) - xhat() * mean(g * w * xhat(), a, keepdims));
+    } else if constexpr (I == 1) {
+      return sum_to(g * xhat(), w.shape());
+    } else {
+      return sum_to(g, b.shape());
+    }
+  }
+};
+
 // ---- matmul ----------------------------------------------------------------------------------------------
 
 /// C = A B: dA = g B^T, dB = A^T g, summed over broadcast batch dimensions; vectors as in NumPy.
@@ -9586,6 +9753,16 @@ template <> struct gradient_rule<op::squeeze> {
   template <std::size_t I> static constexpr unsigned uses = 0;
   template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
     return unsqueeze(g, static_cast<index_t>(n.params().axis));
+  }
+};
+/// slice: g placed at the sliced positions of zeros of the operand's shape (detail::unslice).
+template <> struct gradient_rule<op::slice> {
+  static constexpr std::string_view derivative =
+      "dx = zeros of x's shape with g at the sliced positions (any step: g interleaved with abs(step) - 1 zeros by a "
+      "concat and a reshape, padded by a concat)";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
+    return detail::unslice(n, g);
   }
 };
 /// concat: each operand's slice of g.
@@ -9786,10 +9963,6 @@ template <class N, class Tags> inline constexpr bool reads_out_v = (backward_rea
 template <class N, class Tags, std::size_t J>
 inline constexpr bool reads_operand_v = (backward_reads<N, Tags>::value & uses_operand(J)) != 0;
 
-template <class G> struct is_sum_to : std::false_type {};
-template <class C, std::size_t R> struct is_sum_to<reduce_expr<op::sum_to, C, R>> : std::true_type {};
-template <class G> inline constexpr bool is_sum_to_v = is_sum_to<std::remove_cvref_t<G>>::value;
-
 /// The gradient walk's failure marker, returned once a diagnostic fired (one error, not a cascade).
 struct gradient_failed {};
 template <class G> inline constexpr bool is_failed_v = std::is_same_v<std::remove_cvref_t<G>, gradient_failed>;
@@ -9806,7 +9979,8 @@ template <class Tag, class... T> struct tag_index<Tag, type_list<T...>> {
   }();
 };
 
-/// Sum of two contributions to one parameter's gradient (either may be absent or failed).
+/// Sum of two contributions to one parameter's gradient (either may be absent or failed). Each is already summed
+/// to the parameter's shape where it reached the parameter (back() on a parameter leaf), so they add as they are.
 template <class X, class Y> auto add_contributions(X x, Y y) {
   if constexpr (is_failed_v<X> || is_failed_v<Y>) return gradient_failed{};
   else if constexpr (is_no_gradient_v<X>) return y;
@@ -9896,7 +10070,18 @@ template <class Tags> struct gradient_builder {
       if (static_cast<const void*>(&n.get()) != param_tensors[p])
         throw std::invalid_argument("texpr: two different tensors are marked as the same parameter (one tag); give "
                                     "each parameter its own tag type");
-      return only<typename N::param_tag>(g, Tags{}, std::make_index_sequence<params>{});
+      // A contribution may be broadcast beyond the parameter's shape (elementwise rules pass g on as it is): it is
+      // summed to that shape here, where it arrives, so that two uses of one parameter, one broadcast and one not,
+      // add correctly (sum(x * b) + sum(b) is colsum(x) + 1, not colsum(x) + rows). A sum_to that sums nothing
+      // runs no kernel.
+      using T = typename N::value_type;
+      if constexpr (std::is_same_v<typename G::backend, any_backend>) {
+        // Constants only (the gradient of sum(p) is 1 everywhere): placed on the parameter's backend first.
+        auto placed = g + constant_expr<T, G::rank, typename N::backend>(T(0), g.shape());
+        return only<typename N::param_tag>(sum_to(std::move(placed), n.shape()), Tags{}, std::make_index_sequence<params>{});
+      } else {
+        return only<typename N::param_tag>(sum_to(g, n.shape()), Tags{}, std::make_index_sequence<params>{});
+      }
     } else if constexpr (!has_gradient_rule<Op>) {
       (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<typename N::kernel_dtype>>);
       return failed();
@@ -9951,13 +10136,8 @@ template <class Tags> struct gradient_builder {
     } else if constexpr (is_no_gradient_v<G>) {
       (void)sizeof(diagnostic::loss_not_differentiable_in<Tag>);
       return placeholder();
-    } else if constexpr (std::is_same_v<typename G::backend, any_backend>) {
-      // Constants only (the gradient of sum(p) is 1 everywhere): place them on the parameter's backend.
-      return sum_to(std::move(contribution) + constant_expr<T, P::rank, typename P::backend>(T(0), p.shape()), p.shape());
-    } else if constexpr (is_sum_to_v<G> && G::rank == P::rank) {
-      return contribution;  // a rule already summed it to the parameter's shape
     } else {
-      return sum_to(std::move(contribution), p.shape());
+      return contribution;  // each use's contribution was summed to the parameter's shape where it arrived
     }
   }
 

@@ -563,11 +563,43 @@ template <class B, class T> void check_pick() {
   REQUIRE(failures == 0);
 }
 
+/// dropout_mask: element i is 1 / (1 - p) (rounded to T) exactly where the reference 53-bit fraction of
+/// uniform's Philox words is >= p, else 0; p = 0 keeps everything; the kept fraction of 2048 elements is within
+/// 0.05 of 1 - p (over 5 standard deviations); fused uses as for uniform.
+template <class B, class T> void check_dropout_mask() {
+  int failures = 0;
+  const std::string dtype(tx::dtype_name_v<T>);
+  const auto make = [](const tx::shape_t<2>& s, double p, std::uint64_t seed) {
+    using S = tx::op::dropout_mask::source<T>;
+    const S src{tx::detail::philox_seed(seed), p, tx::detail::narrow<T>(1.0 / (1.0 - p)), tx::detail::narrow<T>(0.0)};
+    return tx::generator_expr<tx::op::dropout_mask, T, 2, B>(src, s);
+  };
+  const tx::shape_t<2> shape{64, 32};
+  for (const double p : {0.0, 0.25, 0.9}) {
+    const std::uint64_t seed = 0x5eedULL + static_cast<std::uint64_t>(p * 100);
+    const auto got = on<B>::down(make(shape, p, seed));
+    const T kept = from_wide<T>(1.0L / (1.0L - static_cast<ld>(p)));
+    tx::index_t count = 0;
+    for (tx::index_t i = 0; i < got.size(); ++i) {
+      const auto w = random_words(seed, 0, i);
+      const bool keep = random_fraction(w.w[1], w.w[0], 53) >= static_cast<ld>(p);
+      count += keep;
+      expect(same_bits(got.data()[i], keep ? kept : from_wide<T>(0)),
+             "dropout_mask " + dtype + " p " + str(p) + " element " + std::to_string(i), failures);
+    }
+    const ld fraction = static_cast<ld>(count) / static_cast<ld>(got.size());
+    expect(std::fabs(fraction - (1 - static_cast<ld>(p))) < 0.05L, "dropout_mask " + dtype + " p " + str(p) + " keeps " + str(fraction), failures);
+  }
+  REQUIRE(failures == 0);
+  check_random_fused<B, T>([&](const tx::shape_t<2>& s) { return make(s, 0.5, 7); }, "dropout_mask " + dtype);
+}
+
 /// The generator rows: each op's own check.
 template <class B, class Op, class T> void check_generator() {
   if constexpr (std::is_same_v<Op, tx::op::pick>) check_pick<B, T>();
   else if constexpr (std::is_same_v<Op, tx::op::arange>) check_arange<B, T>();
   else if constexpr (std::is_same_v<Op, tx::op::uniform>) check_uniform<B, T>();
+  else if constexpr (std::is_same_v<Op, tx::op::dropout_mask>) check_dropout_mask<B, T>();
   else if constexpr (std::is_same_v<Op, tx::op::normal>) check_normal<B, T>();
   else static_assert(tx::detail::always_false_v<Op>, "a generator op without a registry check");
 }
@@ -725,6 +757,27 @@ template <class B, class Op, class T> void check_composite() {
     }
     want /= 9;
     expect(test::close(got(0), want, 8), what + ": got " + str(test::wide(got(0))) + " want " + str(want), failures);
+  } else if constexpr (std::is_same_v<Op, tx::op::layer_norm>) {
+    // Rows of x * 2 (evaluated once) normalised over the last axis: long double mean, biased variance, eps 1e-3.
+    auto x = test::random<T, 3>({3, 4, 5}, -6, 6);
+    auto w = test::random<T, 1>({5}, -2, 2);
+    auto b = test::random<T, 1>({5}, -2, 2);
+    auto dx = on<B>::up(x);
+    auto dw = on<B>::up(w);
+    auto db = on<B>::up(b);
+    const auto got = on<B>::down(tx::layer_norm(dx * 2, dw, db, 1e-3));
+    for (tx::index_t r = 0; r < 12; ++r) {
+      ld m = 0, v = 0;
+      for (tx::index_t k = 0; k < 5; ++k) m += 2 * test::wide(x.data()[r * 5 + k]);
+      m /= 5;
+      for (tx::index_t k = 0; k < 5; ++k) v += (2 * test::wide(x.data()[r * 5 + k]) - m) * (2 * test::wide(x.data()[r * 5 + k]) - m);
+      v /= 5;
+      for (tx::index_t k = 0; k < 5; ++k) {
+        const ld want = (2 * test::wide(x.data()[r * 5 + k]) - m) / std::sqrt(v + 1e-3L) * test::wide(w(k)) + test::wide(b(k));
+        expect(test::close(got.data()[r * 5 + k], want, 4, 16 * test::tolerance<T>()),
+               what + " element " + std::to_string(r * 5 + k) + ": got " + str(test::wide(got.data()[r * 5 + k])) + " want " + str(want), failures);
+      }
+    }
   } else {
     auto x = test::random<T, 3>({3, 4, 5}, -6, 6);
     auto dx = on<B>::up(x);

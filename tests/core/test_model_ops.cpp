@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reference.hpp"
@@ -313,4 +315,119 @@ TEST_CASE("concat: errors name every shape; rank-1 and a single operand") {
   CHECK(x(1) == 4);
   CHECK(x(2) == 1);
   CHECK(x(3) == 2);
+}
+
+TEST_CASE("layer_norm over the last axis against a double reference (torch.nn.functional.layer_norm; float 1e-5 relative)") {
+  // Rows with a large mean and a small spread, and an expression operand (x * 3 - 1, evaluated once).
+  tx::tensor<float, 3> x({2, 3, 7});
+  for (tx::index_t i = 0; i < x.size(); ++i) x.data()[i] = 100.0f + 0.37f * static_cast<float>((i * 37) % 23) - 4.0f;
+  tx::tensor<float, 1> w({7}, {1.0f, -0.5f, 2.0f, 0.25f, 1.5f, -1.0f, 0.75f});
+  tx::tensor<float, 1> b({7}, {0.0f, 0.1f, -0.2f, 0.3f, -0.4f, 0.5f, -0.6f});
+  for (const double eps : {1e-5, 0.5}) {
+    const tx::tensor<float, 3> got = tx::layer_norm(x * 3.0f - 1.0f, w, b, eps);
+    REQUIRE(got.shape() == x.shape());
+    for (tx::index_t r = 0; r < 6; ++r) {
+      // The reference starts from x * 3 - 1 rounded to float, as texpr evaluates the operand.
+      double xs[7], mean = 0, var = 0;
+      for (tx::index_t k = 0; k < 7; ++k) mean += xs[k] = static_cast<double>(x.data()[r * 7 + k] * 3.0f - 1.0f);
+      mean /= 7;
+      for (tx::index_t k = 0; k < 7; ++k) var += (xs[k] - mean) * (xs[k] - mean);
+      var /= 7;  // biased, as torch
+      for (tx::index_t k = 0; k < 7; ++k) {
+        const double want = (xs[k] - mean) / std::sqrt(var + eps) * w(k) + b(k);
+        INFO("eps " << eps << " row " << r << " column " << k << ": got " << got.data()[r * 7 + k] << " want " << want);
+        CHECK(std::abs(got.data()[r * 7 + k] - want) <= 1e-5 * (1 + std::abs(want)));
+      }
+    }
+  }
+  // double, rank 1 and a constant row (variance 0: (x - mean) = 0, so the result is the bias).
+  tx::tensor<double, 1> c({4}, {2.5, 2.5, 2.5, 2.5}), w4({4}, {1, 2, 3, 4}), b4({4}, {0.5, -0.5, 1, -1});
+  const tx::tensor<double, 1> flat = tx::layer_norm(c, w4, b4);
+  for (tx::index_t k = 0; k < 4; ++k) CHECK(flat(k) == b4(k));
+  tx::tensor<double, 1> d({4}, {1, 2, 3, 4});
+  const tx::tensor<double, 1> one = tx::layer_norm(d, w4, b4, 0.0);
+  const double sd = std::sqrt(1.25);
+  for (tx::index_t k = 0; k < 4; ++k) CHECK(std::abs(one(k) - ((d(k) - 2.5) / sd * w4(k) + b4(k))) <= 1e-15);
+}
+
+TEST_CASE("layer_norm evaluates its operand once, is composed of registered rows, and checks shapes and eps") {
+  tx::tensor<float, 2> a({6, 4}), m({4, 5});
+  for (tx::index_t i = 0; i < a.size(); ++i) a.data()[i] = 0.1f * static_cast<float>(i % 7) - 0.3f;
+  for (tx::index_t i = 0; i < m.size(); ++i) m.data()[i] = 0.2f * static_cast<float>(i % 5) - 0.4f;
+  tx::tensor<float, 1> w({5}, {1, 1, 1, 1, 1}), b({5}, {0, 0, 0, 0, 0});
+  tx::kernel_log log;
+  const tx::tensor<float, 2> y = tx::layer_norm(tx::matmul(a, m), w, b);
+  CHECK(log.count("blocked_gemm") == 1);  // the matmul runs once
+  for (tx::index_t r = 0; r < 6; ++r) {  // weight 1, bias 0: each row has mean 0
+    double s = 0;
+    for (tx::index_t k = 0; k < 5; ++k) s += y(r, k);
+    CHECK(std::abs(s / 5) <= 1e-5);
+  }
+  const std::string report = tx::placement(tx::layer_norm(tx::matmul(a, m), w, b));
+  CHECK(report.find("layer_norm") != std::string::npos);
+  CHECK(report.find("composed") != std::string::npos);
+  static_assert(tx::runs_on<decltype(tx::layer_norm(std::declval<const tx::tensor<tx::half, 2, tx::cuda>&>(),
+                                                    std::declval<const tx::tensor<tx::half, 1, tx::cuda>&>(),
+                                                    std::declval<const tx::tensor<tx::half, 1, tx::cuda>&>())),
+                               tx::cuda>);
+  tx::tensor<float, 1> w4({4});
+  CHECK_THROWS_WITH_AS(static_cast<void>(tx::layer_norm(a, w4, w)), doctest::Contains("x shape = (6, 4) weight shape = (4,) bias shape = (5,)"),
+                       tx::shape_error);
+  CHECK_THROWS_WITH_AS(static_cast<void>(tx::layer_norm(a, w4, w4, -1.0)), doctest::Contains("layer_norm needs a finite eps >= 0"),
+                       std::invalid_argument);
+  // An empty batch is empty.
+  tx::tensor<float, 2> none({0, 4});
+  const tx::tensor<float, 2> e = tx::layer_norm(none, w4, w4);
+  CHECK(e.size() == 0);
+}
+
+TEST_CASE("dropout: kept fraction, scaling by 1 / (1 - p), the mask of uniform<double> >= p, determinism, p = 0, errors") {
+  const tx::shape_t<2> shape{100, 100};
+  tx::tensor<float, 2> x(shape);
+  for (tx::index_t i = 0; i < x.size(); ++i) x.data()[i] = 0.5f + static_cast<float>(i % 13);
+  for (const double p : {0.1, 0.5, 0.8}) {
+    const std::uint64_t seed = 1234;
+    const tx::tensor<float, 2> y = tx::dropout(x, p, seed);
+    const tx::tensor<double, 2> u = tx::random::uniform<double>(shape, seed);  // the documented mask source
+    const float scale = static_cast<float>(1.0 / (1.0 - p));
+    tx::index_t kept = 0;
+    for (tx::index_t i = 0; i < x.size(); ++i) {
+      const bool keep = u.data()[i] >= p;
+      kept += keep;
+      CHECK(y.data()[i] == (keep ? x.data()[i] * scale : 0.0f));
+    }
+    // 10000 Bernoulli(1 - p) draws: the fraction's standard deviation is at most 0.005; 0.02 is 4 of them.
+    const double fraction = static_cast<double>(kept) / static_cast<double>(x.size());
+    INFO("p " << p << " kept fraction " << fraction);
+    CHECK(std::abs(fraction - (1 - p)) <= 0.02);
+    // Inverted dropout keeps the mean: mean(y) / mean(x) - 1 has standard deviation
+    // sqrt(p / (1 - p) / n * mean(x^2)) / mean(x) over masks; allow 4 of them.
+    const double mx = tx::tensor<float, 0>(tx::mean(x)).item(), my = tx::tensor<float, 0>(tx::mean(y)).item();
+    const double mx2 = tx::tensor<float, 0>(tx::mean(x * x)).item();
+    const double sd = std::sqrt(p / (1 - p) / static_cast<double>(x.size()) * mx2) / mx;
+    CHECK(std::abs(my / mx - 1) <= 4 * sd);
+    // Same seed, same values (any evaluation); another seed, another mask.
+    const tx::tensor<float, 2> again = tx::dropout(x, p, seed);
+    const tx::tensor<float, 2> other = tx::dropout(x, p, seed + 1);
+    tx::index_t same = 0, differ = 0;
+    for (tx::index_t i = 0; i < x.size(); ++i) {
+      same += again.data()[i] == y.data()[i];
+      differ += (other.data()[i] == 0) != (y.data()[i] == 0);
+    }
+    CHECK(same == x.size());
+    CHECK(differ > x.size() * p * (1 - p));  // independent masks disagree in 2 p (1 - p) of the elements
+  }
+  // p = 0: x's values exactly, NaN and -0 included.
+  tx::tensor<double, 1> v({4}, {1.5, -0.0, std::numeric_limits<double>::quiet_NaN(), -3e300});
+  const tx::tensor<double, 1> same = tx::dropout(v, 0.0, 9);
+  CHECK(same(0) == 1.5);
+  CHECK((same(1) == 0 && std::signbit(same(1))));
+  CHECK(std::isnan(same(2)));
+  CHECK(same(3) == -3e300);
+  // Placement: a fused product with the mask generator; on cuda, 16-bit floats too.
+  CHECK(tx::placement(tx::dropout(x, 0.5, 1)).find("dropout_mask") != std::string::npos);
+  static_assert(tx::runs_on<decltype(tx::dropout(std::declval<const tx::tensor<tx::bfloat16, 2, tx::cuda>&>(), 0.5, 1)), tx::cuda>);
+  for (const double bad : {1.0, -0.1, 1.5, std::numeric_limits<double>::quiet_NaN()})
+    CHECK_THROWS_WITH_AS(static_cast<void>(tx::dropout(x, bad, 1)), doctest::Contains("dropout needs 0 <= p < 1, got p = "),
+                         std::invalid_argument);
 }

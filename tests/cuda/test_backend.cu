@@ -6,11 +6,13 @@
 
 #include <thrust/device_vector.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <limits>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -423,4 +425,79 @@ TEST_CASE("tf32_scope restores the previous setting when a check inside it fails
   } catch (const std::runtime_error&) {
   }
   CHECK_FALSE(tx::cuda_tf32());
+}
+
+namespace training_tags {  // parameter tags at namespace scope: nvcc's kernel stubs cannot name function-local types
+struct x;
+struct weight;
+struct bias;
+}  // namespace training_tags
+
+TEST_CASE("training ops on the device: dropout, layer_norm and slice gradients against long double closed forms") {
+  constexpr tx::index_t rows = 33, cols = 20;
+  auto hx = test::random<float, 2>({rows, cols}, -2, 2);
+  auto hw = test::random<float, 1>({cols}, 0.5, 1.5);
+  auto hb = test::random<float, 1>({cols}, -1, 1);
+  auto hv = test::random<float, 2>({rows, cols}, -1, 1);
+  auto hs = test::random<float, 2>({rows, 7}, -1, 1);  // weights of slice(x, 1, 19, -100, -3): columns 19, 16, ..., 1
+  auto x = dev(hx), v = dev(hv), s = dev(hs);
+  auto w = dev(hw), b = dev(hb);
+  auto X = tx::param<training_tags::x>(x);
+  auto W = tx::param<training_tags::weight>(w);
+  auto B = tx::param<training_tags::bias>(b);
+  const double p = 0.3;
+  auto loss = tx::sum(tx::dropout(tx::layer_norm(X, W, B), p, 99) * v) + tx::sum(tx::slice(tx::tanh(X), 1, 19, -100, -3) * s);
+  auto step = tx::value_and_grad(loss, X, W, B);
+  static_assert(tx::all_run_on<decltype(step), tx::cuda>);
+  CHECK(tx::placement(std::get<1>(step)).find("dropout_mask") != std::string::npos);
+  const auto [dl, dgx, dgw, dgb] = tx::eval_all(std::get<0>(step), std::get<1>(step), std::get<2>(step), std::get<3>(step));
+  const auto gx = tx::to_host(dgx);
+  const auto gw = tx::to_host(dgw);
+  const auto gb = tx::to_host(dgb);
+  // The mask from Philox's words as docs/semantics.md states it: kept where uniform<double> >= p.
+  const auto key = tx::detail::philox_seed(99);
+  auto kept = [&](tx::index_t i) {
+    const auto words = tx::detail::philox_at(key, 0, i);
+    return tx::detail::unit_53(words.w[0], words.w[1]) >= p;
+  };
+  const float scale = static_cast<float>(1.0 / (1.0 - p));
+  std::vector<ld> want_x(static_cast<std::size_t>(rows * cols)), want_w(cols, 0), want_b(cols, 0);
+  ld want_loss = 0;
+  for (tx::index_t r = 0; r < rows; ++r) {
+    ld mean = 0, var = 0;
+    for (tx::index_t k = 0; k < cols; ++k) mean += hx(r, k);
+    mean /= cols;
+    for (tx::index_t k = 0; k < cols; ++k) var += (hx(r, k) - mean) * (hx(r, k) - mean);
+    var /= cols;
+    const ld rstd = 1 / std::sqrt(var + 1e-5L);
+    ld gw_mean = 0, gwx_mean = 0;
+    std::vector<ld> gy(cols), xhat(cols);
+    for (tx::index_t k = 0; k < cols; ++k) {
+      xhat[k] = (hx(r, k) - mean) * rstd;
+      gy[k] = kept(r * cols + k) ? test::wide(hv(r, k)) * scale : 0;
+      want_loss += gy[k] * (xhat[k] * hw(k) + hb(k));
+      want_w[k] += gy[k] * xhat[k];
+      want_b[k] += gy[k];
+      gw_mean += gy[k] * hw(k) / cols;
+      gwx_mean += gy[k] * hw(k) * xhat[k] / cols;
+    }
+    for (tx::index_t k = 0; k < cols; ++k)
+      want_x[r * cols + k] = rstd * (gy[k] * hw(k) - gw_mean - xhat[k] * gwx_mean);
+    for (tx::index_t j = 0; j < 7; ++j) {
+      const tx::index_t k = 19 - 3 * j;
+      const ld t = std::tanh(static_cast<ld>(hx(r, k)));
+      want_loss += t * hs(r, j);
+      want_x[r * cols + k] += (1 - t * t) * hs(r, j);
+    }
+  }
+  CHECK(test::close(tx::to_host(dl).item(), want_loss, rows * cols, 1e-5L));
+  for (tx::index_t i = 0; i < rows * cols; ++i) {
+    INFO("dx element " << i);
+    CHECK(test::close(gx.data()[i], want_x[static_cast<std::size_t>(i)], 4, 1e-5L));
+  }
+  for (tx::index_t k = 0; k < cols; ++k) {
+    INFO("dweight, dbias element " << k);
+    CHECK(test::close(gw(k), want_w[static_cast<std::size_t>(k)], rows, 1e-5L));
+    CHECK(test::close(gb(k), want_b[static_cast<std::size_t>(k)], rows, 1e-5L));
+  }
 }

@@ -161,9 +161,6 @@ template <class N, class Tags> inline constexpr bool reads_out_v = (backward_rea
 template <class N, class Tags, std::size_t J>
 inline constexpr bool reads_operand_v = (backward_reads<N, Tags>::value & uses_operand(J)) != 0;
 
-template <class G> struct is_sum_to : std::false_type {};
-template <class C, std::size_t R> struct is_sum_to<reduce_expr<op::sum_to, C, R>> : std::true_type {};
-template <class G> inline constexpr bool is_sum_to_v = is_sum_to<std::remove_cvref_t<G>>::value;
 
 /// The gradient walk's failure marker, returned once a diagnostic fired (one error, not a cascade).
 struct gradient_failed {};
@@ -181,7 +178,8 @@ template <class Tag, class... T> struct tag_index<Tag, type_list<T...>> {
   }();
 };
 
-/// Sum of two contributions to one parameter's gradient (either may be absent or failed).
+/// Sum of two contributions to one parameter's gradient (either may be absent or failed). Each is already summed
+/// to the parameter's shape where it reached the parameter (back() on a parameter leaf), so they add as they are.
 template <class X, class Y> auto add_contributions(X x, Y y) {
   if constexpr (is_failed_v<X> || is_failed_v<Y>) return gradient_failed{};
   else if constexpr (is_no_gradient_v<X>) return y;
@@ -271,7 +269,18 @@ template <class Tags> struct gradient_builder {
       if (static_cast<const void*>(&n.get()) != param_tensors[p])
         throw std::invalid_argument("texpr: two different tensors are marked as the same parameter (one tag); give "
                                     "each parameter its own tag type");
-      return only<typename N::param_tag>(g, Tags{}, std::make_index_sequence<params>{});
+      // A contribution may be broadcast beyond the parameter's shape (elementwise rules pass g on as it is): it is
+      // summed to that shape here, where it arrives, so that two uses of one parameter, one broadcast and one not,
+      // add correctly (sum(x * b) + sum(b) is colsum(x) + 1, not colsum(x) + rows). A sum_to that sums nothing
+      // runs no kernel.
+      using T = typename N::value_type;
+      if constexpr (std::is_same_v<typename G::backend, any_backend>) {
+        // Constants only (the gradient of sum(p) is 1 everywhere): placed on the parameter's backend first.
+        auto placed = g + constant_expr<T, G::rank, typename N::backend>(T(0), g.shape());
+        return only<typename N::param_tag>(sum_to(std::move(placed), n.shape()), Tags{}, std::make_index_sequence<params>{});
+      } else {
+        return only<typename N::param_tag>(sum_to(g, n.shape()), Tags{}, std::make_index_sequence<params>{});
+      }
     } else if constexpr (!has_gradient_rule<Op>) {
       (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<typename N::kernel_dtype>>);
       return failed();
@@ -326,13 +335,8 @@ template <class Tags> struct gradient_builder {
     } else if constexpr (is_no_gradient_v<G>) {
       (void)sizeof(diagnostic::loss_not_differentiable_in<Tag>);
       return placeholder();
-    } else if constexpr (std::is_same_v<typename G::backend, any_backend>) {
-      // Constants only (the gradient of sum(p) is 1 everywhere): place them on the parameter's backend.
-      return sum_to(std::move(contribution) + constant_expr<T, P::rank, typename P::backend>(T(0), p.shape()), p.shape());
-    } else if constexpr (is_sum_to_v<G> && G::rank == P::rank) {
-      return contribution;  // a rule already summed it to the parameter's shape
     } else {
-      return sum_to(std::move(contribution), p.shape());
+      return contribution;  // each use's contribution was summed to the parameter's shape where it arrived
     }
   }
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string_view>
 #include <type_traits>
@@ -78,6 +79,39 @@ template <class A> auto shift(const A& a, double s) {
   using T = typename A::value_type;
   if constexpr (is_constant_node<A>::value && A::rank == 0) return scalar_expr<T>(static_cast<T>(static_cast<double>(a.value()) + s));
   else return a + s;
+}
+
+/// slice's gradient: g (the slice's shape) placed at the positions node n selects of zeros of its operand's shape,
+/// for every step, with one expression type whatever the parameters: g in ascending order of position (reversed
+/// by a slice for a negative step), each element followed by |step| - 1 zeros along a new axis (a concat,
+/// reshaped to interleave them), cut to the positions that exist and padded with zeros before and after (a
+/// concat along the axis). Two passes over x's shape, with registered ops only.
+template <class N, class G> auto unslice(const N& n, const G& g) {
+  using T = typename G::value_type;
+  constexpr std::size_t R = N::rank;
+  const auto& p = n.params();
+  const std::size_t a = p.axis;
+  const auto xs = n.child().shape();
+  const index_t extent = xs[a], count = p.count;
+  const index_t step = p.step < 0 ? -p.step : p.step;  // |step| < extent when count > 1 (else it is 1)
+  // The lowest selected position; with nothing selected, no g at all.
+  const index_t low = count == 0 ? 0 : (p.step > 0 ? p.first : p.first + p.step * (count - 1));
+  auto ascending = p.step > 0 ? slice(g, static_cast<index_t>(a), 0, count, 1)
+                              : slice(g, static_cast<index_t>(a), -1, std::numeric_limits<index_t>::min(), -1);
+  shape_t<R + 1> gaps{};
+  for (std::size_t d = 0, i = 0; d != R + 1; ++d) gaps[d] = d == a + 1 ? step - 1 : xs[i++];
+  gaps[a] = count;
+  auto spread_out = texpr::concat(static_cast<index_t>(a + 1), unsqueeze(std::move(ascending), static_cast<index_t>(a + 1)),
+                           constant_expr<T, R + 1, any_backend>(T(0), gaps));
+  shape_t<R> flat = xs;
+  flat[a] = count * step;  // < 2 extent: count > 1 means (count - 1) step < extent
+  const index_t kept = flat[a] < extent - low ? flat[a] : extent - low;
+  shape_t<R> before = xs, after = xs;
+  before[a] = low;
+  after[a] = extent - low - kept;
+  return texpr::concat(static_cast<index_t>(a), constant_expr<T, R, any_backend>(T(0), before),
+                slice(reshape(std::move(spread_out), flat), static_cast<index_t>(a), 0, kept),
+                constant_expr<T, R, any_backend>(T(0), after));
 }
 
 /// v (a reduction's result or gradient) spread back over the reduction's input: its reduced axes reinstated with
@@ -476,6 +510,29 @@ template <> struct gradient_rule<op::cross_entropy> {
   }
 };
 
+/// layer_norm over the last axis, with xhat = (x - mean) * rstd, rstd = rsqrt(var + eps), recomputed from x.
+template <> struct gradient_rule<op::layer_norm> {
+  static constexpr std::string_view derivative =
+      "dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)), dw = sum_to(g * xhat), db = sum_to(g), with "
+      "xhat = (x - mean(x)) * rstd and rstd = rsqrt(var(x) + eps) along the last axis";
+  template <std::size_t I> static constexpr unsigned uses =
+      I == 0 ? detail::uses_operand(0) | detail::uses_operand(1) : (I == 1 ? detail::uses_operand(0) : 0u);
+  template <std::size_t I, class N, class G, class Out, class X, class W, class B>
+  static auto partial(const N& n, const G& g, const Out&, const X& x, const W& w, const B& b) {
+    const auto a = static_cast<index_t>(n.axis());
+    // g is saved (it flows into a computed node): reading it several times reads memory.
+    [[maybe_unused]] auto rstd = [&] { return rsqrt(var(x, a, keepdims) + n.parameter()); };
+    [[maybe_unused]] auto xhat = [&] { return (x - mean(x, a, keepdims)) * rstd(); };
+    if constexpr (I == 0) {
+      return rstd() * (g * w - mean(g * w, a, keepdims) - xhat() * mean(g * w * xhat(), a, keepdims));
+    } else if constexpr (I == 1) {
+      return sum_to(g * xhat(), w.shape());
+    } else {
+      return sum_to(g, b.shape());
+    }
+  }
+};
+
 // ---- matmul ----------------------------------------------------------------------------------------------
 
 /// C = A B: dA = g B^T, dB = A^T g, summed over broadcast batch dimensions; vectors as in NumPy.
@@ -550,6 +607,16 @@ template <> struct gradient_rule<op::squeeze> {
   template <std::size_t I> static constexpr unsigned uses = 0;
   template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
     return unsqueeze(g, static_cast<index_t>(n.params().axis));
+  }
+};
+/// slice: g placed at the sliced positions of zeros of the operand's shape (detail::unslice).
+template <> struct gradient_rule<op::slice> {
+  static constexpr std::string_view derivative =
+      "dx = zeros of x's shape with g at the sliced positions (any step: g interleaved with abs(step) - 1 zeros by a "
+      "concat and a reshape, padded by a concat)";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
+    return detail::unslice(n, g);
   }
 };
 /// concat: each operand's slice of g.

@@ -1,5 +1,6 @@
 // tx::random::uniform and tx::random::normal: lazy counter-based random tensors (Philox4x32-10), fused into whatever
 // reads them; element i depends only on the seed and i, so host and cuda give the same numbers (docs/semantics.md).
+// tx::dropout multiplies by such a mask.
 #pragma once
 
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "texpr/core/source_location.hpp"
 #include "texpr/detail/math.hpp"
 #include "texpr/detail/philox.hpp"
+#include "texpr/expr/elementwise.hpp"
 #include "texpr/expr/generator.hpp"
 #include "texpr/op/generator.hpp"
 
@@ -93,4 +95,26 @@ auto normal(const index_t (&shape)[R], std::uint64_t seed, T mean = T(0), T stdd
 }
 
 } // namespace random
+
+/// Inverted dropout, as torch.nn.functional.dropout in training: each element of x kept with probability 1 - p and
+/// scaled by 1 / (1 - p), else 0. Element i is kept where element i of random::uniform<double>(x's shape, seed) is
+/// >= p. The mask is a generator (op::dropout_mask), a function of (seed, i): fused into the product, and
+/// regenerated, not stored, where the gradient g * mask reads it. p = 0 gives x's values unchanged (the mask is 1
+/// and draws no random number). Needs 0 <= p < 1 (else std::invalid_argument).
+template <operand E>
+auto dropout(E&& x, double p, std::uint64_t seed, source_location loc = source_location::current()) {
+  using C = detail::captured_t<E>;
+  using T = typename C::value_type;
+  using B = typename C::backend;
+  static_assert(detail::random_dtype_v<T>, "texpr: dropout takes a floating operand (float, double, half, bfloat16)");
+  static_assert(backend_tag<B>, "texpr: dropout takes an operand on tx::host or tx::cuda (a tensor expression)");
+  if (!(p >= 0 && p < 1))
+    throw std::invalid_argument(detail::at(loc) + "texpr: dropout needs 0 <= p < 1, got p = " + std::to_string(p));
+  auto c = detail::capture(std::forward<E>(x));
+  using S = typename op::dropout_mask::source<T>;
+  const S source{detail::philox_seed(seed), p, detail::narrow<T>(1.0 / (1.0 - p)), detail::narrow<T>(0.0)};
+  auto mask = generator_expr<op::dropout_mask, T, C::rank, B>(source, c.shape());
+  return std::move(c) * std::move(mask);
+}
+
 } // namespace texpr

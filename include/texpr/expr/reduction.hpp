@@ -224,9 +224,11 @@ auto sum_to(E&& e, const shape_t<R>& shape, texpr::source_location loc = texpr::
   const auto s = c.shape();
   std::uint32_t mask = 0;
   for (std::size_t d = 0; d != C::rank; ++d) {
-    if (d + R < C::rank) {
-      mask |= std::uint32_t(1) << d;
-      continue;
+    if constexpr (C::rank > R) {  // (nvcc warns of a comparison with zero when the ranks are equal)
+      if (d < C::rank - R) {
+        mask |= std::uint32_t(1) << d;
+        continue;
+      }
     }
     const index_t t = shape[d + R - C::rank];
     if (t == 1 && s[d] != 1) mask |= std::uint32_t(1) << d;

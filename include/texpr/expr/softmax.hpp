@@ -1,18 +1,20 @@
-// The softmax family along an axis: softmax, log_softmax and cross_entropy are composite nodes whose operands
-// are evaluated once into memory and then read by their expansion's passes (a max pass, then a fused pass of
-// exp(x - max): summed, or for softmax written into the result and divided by its sum); one_hot is an elementwise
-// expression.
+// The composite ops: softmax, log_softmax, cross_entropy and layer_norm are composite nodes whose operands are
+// evaluated once into memory and then read by their expansion's passes (softmax family: a max pass, then a fused
+// pass of exp(x - max): summed, or for softmax written into the result and divided by its sum; layer_norm: mean and
+// variance passes, then one fused pass); one_hot is an elementwise expression.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
 
 #include "texpr/core/shape.hpp"
 #include "texpr/core/source_location.hpp"
+#include "texpr/detail/checks.hpp"
 #include "texpr/expr/elementwise.hpp"
 #include "texpr/expr/generator.hpp"
 #include "texpr/expr/layout.hpp"
@@ -85,6 +87,16 @@ template <class K, class Z, class L> auto expand(op::cross_entropy, std::size_t,
   auto picked = keep(pick(z, l));  // a pass of its own: a loop of independent loads, not behind the mean's logs
   return mean(log(sums) + (squeeze(shift, 1) - picked));
 }
+/// layer_norm's expansion over x, weight and bias (memory) along `axis` (the last): the mean and rsqrt(var + eps)
+/// kept as small (..., 1) tensors (a mean pass, a variance pass, one small pass), then (x - mean) * rstd * weight
+/// + bias in one fused pass.
+template <class K, class X, class W, class Bias>
+auto expand(op::layer_norm, std::size_t axis, double eps, K& keep, const X& x, const W& w, const Bias& b) {
+  const auto a = static_cast<index_t>(axis);
+  auto mu = keep(mean(x, a, keepdims));
+  auto rstd = keep(rsqrt(var(x, a, keepdims) + eps));
+  return (x - mu) * rstd * w + b;
+}
 } // namespace detail
 
 /// A composite node: Op over operands C... with result rank R, evaluated by expanding it into registered
@@ -103,23 +115,32 @@ template <class Op, std::size_t R, class... C> class composite_expr : public exp
 
   /// Op of c... along `axis` (normalised), with result shape `shape`.
   composite_expr(std::size_t axis, const shape_t<R>& shape, C... c) : c_{{std::move(c)}...}, axis_(axis), shape_(shape) {}
+  /// The same, for an op with a numeric parameter (layer_norm's eps).
+  composite_expr(std::size_t axis, double parameter, const shape_t<R>& shape, C... c)
+      : c_{{std::move(c)}...}, axis_(axis), parameter_(parameter), shape_(shape) {}
   /// The result shape.
   const shape_t<R>& shape() const { return shape_; }
   /// The operands, in order.
   const detail::tuple<C...>& operands() const { return c_; }
   /// The axis the op works along.
   std::size_t axis() const { return axis_; }
+  /// The op's numeric parameter (layer_norm's eps; 0 for ops without one).
+  double parameter() const { return parameter_; }
   /// The op's definition in registered primitives over v... (the operands' memory, as views); keep(e) turns an
   /// intermediate expression into memory (evaluation passes one that materialises it in the context).
-  template <class K, class... V> auto expand(K& keep, const V&... v) const { return detail::expand(Op{}, axis_, keep, v...); }
+  template <class K, class... V> auto expand(K& keep, const V&... v) const {
+    if constexpr (requires { Op::parameter_name; }) return detail::expand(Op{}, axis_, parameter_, keep, v...);
+    else return detail::expand(Op{}, axis_, keep, v...);
+  }
   /// The same op over other operands of the same shapes.
   template <class... D> composite_expr<Op, R, D...> with_operands(D... d) const {
-    return composite_expr<Op, R, D...>(axis_, shape_, std::move(d)...);
+    return composite_expr<Op, R, D...>(axis_, parameter_, shape_, std::move(d)...);
   }
 
  private:
   detail::tuple<C...> c_;
   std::size_t axis_;
+  double parameter_ = 0;
   shape_t<R> shape_{};
 };
 
@@ -143,6 +164,38 @@ template <operand E> auto log_softmax(E&& e, index_t axis, texpr::source_locatio
   const std::size_t a = detail::reduction_axis(axis, c.shape(), "log_softmax", loc);
   const auto s = c.shape();
   return composite_expr<op::log_softmax, C::rank, C>(a, s, std::move(c));
+}
+
+/// Layer normalisation over the last axis, as torch.nn.functional.layer_norm(x, (D,), weight, bias, eps):
+/// (x - mean) / sqrt(var + eps) * weight + bias, with the mean and the biased variance (dividing by D) of each
+/// row along the last axis, and weight and bias of shape (D). x is evaluated once; then a mean pass, a variance
+/// pass and one fused elementwise pass. Throws shape_error for weight or bias of another extent than D, and
+/// std::invalid_argument for an eps that is negative or not finite.
+template <operand E, operand W, operand Bias>
+auto layer_norm(E&& x, W&& weight, Bias&& bias, double eps = 1e-5,
+                texpr::source_location loc = texpr::source_location::current()) {
+  using CX = detail::captured_t<E>;
+  using CW = detail::captured_t<W>;
+  using CB = detail::captured_t<Bias>;
+  static_assert(is_floating_v<typename CX::value_type>, "texpr: layer_norm takes a floating operand");
+  static_assert(CX::rank >= 1, "texpr: layer_norm normalises the last axis of an operand of rank 1 or more");
+  static_assert(CW::rank == 1 && CB::rank == 1, "texpr: layer_norm takes weight and bias of shape (D), D the last extent of x");
+  detail::check_same_dtype<typename CX::value_type, typename CW::value_type>();
+  detail::check_same_dtype<typename CX::value_type, typename CB::value_type>();
+  detail::check_same_backend<typename CX::backend, typename CW::backend>();
+  detail::check_same_backend<typename CX::backend, typename CB::backend>();
+  auto c = detail::capture(std::forward<E>(x));
+  auto w = detail::capture(std::forward<W>(weight));
+  auto b = detail::capture(std::forward<Bias>(bias));
+  const auto s = c.shape();
+  const index_t d = s[CX::rank - 1];
+  if (w.shape()[0] != d || b.shape()[0] != d)
+    throw shape_error(detail::at(loc) + "texpr: layer_norm needs weight and bias of shape (" + std::to_string(d) +
+                      ",): x shape = " + to_string(s) + " weight shape = " + to_string(w.shape()) +
+                      " bias shape = " + to_string(b.shape()));
+  if (!(eps >= 0) || !(eps < std::numeric_limits<double>::infinity()))
+    throw std::invalid_argument(detail::at(loc) + "texpr: layer_norm needs a finite eps >= 0, got eps = " + std::to_string(eps));
+  return composite_expr<op::layer_norm, CX::rank, CX, CW, CB>(CX::rank - 1, eps, s, std::move(c), std::move(w), std::move(b));
 }
 
 /// One-hot encoding: labels of rank R (int32 or int64) to rank R + 1 with `classes` entries along the new last

@@ -36,6 +36,14 @@ struct cross_entropy : composite_op {
   static constexpr std::string_view name = "cross_entropy";  ///< Shown by tx::placement.
 };
 
+/// (x - mean) / sqrt(var + eps) * weight + bias over the last axis (torch.nn.functional.layer_norm over one
+/// axis; var biased, dividing by n): a mean pass and a variance pass into small kept tensors, rsqrt(var + eps)
+/// of those, and one fused elementwise pass.
+struct layer_norm : composite_op {
+  static constexpr std::string_view name = "layer_norm";          ///< Shown by tx::placement.
+  static constexpr std::string_view parameter_name = "eps";      ///< composite_expr::parameter() holds eps.
+};
+
 /// x[i, index i] for each row i of a matrix x: a generator of shape (rows) whose source reads memory, namely the
 /// operands a composite's expansion has materialised (cross_entropy's logits and labels), one element per row
 /// instead of a masked pass over every column. It is built only inside expansions (detail::pick in

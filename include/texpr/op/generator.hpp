@@ -82,4 +82,27 @@ struct normal {
   };
 };
 
+/// Dropout's mask (tx::dropout): element i is `kept` (1 / (1 - p), rounded to T) where element i of
+/// tx::random::uniform<double>(shape, seed) is >= p, else 0; for p = 0, `kept` (1) everywhere without a Philox
+/// call. A function of (seed, i) only, like uniform, so the backward pass regenerates it instead of storing it.
+struct dropout_mask {
+  static constexpr std::string_view name = "dropout_mask";  ///< Shown by tx::placement.
+  static constexpr kind category = kind::generator;          ///< Computed from the index.
+  static constexpr auto dtypes = floating;                   ///< Defined on.
+  static constexpr std::uint32_t stream = uniform::stream;   ///< uniform's: the mask is uniform<double> >= p.
+  /// Element i: u >= p ? kept : dropped, u the 53-bit fraction uniform<double> gives element i.
+  template <class T> struct source {
+    using value_type = T;
+    static constexpr bool is_memory = false;
+    detail::philox_key key;
+    double p;
+    T kept, dropped;  // 1 / (1 - p) and 0 in T, rounded on the host
+    TEXPR_HOST_DEVICE T operator()(index_t i) const {
+      if (p == 0) return kept;
+      const detail::philox_block b = detail::philox_at(key, stream, i);
+      return detail::unit_53(b.w[0], b.w[1]) >= p ? kept : dropped;
+    }
+  };
+};
+
 } // namespace texpr::op

@@ -39,8 +39,8 @@ struct strided_view : fused_elementwise {
   template <class N> static texpr::view<const typename N::value_type, N::rank, cuda> view_of(const N& n, context<cuda>& ctx);
 };
 
-/// A composite op (softmax, log_softmax, cross_entropy): operands evaluated once into memory, then the op's
-/// expansion, whose passes are other rows of this table (layout.hpp).
+/// A composite op (softmax, log_softmax, cross_entropy, layer_norm): operands evaluated once into memory, then
+/// the op's expansion, whose passes are other rows of this table (layout.hpp).
 struct composed {
   static constexpr std::string_view name = "composed";  ///< Shown by tx::placement.
   /// dest = the composite node n (dest contiguous).
@@ -123,6 +123,7 @@ struct cublas_gemm {
   X(arange,         declared + half_floats,                    fused_elementwise) \
   X(uniform,        declared + half_floats,                    fused_elementwise) \
   X(normal,         declared + half_floats,                    fused_elementwise) \
+  X(dropout_mask,   declared + half_floats,                    fused_elementwise) \
   X(pick,           declared + half_floats,                    fused_elementwise) \
   X(transpose,      declared,                                  strided_view) \
   X(permute,        declared,                                  strided_view) \
@@ -146,6 +147,7 @@ struct cublas_gemm {
   X(softmax,        declared + half_floats,                    composed) \
   X(log_softmax,    declared + half_floats,                    composed) \
   X(cross_entropy,  declared + half_floats,                    composed) \
+  X(layer_norm,     declared + half_floats,                    composed) \
   X(matmul,         declared + half_floats - signed_integral,  cublas_gemm)
 // clang-format on
 

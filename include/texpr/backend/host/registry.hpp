@@ -38,8 +38,8 @@ struct strided_view : fused_elementwise {
   template <class N> static texpr::view<const typename N::value_type, N::rank, host> view_of(const N& n, context<host>& ctx);
 };
 
-/// A composite op (softmax, log_softmax, cross_entropy): operands evaluated once into memory, then the op's
-/// expansion, whose passes are other rows of this table (layout.hpp).
+/// A composite op (softmax, log_softmax, cross_entropy, layer_norm): operands evaluated once into memory, then
+/// the op's expansion, whose passes are other rows of this table (layout.hpp).
 struct composed {
   static constexpr std::string_view name = "composed";  ///< Shown by tx::placement.
   /// dest = the composite node n (dest contiguous).
@@ -130,6 +130,7 @@ struct gemm_epilogue {
   X(arange,         declared,  fused_elementwise) \
   X(uniform,        declared,  fused_elementwise) \
   X(normal,         declared,  fused_elementwise) \
+  X(dropout_mask,   declared,  fused_elementwise) \
   X(pick,           declared,  fused_elementwise) \
   X(transpose,      declared,  strided_view) \
   X(permute,        declared,  strided_view) \
@@ -153,6 +154,7 @@ struct gemm_epilogue {
   X(softmax,        declared,  composed) \
   X(log_softmax,    declared,  composed) \
   X(cross_entropy,  declared,  composed) \
+  X(layer_norm,     declared,  composed) \
   X(matmul,         declared,  blocked_gemm)
 // clang-format on
 
