@@ -49,14 +49,10 @@ auto logits(const X& x, const W1& w1, const B1& b1, const W2& w2, const B2& b2, 
 /// One training step as graphs: (loss, d loss / d w1, d b1, d w2, d b2, d w3, d b3). The loss is the softmax
 /// cross-entropy against integer class labels, averaged over the batch.
 template <class X, class Y, class B> auto train_step(const X& x, const Y& labels, const model<B>& m) {
-  auto w1 = tx::param<struct w1_tag>(m.w1);
-  auto b1 = tx::param<struct b1_tag>(m.b1);
-  auto w2 = tx::param<struct w2_tag>(m.w2);
-  auto b2 = tx::param<struct b2_tag>(m.b2);
-  auto w3 = tx::param<struct w3_tag>(m.w3);
-  auto b3 = tx::param<struct b3_tag>(m.b3);
+  const auto params = tx::params(m.w1, m.b1, m.w2, m.b2, m.w3, m.b3);  // no tag type per parameter
+  const auto& [w1, b1, w2, b2, w3, b3] = params;
   auto loss = tx::cross_entropy(logits(x, w1, b1, w2, b2, w3, b3), labels);
-  return tx::value_and_grad(loss, w1, b1, w2, b2, w3, b3);
+  return tx::value_and_grad(loss, params);
 }
 
 template <class B> using batch_t = tx::view<const float, 2, B>;
