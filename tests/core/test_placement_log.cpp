@@ -28,8 +28,9 @@ std::string listing(const std::vector<tx::kernel_record>& ks) {
 /// One draw: random extents and operands for the catalogue's graphs.
 struct draw {
   std::mt19937_64& g;
-  tx::index_t m, n, k;
+  tx::index_t m, n, k, e;              // e: 0 to 2, so that some results and slices are empty
   tx::tensor<float, 2> x, y, w, a;     // x, y: (m, n); w: (n, k); a: (m, k)
+  tx::tensor<float, 2> we, ae;         // (n, e), (m, e)
   tx::tensor<float, 2> row, col;       // (1, n), (m, 1)
   tx::tensor<float, 1> v;              // (n)
   tx::tensor<std::int32_t, 1> labels;  // (m), in [0, n)
@@ -37,6 +38,9 @@ struct draw {
     m = extent();
     n = extent();
     k = extent();
+    e = std::uniform_int_distribution<tx::index_t>(0, 2)(g);
+    we = fill({n, e});
+    ae = fill({m, e});
     x = fill({m, n});
     y = fill({m, n});
     w = fill({n, k});
@@ -52,7 +56,6 @@ struct draw {
   tx::index_t extent() { return std::uniform_int_distribution<tx::index_t>(1, 6)(g); }
   float value() { return std::uniform_real_distribution<float>(-1.5f, 1.5f)(g); }
   tx::index_t axis(tx::index_t rank) { return std::uniform_int_distribution<tx::index_t>(0, rank - 1)(g); }
-  bool coin() { return std::uniform_int_distribution<int>(0, 1)(g) == 1; }
   tx::tensor<float, 2> fill(const tx::shape_t<2>& s) {
     tx::tensor<float, 2> t(s);
     for (tx::index_t i = 0; i < t.size(); ++i) t.data()[i] = value();
@@ -81,7 +84,7 @@ void check(outcome& o, std::uint64_t seed, int iteration, const char* name, cons
   std::string report;
   ((report += tx::placement(e)), ...);
   FAIL_CHECK("kernel log differs from the plan: seed " << seed << " (TEXPR_PLAN_SEED), iteration " << iteration
-                                                       << ", graph " << name << "\nplanned:\n"
+                                                       << ", graph " << std::string(name) << "\nplanned:\n"
                                                        << listing(planned) << "ran:\n"
                                                        << listing(ran) << report);
 }
@@ -151,8 +154,24 @@ std::vector<entry> catalogue() {
       TEXPR_GRAPH("cross_entropy(x, labels)", tx::cross_entropy(d.x, d.labels)),
       TEXPR_GRAPH("cross_entropy(matmul(a, transpose(w)), labels)",
                   tx::cross_entropy(tx::matmul(d.a, tx::transpose(d.w)), d.labels)),
+      // empty products, slices and results
+      TEXPR_GRAPH("elu(matmul(x, we) + ae), maybe empty", tx::elu(tx::matmul(d.x, d.we) + d.ae)),
+      TEXPR_GRAPH("concat(1, matmul(x, we), x), maybe an empty slice", tx::concat(1, tx::matmul(d.x, d.we), d.x)),
+      TEXPR_GRAPH("softmax(matmul(x, we), 0), maybe empty", tx::softmax(tx::matmul(d.x, d.we), 0)),
+      TEXPR_GRAPH("sum(matmul(x, we) * 2, 0), maybe empty", tx::sum(tx::matmul(d.x, d.we) * 2.0f, 0)),
       // several graphs in one context
       TEXPR_GRAPH("sum(x), matmul(x, w)", tx::sum(d.x), tx::matmul(d.x, d.w)),
+      // one value checked against a reference, as a sanity check of what the log describes
+      entry{[](draw& d, outcome& o, std::uint64_t seed, int it) {
+        check(o, seed, it, "elu(matmul(x, w) + a), values", tx::elu(tx::matmul(d.x, d.w) + d.a));
+        const tx::tensor<float, 2> r = tx::elu(tx::matmul(d.x, d.w) + d.a);
+        for (tx::index_t i = 0; i < d.m; ++i)
+          for (tx::index_t j = 0; j < d.k; ++j) {
+            double s = d.a(i, j);
+            for (tx::index_t q = 0; q < d.n; ++q) s += double(d.x(i, q)) * double(d.w(q, j));
+            CHECK(r(i, j) == doctest::Approx(s > 0 ? s : std::expm1(s)).epsilon(1e-4));
+          }
+      }},
       // gradient graphs: saved values computed once across the graphs of one eval_all
       entry{[](draw& d, outcome& o, std::uint64_t seed, int it) {
         auto W = tx::param<struct grad_w>(d.w);
