@@ -206,3 +206,25 @@ TEST_CASE("the mlp training step as one unit: the target" * doctest::may_fail())
     CHECK(syncs_besides_loss(r) == 0);
   }
 }
+
+// tx::planned_kernels (the walk tx::placement prints) lists the cuda kernels the step runs, as tx::kernel_log sees
+// them: one dispatch decision for both (tests/core/test_placement_log.cpp checks random host graphs).
+TEST_CASE("the mlp training step: the kernel log equals the placement plan on cuda") {
+  model m{tx::random::normal<float, tx::cuda>({features, hidden}, 1, 0.0f, 0.03f),
+          tx::random::normal<float, tx::cuda>({hidden, hidden}, 2, 0.0f, 0.06f),
+          tx::random::normal<float, tx::cuda>({hidden, classes}, 3, 0.0f, 0.06f),
+          tx::zeros<float, tx::cuda>({hidden}),
+          tx::zeros<float, tx::cuda>({hidden}),
+          tx::zeros<float, tx::cuda>({classes})};
+  const ctensor<2> x = tx::zeros<float, tx::cuda>({batch, features});
+  const tx::tensor<std::int64_t, 1, tx::cuda> labels = tx::zeros<std::int64_t, tx::cuda>({batch});
+  const auto graphs = train_step(x, labels, m);
+  const auto planned = tx::planned_kernels(graphs);
+  tx::kernel_log log;
+  (void)tx::eval_all(graphs);
+  std::string listing;
+  for (const auto& k : planned) listing += k.implementation + " " + k.op + " " + k.dtype + "\n";
+  INFO("planned:\n" << listing << "ran:\n" << log.str());
+  CHECK(log.entries() == planned);
+  CHECK(planned.size() >= 8);
+}
