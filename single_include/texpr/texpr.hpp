@@ -3232,6 +3232,14 @@ struct block_reduce {
 /// cuBLAS (cublasGemmStridedBatchedEx): fp32 (TF32 opt-in), fp64, and fp16/bf16 with fp32 accumulation (gemm.hpp).
 struct cublas_gemm {
   static constexpr std::string_view name = "cublas_gemm";  ///< Shown by tx::placement.
+  /// Whether cuBLAS reads an (r x c) operand with row stride rs and column stride cs in place: one unit stride and
+  /// a leading dimension no smaller than the other extent. run copies any other operand to contiguous memory
+  /// first, and tx::placement lists that copy.
+  static constexpr bool reads_in_place(index_t r, index_t c, index_t rs, index_t cs) {
+    const index_t cw = c > 1 ? c : 1, rw = r > 1 ? r : 1;
+    if ((cs == 1 || c == 1) && (r == 1 ? cw : rs) >= cw) return true;
+    return (rs == 1 || r == 1) && (c == 1 ? rw : cs) >= rw;
+  }
   /// dest = the matmul node n (dest contiguous), enqueued on ctx.stream.
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
@@ -4898,6 +4906,22 @@ auto broadcast_to(E&& e, const index_t (&extents)[R], texpr::source_location loc
 namespace texpr {
 
 namespace detail {
+
+/// One operand of a matmul as a matrix: its extents and strides (a vector A is one row, a vector B one column).
+struct matrix_layout {
+  index_t rows, columns, row_stride, column_stride;
+};
+/// Operand I (0: A, 1: B) of a matmul, with `shape` and `strides` in memory, as a matrix: what every backend's
+/// GEMM reads (eval/matmul_plan.hpp) and what tx::placement asks a backend that copies some layouts (cuBLAS).
+template <std::size_t I, std::size_t R> matrix_layout matrix_of(const shape_t<R>& shape, const shape_t<R>& strides) {
+  if constexpr (R == 1) {
+    if constexpr (I == 0) return {1, shape[0], 0, strides[0]};
+    else return {shape[0], 1, strides[0], 0};
+  } else {
+    return {shape[R - 2], shape[R - 1], strides[R - 2], strides[R - 1]};
+  }
+}
+
 /// The result rank of matmul on operands of ranks RA and RB.
 constexpr std::size_t matmul_rank(std::size_t ra, std::size_t rb) {
   if (ra == 1 && rb == 1) return 0;
@@ -6036,6 +6060,22 @@ void plan_composite_impl(const N& n, plan_state& st, std::index_sequence<I...>) 
   st.operand(keep.next, [&] { plan_evaluate<B>(last, true, st); });
 }
 
+/// A GEMM that reads only some layouts in place (cuBLAS: K::reads_in_place) copies operand I of matmul N, c with
+/// planned memory m, to contiguous memory after materialising both operands, when its layout is not one of them.
+template <class B, class N, std::size_t I, class C, std::size_t R>
+void plan_matrix_copy(const C& c, const planned_memory<R>& m, plan_state& st) {
+  using K = kernel<typename N::op_type, typename N::kernel_dtype, B>;
+  if constexpr (requires { K::reads_in_place(index_t{}, index_t{}, index_t{}, index_t{}); }) {
+    const matrix_layout l = matrix_of<I>(c.shape(), m.strides);
+    if (!K::reads_in_place(l.rows, l.columns, l.row_stride, l.column_stride) &&
+        !contiguous_layout(c.shape(), m.strides)) {
+      record_copy<B, typename C::value_type>(st);
+      st.amend(m.line, ", copied to contiguous memory for " + std::string(K::name) + " (" +
+                           copy_name<B, typename C::value_type>() + " copy)");
+    }
+  }
+}
+
 /// How the kernel of computed node n obtains its operands (what each backend's run does): a matmul and a
 /// composite materialise theirs, a reduction reads its operand fused unless operand_in_memory, a concatenation
 /// evaluates each operand into its slice of the result.
@@ -6043,8 +6083,10 @@ template <class B, class N>
 void plan_computed_operands(const N& n, plan_state& st) {
   using Op = typename N::op_type;
   if constexpr (is_matmul_node_v<N>) {
-    st.operand(0, [&] { plan_materialize<B>(get<0>(n.operands()), st); });
-    st.operand(1, [&] { plan_materialize<B>(get<1>(n.operands()), st); });
+    const auto ma = st.operand(0, [&] { return plan_materialize<B>(get<0>(n.operands()), st); });
+    const auto mb = st.operand(1, [&] { return plan_materialize<B>(get<1>(n.operands()), st); });
+    plan_matrix_copy<B, N, 0>(get<0>(n.operands()), ma, st);
+    plan_matrix_copy<B, N, 1>(get<1>(n.operands()), mb, st);
   } else if constexpr (requires { n.axes(); }) {
     if constexpr (N::operand_in_memory)
       st.operand(0, [&] { plan_materialize<B>(n.child(), st); });
@@ -8085,42 +8127,34 @@ void fill_batch_strides(const V& v, std::size_t matrix_dims, const shape_t<BR>& 
   }
 }
 
-/// The plan of matmul node n on B; its operands are materialised only when they are not memory (or layouts of it).
-template <class N, class B> auto make_matmul_plan(const N& n, context<B>& ctx) {
+/// The plan of matmul node n over its operands' memory va and vb (views).
+template <class N, class VA, class VB> auto make_matmul_plan(const N& n, const VA& va, const VB& vb) {
   using T = typename N::value_type;
   constexpr std::size_t BR = N::batch_rank;
-  const auto& na = get<0>(n.operands());
-  const auto& nb = get<1>(n.operands());
-  const auto va = materialize(na, ctx);
-  const auto vb = materialize(nb, ctx);
-  constexpr std::size_t RA = std::remove_cvref_t<decltype(na)>::rank, RB = std::remove_cvref_t<decltype(nb)>::rank;
+  constexpr std::size_t RA = std::remove_cvref_t<decltype(va.shape())>{}.size();
+  constexpr std::size_t RB = std::remove_cvref_t<decltype(vb.shape())>{}.size();
   matmul_plan<T, BR> p;
   for (std::size_t i = 0; i != BR; ++i) p.batch[i] = n.shape()[i];
   p.a.data = va.data();
   p.b.data = vb.data();
-  if constexpr (RA == 1) {
-    p.m = 1;
-    p.k = va.shape()[0];
-    p.a.rs = 0;
-    p.a.cs = va.strides()[0];
-  } else {
-    p.m = va.shape()[RA - 2];
-    p.k = va.shape()[RA - 1];
-    p.a.rs = va.strides()[RA - 2];
-    p.a.cs = va.strides()[RA - 1];
-    fill_batch_strides(va, 2, p.batch, p.a.batch_strides);
-  }
-  if constexpr (RB == 1) {
-    p.n = 1;
-    p.b.rs = vb.strides()[0];
-    p.b.cs = 0;
-  } else {
-    p.n = vb.shape()[RB - 1];
-    p.b.rs = vb.strides()[RB - 2];
-    p.b.cs = vb.strides()[RB - 1];
-    fill_batch_strides(vb, 2, p.batch, p.b.batch_strides);
-  }
+  const matrix_layout la = matrix_of<0>(va.shape(), va.strides()), lb = matrix_of<1>(vb.shape(), vb.strides());
+  p.m = la.rows;
+  p.k = la.columns;
+  p.a.rs = la.row_stride;
+  p.a.cs = la.column_stride;
+  p.n = lb.columns;
+  p.b.rs = lb.row_stride;
+  p.b.cs = lb.column_stride;
+  if constexpr (RA >= 2) fill_batch_strides(va, 2, p.batch, p.a.batch_strides);
+  if constexpr (RB >= 2) fill_batch_strides(vb, 2, p.batch, p.b.batch_strides);
   return p;
+}
+
+/// The plan of matmul node n on B; its operands are materialised only when they are not memory (or layouts of it).
+template <class N, class B> auto make_matmul_plan(const N& n, context<B>& ctx) {
+  const auto va = materialize(get<0>(n.operands()), ctx);
+  const auto vb = materialize(get<1>(n.operands()), ctx);
+  return make_matmul_plan(n, va, vb);
 }
 
 } // namespace texpr::detail
@@ -10806,17 +10840,20 @@ namespace cuda_kernels {
 template <class N, class T, std::size_t R>
 void cublas_gemm::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
   using namespace detail;
-  auto p = make_matmul_plan(n, ctx);
-  // An operand whose rows and columns both have a stride other than 1 cannot be a cuBLAS matrix: copy it.
-  if (!cuda_impl::blas_layout(p.m, p.k, p.a.rs, p.a.cs).ok) {
-    const auto c = materialize_contiguous(materialize(get<0>(n.operands()), ctx), ctx);
+  const auto va = materialize(get<0>(n.operands()), ctx);
+  const auto vb = materialize(get<1>(n.operands()), ctx);
+  auto p = make_matmul_plan(n, va, vb);
+  // An operand whose rows and columns both have a stride other than 1 cannot be a cuBLAS matrix: copy it (from the
+  // memory above: its operand is not evaluated twice).
+  if (!reads_in_place(p.m, p.k, p.a.rs, p.a.cs)) {
+    const auto c = materialize_contiguous(va, ctx);
     p.a.data = c.data();
     p.a.rs = p.k;
     p.a.cs = 1;
     fill_batch_strides(c, std::remove_cvref_t<decltype(get<0>(n.operands()))>::rank >= 2 ? 2 : 1, p.batch, p.a.batch_strides);
   }
-  if (!cuda_impl::blas_layout(p.k, p.n, p.b.rs, p.b.cs).ok) {
-    const auto c = materialize_contiguous(materialize(get<1>(n.operands()), ctx), ctx);
+  if (!reads_in_place(p.k, p.n, p.b.rs, p.b.cs)) {
+    const auto c = materialize_contiguous(vb, ctx);
     p.b.data = c.data();
     p.b.rs = p.n;
     p.b.cs = 1;

@@ -18,6 +18,7 @@
 #include "texpr/core/kernel_log.hpp"
 #include "texpr/core/shape.hpp"
 #include "texpr/expr/epilogue.hpp"
+#include "texpr/expr/matmul.hpp"
 #include "texpr/expr/node.hpp"
 #include "texpr/expr/reduction.hpp"
 #include "texpr/expr/saved.hpp"
@@ -340,6 +341,22 @@ void plan_composite_impl(const N& n, plan_state& st, std::index_sequence<I...>) 
   st.operand(keep.next, [&] { plan_evaluate<B>(last, true, st); });
 }
 
+/// A GEMM that reads only some layouts in place (cuBLAS: K::reads_in_place) copies operand I of matmul N, c with
+/// planned memory m, to contiguous memory after materialising both operands, when its layout is not one of them.
+template <class B, class N, std::size_t I, class C, std::size_t R>
+void plan_matrix_copy(const C& c, const planned_memory<R>& m, plan_state& st) {
+  using K = kernel<typename N::op_type, typename N::kernel_dtype, B>;
+  if constexpr (requires { K::reads_in_place(index_t{}, index_t{}, index_t{}, index_t{}); }) {
+    const matrix_layout l = matrix_of<I>(c.shape(), m.strides);
+    if (!K::reads_in_place(l.rows, l.columns, l.row_stride, l.column_stride) &&
+        !contiguous_layout(c.shape(), m.strides)) {
+      record_copy<B, typename C::value_type>(st);
+      st.amend(m.line, ", copied to contiguous memory for " + std::string(K::name) + " (" +
+                           copy_name<B, typename C::value_type>() + " copy)");
+    }
+  }
+}
+
 /// How the kernel of computed node n obtains its operands (what each backend's run does): a matmul and a
 /// composite materialise theirs, a reduction reads its operand fused unless operand_in_memory, a concatenation
 /// evaluates each operand into its slice of the result.
@@ -347,8 +364,10 @@ template <class B, class N>
 void plan_computed_operands(const N& n, plan_state& st) {
   using Op = typename N::op_type;
   if constexpr (is_matmul_node_v<N>) {
-    st.operand(0, [&] { plan_materialize<B>(get<0>(n.operands()), st); });
-    st.operand(1, [&] { plan_materialize<B>(get<1>(n.operands()), st); });
+    const auto ma = st.operand(0, [&] { return plan_materialize<B>(get<0>(n.operands()), st); });
+    const auto mb = st.operand(1, [&] { return plan_materialize<B>(get<1>(n.operands()), st); });
+    plan_matrix_copy<B, N, 0>(get<0>(n.operands()), ma, st);
+    plan_matrix_copy<B, N, 1>(get<1>(n.operands()), mb, st);
   } else if constexpr (requires { n.axes(); }) {
     if constexpr (N::operand_in_memory)
       st.operand(0, [&] { plan_materialize<B>(n.child(), st); });
