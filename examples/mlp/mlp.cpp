@@ -1,4 +1,4 @@
-// Trains a 784-256-256-10 ELU network with plain SGD and softmax cross-entropy (tx::cross_entropy on integer
+// Trains a 784-256-256-10 ELU network with plain SGD (tx::optim::sgd) and softmax cross-entropy (tx::cross_entropy on integer
 // labels) on synthetic MNIST-shaped data, forward and backward as texpr graphs; weights start from
 // tx::random::normal and accuracy is tx::argmax against the labels. Built by a host compiler it runs on the CPU; built by nvcc the same source runs on the
 // GPU, and the static_asserts below prove that the forward and every gradient graph have cuda kernels.
@@ -173,6 +173,7 @@ int main(int argc, char** argv) {
   const auto x_test = upload(test.x.clone());
   const auto y_test = upload(test.labels.clone());
 
+  tx::optim::sgd opt(std::tie(m.w1, m.b1, m.w2, m.b2, m.w3, m.b3), {.lr = lr});
   const double chance_accuracy = accuracy(x_test, y_test, m);
   double first_loss = 0, last_loss = 0;
   long halved_at = -1;
@@ -189,14 +190,9 @@ int main(int argc, char** argv) {
     }
     // Evaluate the loss and all six gradients together: shared memos (forward matmuls, incoming gradients)
     // are computed once.
-    auto [loss, gw1, gb1, gw2, gb2, gw3, gb3] = tx::eval_all(graphs);
-    m.w1 = m.w1 - lr * gw1;
-    m.b1 = m.b1 - lr * gb1;
-    m.w2 = m.w2 - lr * gw2;
-    m.b2 = m.b2 - lr * gb2;
-    m.w3 = m.w3 - lr * gw3;
-    m.b3 = m.b3 - lr * gb3;
-    last_loss = loss.item();
+    const auto result = tx::eval_all(graphs);  // (loss, d w1, d b1, d w2, d b2, d w3, d b3)
+    opt.step(result);                          // w -= lr * dw: one fused in-place pass per parameter
+    last_loss = std::get<0>(result).item();
     if (step == 0) first_loss = last_loss;
     if (halved_at < 0 && last_loss <= 0.5 * first_loss) halved_at = step;
     if (step % every == 0 || step + 1 == steps) std::printf("step %4ld  loss %.5f\n", step, last_loss);

@@ -14,6 +14,7 @@ namespace tx = texpr;
 #include <cstdio>
 #include <cstring>
 #include <string_view>
+#include <tuple>
 
 // clang-format off
 // [readme:extending]
@@ -100,6 +101,34 @@ bool extending() {
   return near(static_cast<double>(v(0)), -0.5, "softsign(-1)") && near(static_cast<double>(v(2)), 0.5, "softsign(1)");
 }
 
+// Fits a linear model with AdamW under a warm-up + cosine schedule; checks it recovers the true coefficients.
+bool training() {
+  // clang-format off
+  // [readme:training]
+  tx::tensor<float, 2> x = tx::random::normal<float>({256, 3}, 7), w({3, 1});  // data and a linear model
+  tx::tensor<float, 1> b({1});
+  tx::tensor<float, 2> y = tx::matmul(x, tx::tensor<float, 2>({3, 1}, {1.5f, -2.0f, 0.5f})) + 0.25f;
+
+  tx::optim::adamw opt(std::tie(w, b), {.weight_decay = 1e-4});
+  const tx::optim::warmup_cosine schedule{.lr = 0.1, .warmup_steps = 20, .total_steps = 300};
+  for (int step = 0; step < 300; ++step) {
+    auto pw = tx::param<struct w_tag>(w);
+    auto pb = tx::param<struct b_tag>(b);
+    auto loss = tx::mean(tx::square(tx::matmul(x, pw) + pb - y));
+    opt.step(tx::eval_all(tx::value_and_grad(loss, pw, pb)), schedule(step));  // (loss, dw, db): loss skipped
+  }
+  // [readme:end]
+  // clang-format on
+  const double want[] = {1.5, -2.0, 0.5};
+  bool ok = std::fabs(static_cast<double>(b(0)) - 0.25) <= 1e-2;
+  for (int i = 0; i < 3; ++i) ok &= std::fabs(static_cast<double>(w(i, 0)) - want[i]) <= 1e-2;
+  if (!ok)
+    std::fprintf(stderr, "readme_samples: training gave w = (%g, %g, %g), b = %g; expected (1.5, -2, 0.5), 0.25\n",
+                 static_cast<double>(w(0, 0)), static_cast<double>(w(1, 0)), static_cast<double>(w(2, 0)),
+                 static_cast<double>(b(0)));
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -107,7 +136,8 @@ int main(int argc, char** argv) {
     const char* name;
     bool (*run)();
   };
-  const sample samples[] = {{"quickstart", quickstart}, {"making-tensors", making_tensors}, {"extending", extending}};
+  const sample samples[] = {{"quickstart", quickstart}, {"making-tensors", making_tensors}, {"extending", extending},
+                            {"training", training}};
   if (argc > 2) {
     std::fprintf(stderr, "usage: readme_samples [NAME]\n");
     return 2;

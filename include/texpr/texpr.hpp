@@ -26,10 +26,15 @@
 #include "texpr/placement/runs_on.hpp"
 #include "texpr/placement/report.hpp"
 #include "texpr/eval/assign.hpp"
+#include "texpr/eval/print.hpp"
 #include "texpr/backend/host/host.hpp"
 #include "texpr/autograd/param.hpp"
 #include "texpr/autograd/rules.hpp"
 #include "texpr/autograd/grad.hpp"
+#include "texpr/optim/schedule.hpp"
+#include "texpr/optim/sgd.hpp"
+#include "texpr/optim/adam.hpp"
+#include "texpr/optim/clip.hpp"
 #if defined(__CUDACC__)
 #include "texpr/backend/cuda/cuda.hpp"
 #endif

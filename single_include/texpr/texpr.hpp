@@ -7138,6 +7138,437 @@ template <class Derived> auto expr_base<Derived>::item(texpr::source_location lo
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_EVAL_ASSIGN_HPP
 // ---- end texpr/eval/assign.hpp ----
+// ---- begin texpr/eval/print.hpp ----
+#ifndef TEXPR_SI_TEXPR_EVAL_PRINT_HPP
+#define TEXPR_SI_TEXPR_EVAL_PRINT_HPP
+// Printing tensors, views and host expressions as NumPy's repr does: `std::cout << t`, tx::repr(t).
+
+#include <charconv>
+#include <ostream>
+
+namespace texpr {
+
+/// NumPy's print options that tx::repr honours (defaults are NumPy's): summarise arrays of more than `threshold`
+/// elements to `edge_items` leading and trailing entries per axis; wrap lines at `line_width` characters.
+struct print_options {
+  index_t threshold = 1000;     ///< More elements than this are summarised with "...".
+  index_t edge_items = 3;       ///< Entries kept at each end of a summarised axis.
+  std::size_t line_width = 75;  ///< Maximum characters per line.
+};
+
+namespace detail {
+
+/// Host data as printing reads it: first element, extents and strides (elements), all of runtime rank.
+template <class T> struct print_source {
+  const T* data = nullptr;
+  std::vector<index_t> shape, strides;
+  index_t size() const {
+    index_t n = 1;
+    for (index_t e : shape) n *= e;
+    return n;
+  }
+  T at(const std::vector<index_t>& index) const {
+    index_t offset = 0;
+    for (std::size_t d = 0; d != index.size(); ++d) offset += index[d] * strides[d];
+    return data[offset];
+  }
+};
+
+/// Digits of x's shortest round-trip decimal: value = digits[0].digits[1..] * 10^exponent (x finite, |x| taken).
+struct print_digits {
+  std::string digits;
+  int exponent = 0;
+};
+
+inline print_digits print_parse_scientific(std::string_view s) {  // "d.ddde+XX" or "de-XX", no sign
+  print_digits out;
+  const std::size_t e = s.find('e');
+  for (char c : s.substr(0, e))
+    if (c != '.') out.digits += c;
+  std::from_chars(s.data() + e + (s[e + 1] == '+' ? 2 : 1), s.data() + s.size(), out.exponent);
+  return out;
+}
+
+inline std::string print_chars(double v, std::chars_format format, int precision) {
+  char buffer[512];  // fixed with 8 digits of 1.8e308 needs 318
+  const auto r = std::to_chars(buffer, buffer + sizeof buffer, v, format, precision);
+  return std::string(buffer, r.ptr);
+}
+
+/// Shortest digits that read back as the same T. float and double: std::to_chars; half and bfloat16: the fewest
+/// significant digits whose decimal rounds back to the same bits (NumPy's Dragon4 gives the same digits).
+template <class T> print_digits print_shortest(T x) {
+  char buffer[64];
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    const auto r = std::to_chars(buffer, buffer + sizeof buffer, std::signbit(x) ? -x : x, std::chars_format::scientific);
+    return print_parse_scientific(std::string_view(buffer, static_cast<std::size_t>(r.ptr - buffer)));
+  } else {
+    const float f = std::fabs(static_cast<float>(x));
+    for (int precision = 0;; ++precision) {
+      const std::string s = print_chars(f, std::chars_format::scientific, precision);
+      float back = 0;
+      std::from_chars(s.data(), s.data() + s.size(), back);
+      if (T(back).bits == T(f).bits || precision >= 9) return print_parse_scientific(s);
+    }
+  }
+}
+
+/// NumPy's FloatingFormat with its defaults (floatmode 'maxprec', precision 8, no suppress_small, sign '-'):
+/// positional unless the nonzero magnitudes reach 1e8, go below 1e-4 or span more than a factor 1000; one padding
+/// for the whole array so that the decimal points line up.
+template <class T> class print_float_format {
+ public:
+  explicit print_float_format(const std::vector<T>& data) {
+    std::vector<double> finite;
+    bool negative_inf = false, non_finite = false;
+    double max_abs = 0, min_abs = 0;
+    for (T x : data) {
+      const double v = value(x);
+      if (!std::isfinite(v)) {
+        non_finite = true;
+        negative_inf = negative_inf || v < 0;
+        continue;
+      }
+      finite.push_back(v);
+      if (v == 0) continue;
+      const double a = std::fabs(v);
+      if (max_abs == 0 || a > max_abs) max_abs = a;
+      if (min_abs == 0 || a < min_abs) min_abs = a;
+    }
+    if (max_abs != 0) {
+      // NumPy divides in the array's dtype: the ratio is rounded to T (float for the 16-bit types' float route).
+      double ratio = max_abs / min_abs;
+      if constexpr (!std::is_same_v<T, double>) ratio = value(static_cast<T>(static_cast<float>(ratio)));
+      exp_format_ = max_abs >= 1e8 || min_abs < 1e-4 || ratio > 1000.;
+    }
+    if (exp_format_) {
+      for (double v : finite) {
+        const std::string s = first_pass_scientific(v);
+        const std::size_t e = s.find('e'), dot = s.find('.');
+        precision_ = std::max(precision_, static_cast<int>(e - dot - 1));
+        exp_digits_ = std::max(exp_digits_, static_cast<int>(s.size() - e - 2));
+        pad_left_ = std::max(pad_left_, static_cast<int>(dot));
+      }
+      pad_right_ = exp_digits_ + 2 + precision_;
+    } else {
+      for (double v : finite) {
+        const std::string s = positional(v);
+        const std::size_t dot = s.find('.');
+        pad_left_ = std::max(pad_left_, static_cast<int>(dot));
+        pad_right_ = std::max(pad_right_, static_cast<int>(s.size() - dot - 1));
+      }
+    }
+    if (non_finite) {
+      const int offset = pad_right_ + 1;
+      pad_left_ = std::max({pad_left_, 3 - offset, 3 + (negative_inf ? 1 : 0) - offset});
+    }
+  }
+
+  std::string operator()(T x) const {
+    const double v = value(x);
+    std::string s;
+    if (std::isnan(v)) {
+      s = "nan";
+    } else if (std::isinf(v)) {
+      s = v < 0 ? "-inf" : "inf";
+    } else if (exp_format_) {
+      s = print_chars(std::fabs(v), std::chars_format::scientific, precision_);
+      std::size_t e = s.find('e');
+      if (s.find('.') == std::string::npos) s.insert(e++, ".");  // NumPy keeps the point: "1.e+20"
+      std::string exponent = s.substr(e + 2);
+      if (exponent.size() < static_cast<std::size_t>(exp_digits_))
+        exponent.insert(0, static_cast<std::size_t>(exp_digits_) - exponent.size(), '0');
+      s = (std::signbit(v) ? "-" : "") + s.substr(0, e + 2) + exponent;
+      return pad(s, s.find('.'), 0);
+    } else {
+      s = positional(v);
+      const std::size_t dot = s.find('.');
+      return pad(s, dot, pad_right_ - static_cast<int>(s.size() - dot - 1));
+    }
+    const std::size_t width = static_cast<std::size_t>(pad_left_ + pad_right_ + 1);
+    return std::string(width > s.size() ? width - s.size() : 0, ' ') + s;
+  }
+
+ private:
+  static double value(T x) {
+    if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) return static_cast<float>(x);
+    else return static_cast<double>(x);
+  }
+  static T same_type(double v) {
+    if constexpr (std::is_same_v<T, double>) return v;
+    else return static_cast<T>(static_cast<float>(v));
+  }
+  std::string pad(const std::string& s, std::size_t dot, int right) const {
+    const int left = pad_left_ - static_cast<int>(dot);
+    return std::string(static_cast<std::size_t>(std::max(left, 0)), ' ') + s +
+           std::string(static_cast<std::size_t>(std::max(right, 0)), ' ');
+  }
+  // Dragon4 positional, unique digits, at most 8 after the point, trailing zeros trimmed but the point kept.
+  static std::string positional(double v) {
+    const print_digits d = print_shortest(same_type(v));
+    const int n = static_cast<int>(d.digits.size());
+    std::string out = std::signbit(v) ? "-" : "";
+    if (n - 1 - d.exponent > 8) {  // more digits than the precision: round the exact value to 8 places
+      std::string s = print_chars(std::fabs(v), std::chars_format::fixed, 8);
+      while (s.back() == '0') s.pop_back();
+      return out + s;
+    }
+    if (d.exponent >= 0) {
+      for (int i = 0; i <= d.exponent; ++i) out += i < n ? d.digits[static_cast<std::size_t>(i)] : '0';
+      out += '.';
+      if (n > d.exponent + 1) out += d.digits.substr(static_cast<std::size_t>(d.exponent) + 1);
+    } else {
+      out += "0." + std::string(static_cast<std::size_t>(-d.exponent - 1), '0') + d.digits;
+    }
+    return out;
+  }
+  // Dragon4 scientific, unique digits, at most 8 after the point: what fixes the common precision.
+  static std::string first_pass_scientific(double v) {
+    const print_digits d = print_shortest(same_type(v));
+    std::string s;
+    if (d.digits.size() > 9) {
+      s = print_chars(std::fabs(v), std::chars_format::scientific, 8);
+      std::size_t e = s.find('e');
+      while (s[e - 1] == '0') s.erase(--e, 1);
+    } else {
+      s = d.digits.substr(0, 1) + "." + d.digits.substr(1) + "e" + (d.exponent < 0 ? "-" : "+") +
+          (std::abs(d.exponent) < 10 ? "0" : "") + std::to_string(std::abs(d.exponent));
+    }
+    if (s.find('.') == std::string::npos) s.insert(s.find('e'), ".");
+    return (std::signbit(v) ? "-" : "") + s;
+  }
+
+  bool exp_format_ = false;
+  int pad_left_ = 0, pad_right_ = 0, precision_ = 0, exp_digits_ = 0;
+};
+
+/// NumPy's IntegerFormat: right-aligned to the widest of the data; BoolFormat: " True" / "False" (no pad at rank 0).
+template <class T> class print_plain_format {
+ public:
+  print_plain_format(const std::vector<T>& data, bool rank0) {
+    if constexpr (std::is_same_v<T, bool>) {
+      true_ = rank0 ? "True" : " True";
+    } else {
+      for (T x : data) width_ = std::max(width_, std::to_string(x).size());
+    }
+  }
+  std::string operator()(T x) const {
+    if constexpr (std::is_same_v<T, bool>) {
+      return x ? true_ : "False";
+    } else {
+      const std::string s = std::to_string(x);
+      return std::string(width_ > s.size() ? width_ - s.size() : 0, ' ') + s;
+    }
+  }
+
+ private:
+  std::size_t width_ = 0;
+  std::string true_;
+};
+
+template <class T>
+using print_format = std::conditional_t<std::is_integral_v<T>, print_plain_format<T>, print_float_format<T>>;
+
+/// NumPy's _extendLine (non-legacy): wrap before `word` when it would pass `width`, unless wrapping cannot help.
+inline void print_extend_line(std::string& s, std::string& line, const std::string& word, std::size_t width,
+                              const std::string& next_prefix) {
+  if (line.size() + word.size() > width && line.size() > next_prefix.size()) {
+    s += line.substr(0, line.find_last_not_of(' ') + 1) + "\n";
+    line = next_prefix;
+  }
+  line += word;
+}
+
+/// NumPy's _extendLine_pretty: a multi-line word (a nested block) keeps its own line breaks.
+inline void print_extend_line_pretty(std::string& s, std::string& line, const std::string& word, std::size_t width,
+                                     const std::string& next_prefix) {
+  std::vector<std::string> words;
+  for (std::size_t start = 0;;) {
+    const std::size_t end = word.find('\n', start);
+    words.push_back(word.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  if (words.size() == 1) return print_extend_line(s, line, word, width, next_prefix);
+  std::size_t max_length = 0;
+  for (const std::string& w : words) max_length = std::max(max_length, w.size());
+  std::string indent;
+  if (line.size() + max_length > width && line.size() > next_prefix.size()) {
+    s += line.substr(0, line.find_last_not_of(' ') + 1) + "\n";
+    line = next_prefix + words[0];
+    indent = next_prefix;
+  } else {
+    indent = std::string(line.size(), ' ');
+    line += words[0];
+  }
+  for (std::size_t i = 1; i != words.size(); ++i) {
+    s += line.substr(0, line.find_last_not_of(' ') + 1) + "\n";
+    line = indent + words[i];
+  }
+  line += std::string(max_length - words.back().size(), ' ');
+}
+
+/// NumPy's _formatArray (non-legacy): nested brackets, ", " between elements, rows wrapped at the width, a blank
+/// line per extra axis between blocks, "..." in place of the middle of a summarised axis.
+template <class T, class Format> class print_formatter {
+ public:
+  print_formatter(const print_source<T>& a, const Format& format, bool summary, index_t edge_items)
+      : a_(a), format_(format), summary_(summary), edge_(edge_items) {}
+
+  std::string run(const std::string& prefix, std::size_t width) {
+    std::vector<index_t> index;
+    return recurse(index, prefix, width);
+  }
+
+ private:
+  std::string recurse(std::vector<index_t>& index, const std::string& hanging, std::size_t width) {
+    const std::size_t axis = index.size();
+    const std::size_t axes_left = a_.shape.size() - axis;
+    if (axes_left == 0) return format_(a_.at(index));
+    const std::string next_hanging = hanging + " ";
+    const std::size_t next_width = width - 1;
+    const index_t length = a_.shape[axis];
+    const bool show_summary = summary_ && 2 * edge_ < length;
+    const index_t leading = show_summary ? edge_ : 0, trailing = show_summary ? edge_ : length;
+    const auto element = [&](index_t i) {
+      index.push_back(i);
+      std::string word = recurse(index, next_hanging, next_width);
+      index.pop_back();
+      return word;
+    };
+    std::string s;
+    if (axes_left == 1) {
+      const std::size_t elem_width = width - 1;  // max(len(","), len("]"))
+      std::string line = hanging;
+      for (index_t i = 0; i != leading; ++i) {
+        print_extend_line_pretty(s, line, element(i), elem_width, hanging);
+        line += ", ";
+      }
+      if (show_summary) {
+        print_extend_line(s, line, "...", elem_width, hanging);
+        line += ", ";
+      }
+      for (index_t i = trailing; i > 1; --i) {
+        print_extend_line_pretty(s, line, element(length - i), elem_width, hanging);
+        line += ", ";
+      }
+      print_extend_line_pretty(s, line, element(length - 1), elem_width, hanging);
+      s += line;
+    } else {
+      const std::string line_sep = "," + std::string(axes_left - 1, '\n');
+      for (index_t i = 0; i != leading; ++i) s += hanging + element(i) + line_sep;
+      if (show_summary) s += hanging + "..." + line_sep;
+      for (index_t i = trailing; i > 1; --i) s += hanging + element(length - i) + line_sep;
+      s += hanging + element(length - 1);
+    }
+    return "[" + s.substr(hanging.size()) + "]";
+  }
+
+  const print_source<T>& a_;
+  const Format& format_;
+  bool summary_;
+  index_t edge_;
+};
+
+/// The elements NumPy's formatter sizes itself on: all of them, or a summarised array's leading and trailing corners.
+template <class T> std::vector<T> print_corners(const print_source<T>& a, bool summary, index_t edge) {
+  std::vector<std::vector<index_t>> kept(a.shape.size());
+  for (std::size_t d = 0; d != a.shape.size(); ++d)
+    for (index_t i = 0; i != a.shape[d]; ++i)
+      if (!summary || a.shape[d] <= 2 * edge || i < edge || i >= a.shape[d] - edge) kept[d].push_back(i);
+  std::vector<T> out;
+  std::vector<std::size_t> odometer(a.shape.size(), 0);
+  std::vector<index_t> index(a.shape.size());
+  for (;;) {
+    for (std::size_t d = 0; d != index.size(); ++d) index[d] = kept[d][odometer[d]];
+    out.push_back(a.at(index));
+    std::size_t d = index.size();
+    while (d > 0 && ++odometer[d - 1] == kept[d - 1].size()) odometer[--d] = 0;
+    if (d == 0) return out;
+  }
+}
+
+/// NumPy's array_repr: `array(` + the nested lists + `, dtype=...)` unless the dtype is implied by the values
+/// (float64, bool, int64 as on Linux and macOS) or the array is empty; the dtype moves to its own line when it
+/// would pass the width.
+template <class T> std::string print_repr(const print_source<T>& a, const print_options& options) {
+  using element = T;
+  const index_t size = a.size();
+  const bool implied = (std::is_same_v<element, double> || std::is_same_v<element, bool> ||
+                        std::is_same_v<element, std::int64_t>) && size > 0;
+  const std::string prefix = "array(", suffix = implied ? ")" : ",";
+  std::string list;
+  if (size == 0 && a.shape.size() == 1) {
+    list = "[]";
+  } else if (size == 0) {
+    list = "[], shape=(";
+    for (std::size_t d = 0; d != a.shape.size(); ++d) list += (d ? ", " : "") + std::to_string(a.shape[d]);
+    list += a.shape.size() == 1 ? ",)" : ")";
+  } else {
+    const bool summary = size > options.threshold;
+    const std::vector<element> corners = print_corners(a, summary, options.edge_items);
+    const print_format<element> format = [&] {
+      if constexpr (std::is_integral_v<element>) return print_format<element>(corners, a.shape.empty());
+      else return print_format<element>(corners);
+    }();
+    print_formatter<T, print_format<element>> formatter(a, format, summary, options.edge_items);
+    list = formatter.run(std::string(1 + prefix.size(), ' '), options.line_width - suffix.size());
+  }
+  std::string out = prefix + list + suffix;
+  if (implied) return out;
+  const std::string dtype = "dtype=" + std::string(dtype_name_v<element>) + ")";
+  const std::size_t newline = out.rfind('\n');
+  const std::size_t last_line = out.size() - (newline == std::string::npos ? 0 : newline + 1);
+  if (last_line + dtype.size() + 1 > options.line_width) return out + "\n" + std::string(prefix.size(), ' ') + dtype;
+  return out + " " + dtype;
+}
+
+template <class T, std::size_t R>
+print_source<T> print_source_of(const T* data, const shape_t<R>& shape, const shape_t<R>* strides) {
+  print_source<T> s{data, std::vector<index_t>(shape.begin(), shape.end()), std::vector<index_t>(R, 0)};
+  if (s.size() > 0) {
+    const shape_t<R> st = strides ? *strides : contiguous_strides(shape);
+    s.strides.assign(st.begin(), st.end());
+  }
+  return s;
+}
+
+} // namespace detail
+
+/// NumPy's repr of a host tensor, view or expression (evaluated on the host first), e.g.
+/// `array([[1., 2.],\n       [3., 4.]], dtype=float32)`, with NumPy's default print options unless given.
+/// Floats use the shortest round-trip digits, as NumPy's Dragon4 does; half and bfloat16 (`dtype=bfloat16`, as
+/// ml_dtypes names it) are formatted through float with their own shortest digits. Differences from NumPy: int64
+/// is taken as the implied integer dtype (Linux and macOS; NumPy on Windows before 2.0 shows `dtype=int64`), and
+/// ties when cutting a float64 to 8 digits round half to even on the exact value, where Dragon4 may differ.
+template <operand E> std::string repr(const E& x, const print_options& options = {}) {
+  using N = detail::captured_t<const E&>;
+  using T = std::remove_const_t<typename N::value_type>;
+  constexpr bool on_host = std::is_same_v<typename N::backend, host> || std::is_same_v<typename N::backend, any_backend>;
+  static_assert(on_host,
+                "texpr: printing reads host memory; this tensor or expression is on cuda: print tx::to_host(t) "
+                "(an explicit copy; texpr never copies implicitly)");
+  if constexpr (on_host) {
+    if constexpr (is_tensor_v<E>) {
+      return detail::print_repr(detail::print_source_of<T, N::rank>(x.data(), x.shape(), nullptr), options);
+    } else if constexpr (is_view_v<E>) {
+      const shape_t<N::rank> strides = x.strides();
+      return detail::print_repr(detail::print_source_of<T, N::rank>(x.data(), x.shape(), &strides), options);
+    } else {
+      const tensor<T, N::rank, host> t = x;
+      return detail::print_repr(detail::print_source_of<T, N::rank>(t.data(), t.shape(), nullptr), options);
+    }
+  } else {
+    return {};
+  }
+}
+
+/// Writes tx::repr(x): a host tensor, view or expression as NumPy prints it (`print(repr(a))`).
+template <operand E> std::ostream& operator<<(std::ostream& os, const E& x) { return os << repr(x); }
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_EVAL_PRINT_HPP
+// ---- end texpr/eval/print.hpp ----
 // ---- begin texpr/backend/host/host.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_HOST_HOST_HPP
 #define TEXPR_SI_TEXPR_BACKEND_HOST_HOST_HPP
@@ -9059,6 +9490,26 @@ template <class Tag, class T, std::size_t R, class B> auto param(const tensor<T,
 /// A temporary tensor cannot be a parameter: the gradient would refer to a destroyed tensor.
 template <class Tag, class T, std::size_t R, class B> auto param(tensor<T, R, B>&& t) = delete;
 
+/// The tag of the I-th parameter of a group made by tx::params; Group keeps two groups of one loss apart.
+template <std::size_t I, class Group = void> struct param_index {};
+
+namespace detail {
+template <class Group, class... Tensors, std::size_t... I> auto make_params(std::index_sequence<I...>, const Tensors&... ts) {
+  return std::tuple{param<param_index<I, Group>>(ts)...};
+}
+} // namespace detail
+
+/// Marks named tensors as parameters without a tag type each: `auto [w1, b1] = tx::params(m.w1, m.b1);` tags
+/// them param_index<0>, param_index<1>, ... (a std::tuple, which tx::grad and tx::value_and_grad also take whole).
+/// A second group in the same loss names its own Group type: `tx::params<struct encoder>(...)`. Unlike local tag
+/// structs (`tx::param<struct w>` in two blocks of one function template, which clang rejects as two definitions
+/// with one mangled name), it declares nothing.
+template <class Group = void, class... Tensors> auto params(Tensors&&... ts) {
+  static_assert((std::is_lvalue_reference_v<Tensors> && ...),
+                "texpr: tx::params takes named tensors (a temporary would be destroyed before its gradient is read)");
+  return detail::make_params<Group>(std::index_sequence_for<Tensors...>{}, std::as_const(ts)...);
+}
+
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_AUTOGRAD_PARAM_HPP
 // ---- end texpr/autograd/param.hpp ----
@@ -10067,6 +10518,15 @@ template <operand Loss, parameter... P> auto value_and_grad(const Loss& loss, co
   }
 }
 
+/// tx::grad over a group of parameters (what tx::params returns): the gradients in the group's order.
+template <operand Loss, parameter... P> auto grad(const Loss& loss, const std::tuple<P...>& group) {
+  return std::apply([&](const P&... p) { return grad(loss, p...); }, group);
+}
+/// tx::value_and_grad over a group of parameters (what tx::params returns): (loss, gradients in the group's order).
+template <operand Loss, parameter... P> auto value_and_grad(const Loss& loss, const std::tuple<P...>& group) {
+  return std::apply([&](const P&... p) { return value_and_grad(loss, p...); }, group);
+}
+
 /// Evaluates several expressions into new tensors in one evaluation context, so saved values they share (the
 /// graphs of one tx::grad / tx::value_and_grad call) are computed once. Returns a std::tuple of tensors.
 template <operand... E> auto eval_all(const E&... e) {
@@ -10090,6 +10550,530 @@ concept all_run_on = detail::all_run_on_impl<std::remove_cvref_t<Tuple>, Backend
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_AUTOGRAD_GRAD_HPP
 // ---- end texpr/autograd/grad.hpp ----
+// ---- begin texpr/optim/schedule.hpp ----
+#ifndef TEXPR_SI_TEXPR_OPTIM_SCHEDULE_HPP
+#define TEXPR_SI_TEXPR_OPTIM_SCHEDULE_HPP
+// Learning-rate schedules: small value types mapping a step index (steps already taken, from 0) to a learning rate.
+
+#include <numbers>
+
+namespace texpr::optim {
+
+/// Anything that maps a step index to a learning rate: `double lr = s(step)`.
+template <class S>
+concept schedule = std::copy_constructible<S> && requires(const S& s, std::int64_t step) {
+  { s(step) } -> std::convertible_to<double>;
+};
+
+/// lr * gamma^floor(step / step_size) (PyTorch's StepLR).
+struct step_decay {
+  double lr = 1e-3;             ///< The rate before the first decay.
+  std::int64_t step_size = 1;   ///< Steps between decays (> 0).
+  double gamma = 0.1;           ///< Factor applied at each decay.
+  /// The rate at `step`.
+  double operator()(std::int64_t step) const {
+    return lr * std::pow(gamma, static_cast<double>(std::max<std::int64_t>(step, 0) / std::max<std::int64_t>(step_size, 1)));
+  }
+};
+
+/// min_lr + (lr - min_lr) (1 + cos(pi step / total_steps)) / 2 for step <= total_steps, then min_lr (PyTorch's
+/// CosineAnnealingLR closed form with T_max = total_steps and eta_min = min_lr, held at its minimum afterwards).
+struct cosine_annealing {
+  double lr = 1e-3;              ///< The rate at step 0.
+  std::int64_t total_steps = 1;  ///< Steps from lr down to min_lr (> 0).
+  double min_lr = 0;             ///< The rate at and after total_steps.
+  /// The rate at `step`.
+  double operator()(std::int64_t step) const {
+    const std::int64_t total = std::max<std::int64_t>(total_steps, 1);
+    const double t = static_cast<double>(std::clamp<std::int64_t>(step, 0, total)) / static_cast<double>(total);
+    return min_lr + (lr - min_lr) * (1 + std::cos(std::numbers::pi * t)) / 2;
+  }
+};
+
+/// lr (start_factor + (1 - start_factor) min(step, warmup_steps) / warmup_steps): a linear ramp to lr, then lr
+/// (PyTorch's LinearLR with end_factor 1). With start_factor 0 the first step's rate is 0, as in Hugging Face's
+/// warm-up schedules.
+struct linear_warmup {
+  double lr = 1e-3;               ///< The rate reached at warmup_steps.
+  std::int64_t warmup_steps = 0;  ///< Length of the ramp (0: no ramp).
+  double start_factor = 0;        ///< The fraction of lr at step 0.
+  /// The rate at `step`.
+  double operator()(std::int64_t step) const {
+    if (warmup_steps <= 0 || step >= warmup_steps) return lr;
+    const double t = static_cast<double>(std::max<std::int64_t>(step, 0)) / static_cast<double>(warmup_steps);
+    return lr * (start_factor + (1 - start_factor) * t);
+  }
+};
+
+/// `first` before `milestone`, then `then` counted from the milestone: then(step - milestone) (PyTorch's
+/// SequentialLR with one milestone).
+template <schedule First, schedule Then> struct sequential {
+  First first;             ///< The schedule of steps [0, milestone).
+  std::int64_t milestone;  ///< The step at which `then` starts, at its own step 0.
+  Then then;               ///< The schedule from the milestone on.
+  /// The rate at `step`.
+  double operator()(std::int64_t step) const {
+    return step < milestone ? static_cast<double>(first(step)) : static_cast<double>(then(step - milestone));
+  }
+};
+
+/// Linear warm-up from 0 to lr over warmup_steps, then cosine annealing to min_lr at total_steps: the
+/// sequential composition of linear_warmup and cosine_annealing.
+struct warmup_cosine {
+  double lr = 1e-3;               ///< The peak rate, reached at warmup_steps.
+  std::int64_t warmup_steps = 0;  ///< Length of the linear ramp.
+  std::int64_t total_steps = 1;   ///< The step at which the rate reaches min_lr (warm-up included).
+  double min_lr = 0;              ///< The final rate.
+  /// The composition this schedule is.
+  sequential<linear_warmup, cosine_annealing> composition() const {
+    return {linear_warmup{lr, warmup_steps, 0.0}, warmup_steps,
+            cosine_annealing{lr, std::max<std::int64_t>(total_steps - warmup_steps, 1), min_lr}};
+  }
+  /// The rate at `step`.
+  double operator()(std::int64_t step) const { return composition()(step); }
+};
+
+} // namespace texpr::optim
+#endif // TEXPR_SI_TEXPR_OPTIM_SCHEDULE_HPP
+// ---- end texpr/optim/schedule.hpp ----
+// ---- begin texpr/optim/sgd.hpp ----
+#ifndef TEXPR_SI_TEXPR_OPTIM_SGD_HPP
+#define TEXPR_SI_TEXPR_OPTIM_SGD_HPP
+// tx::optim::sgd: stochastic gradient descent with momentum, dampening, Nesterov momentum and L2 weight decay,
+// PyTorch's torch.optim.SGD formulas, each parameter updated by fused in-place passes.
+
+// ---- begin texpr/optim/parameters.hpp ----
+#ifndef TEXPR_SI_TEXPR_OPTIM_PARAMETERS_HPP
+#define TEXPR_SI_TEXPR_OPTIM_PARAMETERS_HPP
+// What the optimisers share: the parameters they update in place, the gradients a step accepts (one tensor or view
+// per parameter, optionally after value_and_grad's loss) with their checks, and the step counter.
+
+namespace texpr::detail {
+
+/// What an optimiser updates: a mutable tx::tensor.
+template <class P> struct optim_parameter : std::false_type {};
+template <class T, std::size_t R, class B> struct optim_parameter<tensor<T, R, B>> : std::true_type {
+  using read_view = view<const T, R, B>;  ///< How every update graph reads it (and its state and gradient).
+};
+
+/// A gradient: a tensor or a view (const or not), reduced to the read-only view the update graphs read.
+template <class G> struct optim_gradient : std::false_type {};
+template <class T, std::size_t R, class B> struct optim_gradient<tensor<T, R, B>> : std::true_type {
+  using read_view = view<const T, R, B>;
+  static read_view of(const tensor<T, R, B>& g) { return g.view(); }
+};
+template <class T, std::size_t R, class B> struct optim_gradient<view<T, R, B>> : std::true_type {
+  using read_view = view<const std::remove_const_t<T>, R, B>;
+  static read_view of(const view<T, R, B>& g) { return g; }
+};
+
+/// The parameters of an optimiser (held by address: they must outlive it and stay where they are), the step
+/// counter, and the unpacking and checking of a step's gradients. Optimisers derive from it.
+template <class... P> class optimizer_parameters {
+  static_assert(sizeof...(P) > 0, "texpr: an optimiser needs at least one parameter, e.g. std::tie(m.w1, m.b1)");
+  static_assert((optim_parameter<P>::value && ...),
+                "texpr: optimiser parameters are updated in place: pass mutable tx::tensor objects, e.g. std::tie(m.w1, m.b1)");
+
+ public:
+  /// Number of parameters.
+  static constexpr std::size_t size = sizeof...(P);
+
+  /// Keeps the parameters' addresses.
+  explicit optimizer_parameters(const std::tuple<P&...>& params)
+      : params_(std::apply([](P&... p) { return std::tuple<P*...>{&p...}; }, params)) {}
+
+  /// Steps taken so far: the index of the next step (what a schedule is called with).
+  std::int64_t steps() const noexcept { return steps_; }
+
+ protected:
+  /// Calls f(std::integral_constant<std::size_t, I>{}, parameter I, gradient I as a read-only view) for each
+  /// parameter, after checking every gradient's type and shape. `grads` holds one gradient per parameter, or
+  /// value_and_grad's (loss, gradients...), whose loss is skipped.
+  template <class Tuple, class F> void for_each_gradient(const Tuple& grads, F&& f) {
+    using tuple_t = std::remove_cvref_t<Tuple>;
+    constexpr std::size_t n = std::tuple_size_v<tuple_t>;
+    constexpr bool counted = n == size || n == size + 1;
+    static_assert(counted,
+                  "texpr: an optimiser step needs one gradient per parameter, in the parameters' order, or "
+                  "value_and_grad's evaluated (loss, gradients...)");
+    if constexpr (counted) {
+      constexpr std::size_t skip = n - size;
+      using indices = std::index_sequence_for<P...>;
+      constexpr bool readable = []<std::size_t... I>(std::index_sequence<I...>) {
+        return (gradient_t<tuple_t, I + skip>::value && ...);
+      }(indices{});
+      static_assert(readable,
+                    "texpr: an optimiser's gradients must be tensors or views: evaluate the gradient graphs first, "
+                    "e.g. opt.step(tx::eval_all(tx::value_and_grad(loss, w, b)))");
+      constexpr bool matching = []<std::size_t... I>(std::index_sequence<I...>) {
+        if constexpr (readable)
+          return (std::is_same_v<typename gradient_t<tuple_t, I + skip>::read_view,
+                                 typename optim_parameter<std::tuple_element_t<I, std::tuple<P...>>>::read_view> && ...);
+        else
+          return true;
+      }(indices{});
+      static_assert(matching, "texpr: a gradient's dtype, rank or backend differs from its parameter's (gradients go "
+                              "in the parameters' order)");
+      if constexpr (readable && matching) {
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          (check_shape<I>(std::get<I + skip>(grads).shape()), ...);  // all before any update
+          (f(std::integral_constant<std::size_t, I>{}, *std::get<I>(params_),
+             gradient_t<tuple_t, I + skip>::of(std::get<I + skip>(grads))),
+           ...);
+        }(indices{});
+      }
+    }
+  }
+
+  std::tuple<P*...> params_;  ///< The parameters, in the order they were given.
+  std::int64_t steps_ = 0;    ///< Steps taken.
+
+ private:
+  template <class Tuple, std::size_t J>
+  using gradient_t = optim_gradient<std::remove_cvref_t<std::tuple_element_t<J, Tuple>>>;
+
+  template <std::size_t I, class Shape> void check_shape(const Shape& shape) const {
+    const auto& p = *std::get<I>(params_);
+    if (shape != p.shape())
+      throw shape_error("texpr: optimiser step: gradient " + std::to_string(I) + " has shape " + to_string(shape) +
+                        " but its parameter has shape " + to_string(p.shape()));
+  }
+};
+
+/// Throws std::invalid_argument naming the option unless `ok`.
+inline void check_option(bool ok, const char* optimiser, const char* what) {
+  if (!ok) throw std::invalid_argument(std::string("texpr: ") + optimiser + ": " + what);
+}
+
+} // namespace texpr::detail
+#endif // TEXPR_SI_TEXPR_OPTIM_PARAMETERS_HPP
+// ---- end texpr/optim/parameters.hpp ----
+
+namespace texpr::optim {
+
+/// SGD's settings (PyTorch's names and defaults, lr aside).
+struct sgd_options {
+  double lr = 1e-2;           ///< Learning rate (a step may pass its own).
+  double momentum = 0;        ///< Momentum factor (0: plain SGD, no state).
+  double dampening = 0;       ///< Dampening of the gradient's share of the momentum buffer.
+  double weight_decay = 0;    ///< L2 penalty: weight_decay * p is added to the gradient.
+  bool nesterov = false;      ///< Nesterov momentum (needs momentum > 0 and dampening 0).
+};
+
+} // namespace texpr::optim
+
+namespace texpr::detail {
+
+// The update graphs, over read-only views V of the parameter p, its gradient g and momentum buffer b. d is the
+// decayed gradient g + wd p.
+template <class V> auto sgd_plain(V p, V g, double lr, double wd) { return p - lr * (g + wd * p); }
+template <class V> auto sgd_buffer_start(V p, V g, double wd) { return g + wd * p; }
+template <class V> auto sgd_buffer(V b, V g, double momentum, double dampening) {
+  return momentum * b + (1 - dampening) * g;
+}
+template <class V> auto sgd_buffer_decayed(V b, V p, V g, double momentum, double dampening, double wd) {
+  return momentum * b + (1 - dampening) * (g + wd * p);
+}
+template <class V> auto sgd_momentum_step(V p, V b, double lr) { return p - lr * b; }
+template <class V> auto sgd_nesterov_step(V p, V b, V g, double lr, double momentum, double wd) {
+  return p - lr * ((g + wd * p) + momentum * b);
+}
+
+/// Every graph an SGD step may evaluate for a parameter of type P.
+template <class P, class V = typename optim_parameter<P>::read_view>
+using sgd_graphs_t = std::tuple<decltype(sgd_plain(std::declval<V>(), std::declval<V>(), 0.0, 0.0)),
+                                decltype(sgd_buffer_start(std::declval<V>(), std::declval<V>(), 0.0)),
+                                decltype(sgd_buffer(std::declval<V>(), std::declval<V>(), 0.0, 0.0)),
+                                decltype(sgd_buffer_decayed(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0, 0.0)),
+                                decltype(sgd_momentum_step(std::declval<V>(), std::declval<V>(), 0.0)),
+                                decltype(sgd_nesterov_step(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0, 0.0))>;
+
+} // namespace texpr::detail
+
+namespace texpr::optim {
+
+/// SGD over parameters P... (tx::tensor types, any ranks and dtypes): per parameter, with d = g + weight_decay p,
+///   momentum 0:        p -= lr d                                                  (1 pass, no state)
+///   momentum buffer b: b = d at the first step, else b = momentum b + (1 - dampening) d;
+///                      p -= lr b, or with Nesterov p -= lr (d + momentum b)       (2 passes)
+/// Each pass is one fused in-place elementwise evaluation on the parameters' backend; the buffers are allocated at
+/// the first step, so later steps allocate nothing.
+/// `tx::optim::sgd opt(std::tie(m.w, m.b), {.lr = 0.1, .momentum = 0.9}); opt.step(grads);`
+template <class... P> class sgd : public detail::optimizer_parameters<P...> {
+  using base = detail::optimizer_parameters<P...>;
+
+ public:
+  /// Every update graph a step may evaluate, for every parameter.
+  using graphs = decltype(std::tuple_cat(std::declval<detail::sgd_graphs_t<P>>()...));
+  static_assert((all_run_on<detail::sgd_graphs_t<P>, typename P::backend> && ...),
+                "texpr: an SGD update has no kernel on its parameter's backend for its dtype");
+
+  /// Updates `params` (e.g. std::tie(m.w1, m.b1)); throws std::invalid_argument for negative settings or Nesterov
+  /// without momentum or with dampening.
+  explicit sgd(const std::tuple<P&...>& params, const sgd_options& options = {}) : base(params), options_(options) {
+    detail::check_option(options.lr >= 0, "sgd", "lr must be >= 0");
+    detail::check_option(options.momentum >= 0, "sgd", "momentum must be >= 0");
+    detail::check_option(options.weight_decay >= 0, "sgd", "weight_decay must be >= 0");
+    detail::check_option(!options.nesterov || (options.momentum > 0 && options.dampening == 0), "sgd",
+                         "Nesterov momentum requires a momentum > 0 and zero dampening");
+  }
+
+  /// One step at the options' learning rate. `grads`: one gradient (tensor or view) per parameter, in order, or
+  /// value_and_grad's evaluated (loss, gradients...): `opt.step(std::tie(gw, gb))`, `opt.step(tx::eval_all(g))`.
+  template <class Grads> void step(const Grads& grads) { step(grads, options_.lr); }
+
+  /// One step at learning rate `lr` (e.g. a schedule's value: `opt.step(grads, schedule(opt.steps()))`).
+  template <class Grads> void step(const Grads& grads, double lr) {
+    const sgd_options& o = options_;
+    const bool first = this->steps_ == 0;
+    this->for_each_gradient(grads, [&](auto i, auto& p, auto g) {
+      const auto pv = std::as_const(p).view();
+      if (o.momentum == 0) {
+        p = detail::sgd_plain(pv, g, lr, o.weight_decay);
+        return;
+      }
+      auto& b = std::get<decltype(i)::value>(buffers_);
+      if (first) b = detail::sgd_buffer_start(pv, g, o.weight_decay);  // allocates the buffer
+      else if (o.weight_decay == 0) b = detail::sgd_buffer(std::as_const(b).view(), g, o.momentum, o.dampening);
+      else b = detail::sgd_buffer_decayed(std::as_const(b).view(), pv, g, o.momentum, o.dampening, o.weight_decay);
+      if (o.nesterov) p = detail::sgd_nesterov_step(pv, std::as_const(b).view(), g, lr, o.momentum, o.weight_decay);
+      else p = detail::sgd_momentum_step(pv, std::as_const(b).view(), lr);
+    });
+    ++this->steps_;
+  }
+
+  /// The settings (lr is the rate of step(grads)).
+  const sgd_options& options() const noexcept { return options_; }
+  /// Sets the learning rate of later step(grads) calls.
+  void set_lr(double lr) { options_.lr = lr; }
+  /// The momentum buffer of parameter I (empty before the first step or without momentum).
+  template <std::size_t I> const auto& momentum_buffer() const { return std::get<I>(buffers_); }
+
+ private:
+  sgd_options options_;
+  std::tuple<std::remove_cvref_t<P>...> buffers_;  // empty tensors until the first step with momentum
+};
+
+template <class... P> sgd(const std::tuple<P&...>&) -> sgd<P...>;
+template <class... P> sgd(const std::tuple<P&...>&, const sgd_options&) -> sgd<P...>;
+
+} // namespace texpr::optim
+#endif // TEXPR_SI_TEXPR_OPTIM_SGD_HPP
+// ---- end texpr/optim/sgd.hpp ----
+// ---- begin texpr/optim/adam.hpp ----
+#ifndef TEXPR_SI_TEXPR_OPTIM_ADAM_HPP
+#define TEXPR_SI_TEXPR_OPTIM_ADAM_HPP
+// tx::optim::adam and tx::optim::adamw: PyTorch's torch.optim.Adam (L2 weight decay added to the gradient) and
+// torch.optim.AdamW (decoupled weight decay), three fused in-place passes per parameter.
+
+namespace texpr::optim {
+
+/// Adam's settings (PyTorch's defaults; betas as two fields).
+struct adam_options {
+  double lr = 1e-3;           ///< Learning rate (a step may pass its own).
+  double beta1 = 0.9;         ///< Decay of the first moment (the gradients' running mean).
+  double beta2 = 0.999;       ///< Decay of the second moment (the squared gradients' running mean).
+  double eps = 1e-8;          ///< Added to the bias-corrected second moment's square root.
+  double weight_decay = 0;    ///< L2 penalty: weight_decay * p is added to the gradient.
+};
+
+/// AdamW's settings (PyTorch's defaults: weight decay 1e-2).
+struct adamw_options {
+  double lr = 1e-3;             ///< Learning rate (a step may pass its own).
+  double beta1 = 0.9;           ///< Decay of the first moment.
+  double beta2 = 0.999;         ///< Decay of the second moment.
+  double eps = 1e-8;            ///< Added to the bias-corrected second moment's square root.
+  double weight_decay = 1e-2;   ///< Decoupled decay: p *= 1 - lr * weight_decay before the Adam step.
+};
+
+} // namespace texpr::optim
+
+namespace texpr::detail {
+
+// The update graphs over read-only views V of the parameter p, its gradient g and moments m and v. Evaluated in
+// this order: m, then v, then p (m and v read p before it changes).
+template <class V> auto adam_first_moment(V m, V g, double beta1) { return beta1 * m + (1 - beta1) * g; }
+template <class V> auto adam_first_moment_l2(V m, V p, V g, double beta1, double wd) {
+  return beta1 * m + (1 - beta1) * (g + wd * p);
+}
+template <class V> auto adam_second_moment(V v, V g, double beta2) { return beta2 * v + (1 - beta2) * (g * g); }
+template <class V> auto adam_second_moment_l2(V v, V p, V g, double beta2, double wd) {
+  return beta2 * v + (1 - beta2) * ((g + wd * p) * (g + wd * p));
+}
+// p decay - step_size m / (sqrt(v) / sqrt(1 - beta2^t) + eps), step_size = lr / (1 - beta1^t); decay is 1 for Adam
+// and 1 - lr wd for AdamW (PyTorch's p.mul_(1 - lr wd) then p.addcdiv_(m, denom, -step_size), in one pass).
+template <class V> auto adam_parameter(V p, V m, V v, double decay, double step_size, double bias2_sqrt, double eps) {
+  return decay * p - step_size * (m / (texpr::sqrt(v) / bias2_sqrt + eps));
+}
+
+/// Every graph an Adam or AdamW step may evaluate for a parameter of type P.
+template <class P, class V = typename optim_parameter<P>::read_view>
+using adam_graphs_t =
+    std::tuple<decltype(adam_first_moment(std::declval<V>(), std::declval<V>(), 0.0)),
+               decltype(adam_first_moment_l2(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0)),
+               decltype(adam_second_moment(std::declval<V>(), std::declval<V>(), 0.0)),
+               decltype(adam_second_moment_l2(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0)),
+               decltype(adam_parameter(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0, 0.0, 0.0))>;
+
+/// Adam and AdamW: the moments of each parameter, allocated (zero) at the first step, and the step.
+template <bool Decoupled, class Options, class... P> class adam_family : public optimizer_parameters<P...> {
+  using base = optimizer_parameters<P...>;
+  static constexpr const char* name = Decoupled ? "adamw" : "adam";
+
+ public:
+  /// Every update graph a step may evaluate, for every parameter.
+  using graphs = decltype(std::tuple_cat(std::declval<adam_graphs_t<P>>()...));
+  static_assert((all_run_on<adam_graphs_t<P>, typename P::backend> && ...),
+                "texpr: an Adam update has no kernel on its parameter's backend for its dtype");
+
+  /// Updates `params` (e.g. std::tie(m.w1, m.b1)); throws std::invalid_argument for settings out of range.
+  explicit adam_family(const std::tuple<P&...>& params, const Options& options) : base(params), options_(options) {
+    check_option(options.lr >= 0, name, "lr must be >= 0");
+    check_option(options.eps >= 0, name, "eps must be >= 0");
+    check_option(options.beta1 >= 0 && options.beta1 < 1, name, "beta1 must be in [0, 1)");
+    check_option(options.beta2 >= 0 && options.beta2 < 1, name, "beta2 must be in [0, 1)");
+    check_option(options.weight_decay >= 0, name, "weight_decay must be >= 0");
+  }
+
+  /// One step at the options' learning rate. `grads`: one gradient (tensor or view) per parameter, in order, or
+  /// value_and_grad's evaluated (loss, gradients...): `opt.step(std::tie(gw, gb))`, `opt.step(tx::eval_all(g))`.
+  template <class Grads> void step(const Grads& grads) { step(grads, options_.lr); }
+
+  /// One step at learning rate `lr` (e.g. a schedule's value: `opt.step(grads, schedule(opt.steps()))`).
+  template <class Grads> void step(const Grads& grads, double lr) {
+    const Options& o = options_;
+    const auto t = static_cast<double>(this->steps_ + 1);
+    const double step_size = lr / (1 - std::pow(o.beta1, t));
+    const double bias2_sqrt = std::sqrt(1 - std::pow(o.beta2, t));
+    const double decay = Decoupled ? 1 - lr * o.weight_decay : 1.0;
+    const bool l2 = !Decoupled && o.weight_decay != 0;
+    this->for_each_gradient(grads, [&](auto i, auto& p, auto g) {
+      auto& [m, v] = std::get<decltype(i)::value>(moments_);
+      if (m.empty() && p.size() != 0) {  // the first step: zero moments on the parameter's backend and stream
+        m = std::remove_cvref_t<decltype(p)>(p.shape(), p.stream());
+        v = std::remove_cvref_t<decltype(p)>(p.shape(), p.stream());
+      }
+      const auto pv = std::as_const(p).view();
+      const auto mv = std::as_const(m).view();
+      const auto vv = std::as_const(v).view();
+      if (l2) {
+        m = adam_first_moment_l2(mv, pv, g, o.beta1, o.weight_decay);
+        v = adam_second_moment_l2(vv, pv, g, o.beta2, o.weight_decay);
+      } else {
+        m = adam_first_moment(mv, g, o.beta1);
+        v = adam_second_moment(vv, g, o.beta2);
+      }
+      p = adam_parameter(pv, mv, vv, decay, step_size, bias2_sqrt, o.eps);
+    });
+    ++this->steps_;
+  }
+
+  /// The settings (lr is the rate of step(grads)).
+  const Options& options() const noexcept { return options_; }
+  /// Sets the learning rate of later step(grads) calls.
+  void set_lr(double lr) { options_.lr = lr; }
+  /// The first moment (exp_avg) of parameter I (empty before the first step).
+  template <std::size_t I> const auto& exp_avg() const { return std::get<I>(moments_).first; }
+  /// The second moment (exp_avg_sq) of parameter I (empty before the first step).
+  template <std::size_t I> const auto& exp_avg_sq() const { return std::get<I>(moments_).second; }
+
+ private:
+  Options options_;
+  std::tuple<std::pair<std::remove_cvref_t<P>, std::remove_cvref_t<P>>...> moments_;
+};
+
+} // namespace texpr::detail
+
+namespace texpr::optim {
+
+/// Adam over parameters P... (tx::tensor types, any ranks and dtypes), PyTorch's formulas: with t the step
+/// (from 1) and d = g + weight_decay p,
+///   m = beta1 m + (1 - beta1) d;  v = beta2 v + (1 - beta2) d^2;
+///   p -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+/// Three fused in-place passes per parameter (m, v, p: one per tensor written); the moments are allocated at the
+/// first step, so later steps allocate nothing.
+/// `tx::optim::adam opt(std::tie(m.w, m.b), {.lr = 1e-3}); opt.step(grads);`
+template <class... P> class adam : public detail::adam_family<false, adam_options, P...> {
+ public:
+  /// Updates `params` (e.g. std::tie(m.w1, m.b1)); throws std::invalid_argument for settings out of range.
+  explicit adam(const std::tuple<P&...>& params, const adam_options& options = {})
+      : detail::adam_family<false, adam_options, P...>(params, options) {}
+};
+template <class... P> adam(const std::tuple<P&...>&) -> adam<P...>;
+template <class... P> adam(const std::tuple<P&...>&, const adam_options&) -> adam<P...>;
+
+/// AdamW over parameters P...: PyTorch's decoupled weight decay, p *= 1 - lr weight_decay, then Adam's step
+/// without L2 (the decay is folded into the parameter's pass). Three fused in-place passes per parameter.
+/// `tx::optim::adamw opt(std::tie(m.w, m.b), {.weight_decay = 0.01}); opt.step(grads, schedule(opt.steps()));`
+template <class... P> class adamw : public detail::adam_family<true, adamw_options, P...> {
+ public:
+  /// Updates `params` (e.g. std::tie(m.w1, m.b1)); throws std::invalid_argument for settings out of range.
+  explicit adamw(const std::tuple<P&...>& params, const adamw_options& options = {})
+      : detail::adam_family<true, adamw_options, P...>(params, options) {}
+};
+template <class... P> adamw(const std::tuple<P&...>&) -> adamw<P...>;
+template <class... P> adamw(const std::tuple<P&...>&, const adamw_options&) -> adamw<P...>;
+
+} // namespace texpr::optim
+#endif // TEXPR_SI_TEXPR_OPTIM_ADAM_HPP
+// ---- end texpr/optim/adam.hpp ----
+// ---- begin texpr/optim/clip.hpp ----
+#ifndef TEXPR_SI_TEXPR_OPTIM_CLIP_HPP
+#define TEXPR_SI_TEXPR_OPTIM_CLIP_HPP
+// tx::optim::clip_grad_norm: gradient clipping by global L2 norm (torch.nn.utils.clip_grad_norm_).
+
+namespace texpr::detail {
+
+/// A gradient clip_grad_norm may scale: a tensor or a view of mutable elements.
+template <class G> struct clippable : std::false_type {};
+template <class T, std::size_t R, class B> struct clippable<tensor<T, R, B>> : std::true_type {
+  using value_type = T;
+  using backend = B;
+};
+template <class T, std::size_t R, class B>
+  requires(!std::is_const_v<T>)
+struct clippable<view<T, R, B>> : std::true_type {
+  using value_type = T;
+  using backend = B;
+};
+
+} // namespace texpr::detail
+
+namespace texpr::optim {
+
+/// Scales the gradients in place so that their global L2 norm (over all elements of all of them) is at most
+/// max_norm, and returns that norm as it was before scaling. As torch.nn.utils.clip_grad_norm_: the scale is
+/// max_norm / (norm + 1e-6), applied only when below 1. `grads`: a tuple of tensors or mutable views of one dtype
+/// and backend (std::tie(gw, gb), or tx::eval_all(tx::grad(...))'s result). Costs one reduction per gradient,
+/// one host wait for the norm, and, when clipping, one fused in-place pass per gradient.
+template <class Grads> double clip_grad_norm(Grads&& grads, double max_norm) {
+  return std::apply(
+      [max_norm](auto&... g) -> double {
+        static_assert(sizeof...(g) > 0, "texpr: clip_grad_norm needs at least one gradient");
+        static_assert(((detail::clippable<std::remove_cvref_t<decltype(g)>>::value &&
+                       !std::is_const_v<std::remove_reference_t<decltype(g)>>) && ...),
+                      "texpr: clip_grad_norm scales gradients in place: pass a tuple of tensors or mutable views, "
+                      "e.g. std::tie(gw, gb) (not value_and_grad's tuple with the loss)");
+        using first = std::tuple_element_t<0, std::tuple<std::remove_cvref_t<decltype(g)>...>>;
+        using T = typename detail::clippable<first>::value_type;
+        static_assert((std::is_same_v<typename detail::clippable<std::remove_cvref_t<decltype(g)>>::value_type, T> && ...),
+                      "texpr: clip_grad_norm needs gradients of one dtype");
+        const auto sum_of_squares = [](const auto& x) {
+          const auto v = detail::optim_gradient<std::remove_cvref_t<decltype(x)>>::of(x);
+          return texpr::sum(v * v);
+        };
+        const double norm = std::sqrt(static_cast<double>((sum_of_squares(g) + ...).item()));
+        const double scale = max_norm / (norm + 1e-6);
+        if (scale < 1)
+          ((g = detail::optim_gradient<std::remove_cvref_t<decltype(g)>>::of(g) * scale), ...);
+        return norm;
+      },
+      grads);
+}
+
+} // namespace texpr::optim
+#endif // TEXPR_SI_TEXPR_OPTIM_CLIP_HPP
+// ---- end texpr/optim/clip.hpp ----
 #if defined(__CUDACC__)
 // ---- begin texpr/backend/cuda/cuda.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_CUDA_HPP

@@ -213,3 +213,53 @@ TEST_CASE("elu's gradient reads its result only: a negative constant alpha is re
   CHECK(g(2) == 1.0f);
   CHECK(g(3) == 1.0f);
 }
+
+namespace {
+// Two blocks of one function template, each marking its parameters: with local tag structs of one name
+// (tx::param<struct w_>) clang++ rejects this (two definitions with one mangled name); tx::params declares nothing.
+// This file is compiled by g++ (test preset) and clang++ (asan-ubsan preset).
+template <class T> T two_blocks(const tx::tensor<T, 1>& a, const tx::tensor<T, 1>& b) {
+  T total = 0;
+  {
+    auto [w] = tx::params(a);
+    const auto [g] = tx::eval_all(tx::grad(tx::sum(w * w), w));
+    total += g(0);
+  }
+  {
+    auto [w] = tx::params(b);
+    const auto [g] = tx::eval_all(tx::grad(tx::sum(w * w * w), w));
+    total += g(0);
+  }
+  return total;
+}
+}  // namespace
+
+TEST_CASE("tx::params: parameters without tag types, gradients in the group's order") {
+  std::mt19937 g(3);
+  const model m = random_model(7, 6, 4, g);
+  const auto x = random_matrix(5, 7, 1.0f, g);
+  tx::tensor<std::int64_t, 1> y({5}, {0, 1, 2, 3, 1});
+  const auto group = tx::params(m.w1, m.b1, m.w2, m.b2, m.w3, m.b3);
+  const auto& [w1, b1, w2, b2, w3, b3] = group;
+  auto h1 = tx::elu(tx::matmul(x, w1) + b1);
+  auto h2 = tx::elu(tx::matmul(h1, w2) + b2);
+  auto loss = tx::cross_entropy(tx::matmul(h2, w3) + b3, y);
+  // The whole group at once, and the same gradients as tag-typed parameters give.
+  const auto [l, gw1, gb1, gw2, gb2, gw3, gb3] = tx::eval_all(tx::value_and_grad(loss, group));
+  const auto [l2, tw1, tb1, tw2, tb2, tw3, tb3] = tx::eval_all(train_step(x, y, m));
+  CHECK(l.item() == l2.item());
+  for (tx::index_t i = 0; i < 7; ++i)
+    for (tx::index_t j = 0; j < 6; ++j) REQUIRE(gw1(i, j) == tw1(i, j));
+  for (tx::index_t j = 0; j < 4; ++j) REQUIRE(gb3(j) == tb3(j));
+  const reference_grads want = reference(to_matrix(x), {0, 1, 2, 3, 1}, m);
+  check_close(gw2, want.w2, "dW2");
+  check_close(gb2, want.b2, "db2");
+  // Two groups in one loss: a group type each keeps their tags apart.
+  tx::tensor<double, 1> a({2}, {1.5, -2.0}), b({2}, {0.5, 3.0});
+  CHECK(two_blocks(a, b) == doctest::Approx(2 * 1.5 + 3 * 0.5 * 0.5));
+  const auto enc = tx::params<struct encoder>(a);
+  const auto dec = tx::params<struct decoder>(b);
+  const auto [ga, gb] = tx::eval_all(tx::grad(tx::sum(std::get<0>(enc) * std::get<0>(dec)), std::get<0>(enc), std::get<0>(dec)));
+  CHECK(ga(1) == 3.0);
+  CHECK(gb(1) == -2.0);
+}

@@ -1,9 +1,9 @@
 # Fails when a header includes one from a higher layer (docs/design.md explains the order). Each directory under
 # include/texpr is a layer; a header may include headers of its own layer or lower ones:
-#   core, detail (and fwd.hpp) < registry < op < expr < tensor < placement < eval < backend < autograd < interop, dist
+#   core, detail (and fwd.hpp) < registry < op < expr < tensor < placement < eval < backend < autograd < optim < interop, dist
 #   < texpr.hpp (interop and dist headers are optional: texpr.hpp does not include them)
 # Usage: cmake -DINCLUDE_DIR=<repo>/include -P check_layers.cmake
-set(_order core detail registry op expr tensor placement eval backend autograd interop dist)
+set(_order core detail registry op expr tensor placement eval backend autograd optim interop dist)
 set(_rank_core 0)
 set(_rank_detail 0)
 set(_rank_fwd 0)
@@ -15,8 +15,9 @@ set(_rank_placement 5)
 set(_rank_eval 6)
 set(_rank_backend 7)
 set(_rank_autograd 8)
-set(_rank_interop 9)
-set(_rank_dist 9)
+set(_rank_optim 9)
+set(_rank_interop 10)
+set(_rank_dist 10)
 set(_rank_texpr 100)
 
 function(_layer_of path out)  # path relative to include/texpr

@@ -461,7 +461,12 @@ TEST_CASE("npy: errors name the file and say what was expected and what was foun
   SUBCASE("not a .npy file, or an unknown version") {
     const fs::path p = scratch("err_magic.npy");
     write_bytes(p, "PK\x03\x04 this is a zip archive (an .npz?)");
-    CHECK_THROWS_WITH_AS((tx::load_npy<float, 1>(p)), contains(p.string() + ": not a .npy file"), tx::io_error);
+    CHECK_THROWS_WITH_AS((tx::load_npy<float, 1>(p)),
+                         contains(p.string() + ": not a .npy file but a zip archive (an .npz?): read it with tx::load_npz"),
+                         tx::io_error);
+    write_bytes(p, "GIF89a, not an array");
+    CHECK_THROWS_WITH_AS((tx::load_npy<float, 1>(p)), contains(p.string() + ": not a .npy file: it does not start"),
+                         tx::io_error);
     write_bytes(p, raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", float_bytes({1, 2}), 4));
     CHECK_THROWS_WITH_AS((tx::load_npy<float, 1>(p)), contains("unsupported .npy format version 4.0"), tx::io_error);
   }

@@ -433,6 +433,15 @@ template <operand Loss, parameter... P> auto value_and_grad(const Loss& loss, co
   }
 }
 
+/// tx::grad over a group of parameters (what tx::params returns): the gradients in the group's order.
+template <operand Loss, parameter... P> auto grad(const Loss& loss, const std::tuple<P...>& group) {
+  return std::apply([&](const P&... p) { return grad(loss, p...); }, group);
+}
+/// tx::value_and_grad over a group of parameters (what tx::params returns): (loss, gradients in the group's order).
+template <operand Loss, parameter... P> auto value_and_grad(const Loss& loss, const std::tuple<P...>& group) {
+  return std::apply([&](const P&... p) { return value_and_grad(loss, p...); }, group);
+}
+
 /// Evaluates several expressions into new tensors in one evaluation context, so saved values they share (the
 /// graphs of one tx::grad / tx::value_and_grad call) are computed once. Returns a std::tuple of tensors.
 template <operand... E> auto eval_all(const E&... e) {

@@ -56,4 +56,24 @@ template <class Tag, class T, std::size_t R, class B> auto param(const tensor<T,
 /// A temporary tensor cannot be a parameter: the gradient would refer to a destroyed tensor.
 template <class Tag, class T, std::size_t R, class B> auto param(tensor<T, R, B>&& t) = delete;
 
+/// The tag of the I-th parameter of a group made by tx::params; Group keeps two groups of one loss apart.
+template <std::size_t I, class Group = void> struct param_index {};
+
+namespace detail {
+template <class Group, class... Tensors, std::size_t... I> auto make_params(std::index_sequence<I...>, const Tensors&... ts) {
+  return std::tuple{param<param_index<I, Group>>(ts)...};
+}
+} // namespace detail
+
+/// Marks named tensors as parameters without a tag type each: `auto [w1, b1] = tx::params(m.w1, m.b1);` tags
+/// them param_index<0>, param_index<1>, ... (a std::tuple, which tx::grad and tx::value_and_grad also take whole).
+/// A second group in the same loss names its own Group type: `tx::params<struct encoder>(...)`. Unlike local tag
+/// structs (`tx::param<struct w>` in two blocks of one function template, which clang rejects as two definitions
+/// with one mangled name), it declares nothing.
+template <class Group = void, class... Tensors> auto params(Tensors&&... ts) {
+  static_assert((std::is_lvalue_reference_v<Tensors> && ...),
+                "texpr: tx::params takes named tensors (a temporary would be destroyed before its gradient is read)");
+  return detail::make_params<Group>(std::index_sequence_for<Tensors...>{}, std::as_const(ts)...);
+}
+
 } // namespace texpr

@@ -252,8 +252,11 @@ inline npy_file_header npy_read_preamble(std::istream& in, const std::filesystem
   if (static_cast<std::size_t>(in.gcount()) != have) npy_fail(file, "read error in the .npy preamble");
   const std::size_t magic_bytes = std::min(have, sizeof npy_magic);
   if (have == 0) npy_fail(file, "truncated: the file is empty (0 bytes)");
-  if (std::memcmp(pre, npy_magic, magic_bytes) != 0)
+  if (std::memcmp(pre, npy_magic, magic_bytes) != 0) {
+    if (have >= 4 && std::memcmp(pre, "PK\x03\x04", 4) == 0)
+      npy_fail(file, "not a .npy file but a zip archive (an .npz?): read it with tx::load_npz (texpr/interop/npz.hpp)");
     npy_fail(file, "not a .npy file: it does not start with \\x93NUMPY");
+  }
   if (have < 10)
     npy_fail(file, "truncated: " + std::to_string(have) + " bytes, shorter than the 10-byte .npy preamble");
   const unsigned major = pre[6], minor = pre[7];
@@ -336,43 +339,48 @@ class npy_output {
   bool committed_ = false;
 };
 
-/// Writes elements in C order, little-endian: `strides` (in elements, any sign) or, when null, row-major contiguous.
-/// Strides are only computed for non-empty data: an empty shape's row-major strides may overflow (0 x 10^12 x 10^12).
+/// Streams elements in C order, little-endian, to sink(const void*, bytes): `strides` (in elements, any sign) or,
+/// when null, row-major contiguous. Strides are only computed for non-empty data: an empty shape's row-major strides
+/// may overflow (0 x 10^12 x 10^12).
+template <class T, std::size_t R, class Sink>
+void npy_emit(const T* data, const shape_t<R>& shape, const shape_t<R>* strides, Sink&& sink) {
+  const index_t n = shape_size(shape);
+  if (n == 0) return;
+  const shape_t<R> row_major = contiguous_strides(shape);
+  bool contiguous = true;
+  if (strides)
+    for (std::size_t d = 0; d != R; ++d) contiguous = contiguous && (shape[d] == 1 || (*strides)[d] == row_major[d]);
+  if (contiguous && (sizeof(T) == 1 || std::endian::native == std::endian::little)) {
+    sink(static_cast<const void*>(data), sizeof(T) * static_cast<std::size_t>(n));
+    return;
+  }
+  std::vector<unsigned char> buffer;
+  constexpr std::size_t chunk = std::size_t{1} << 16;
+  buffer.reserve(chunk);
+  const auto flush = [&] {
+    npy_reverse_bytes(buffer.data(), buffer.size() / sizeof(T), std::endian::native == std::endian::big ? sizeof(T) : 1);
+    sink(static_cast<const void*>(buffer.data()), buffer.size());
+    buffer.clear();
+  };
+  npy_for_each_offset(shape, strides ? *strides : row_major, [&](index_t offset) {
+    unsigned char bytes[sizeof(T)];
+    if constexpr (std::is_same_v<T, bool>)
+      bytes[0] = data[offset] ? 1 : 0;
+    else
+      std::memcpy(bytes, data + offset, sizeof(T));
+    buffer.insert(buffer.end(), bytes, bytes + sizeof(T));
+    if (buffer.size() + sizeof(T) > chunk) flush();
+  });
+  flush();
+}
+
+/// Writes a .npy file: the preamble, then npy_emit's bytes, through npy_output (a temporary renamed over `file`).
 template <class T, std::size_t R>
 void npy_write(const std::filesystem::path& file, const T* data, const shape_t<R>& shape, const shape_t<R>* strides) {
   const std::string preamble = npy_preamble(npy_descr_v<T>, false, std::span<const index_t>(shape.data(), R));
   npy_output out(file);
   out.write(preamble.data(), preamble.size());
-  const index_t n = shape_size(shape);
-  if (n > 0) {
-    const shape_t<R> row_major = contiguous_strides(shape);
-    bool contiguous = true;
-    if (strides)
-      for (std::size_t d = 0; d != R; ++d) contiguous = contiguous && (shape[d] == 1 || (*strides)[d] == row_major[d]);
-    if (contiguous && (sizeof(T) == 1 || std::endian::native == std::endian::little)) {
-      out.write(data, sizeof(T) * static_cast<std::size_t>(n));
-    } else {
-      std::vector<unsigned char> buffer;
-      constexpr std::size_t chunk = std::size_t{1} << 16;
-      buffer.reserve(chunk);
-      const auto flush = [&] {
-        npy_reverse_bytes(buffer.data(), buffer.size() / sizeof(T),
-                          std::endian::native == std::endian::big ? sizeof(T) : 1);
-        out.write(buffer.data(), buffer.size());
-        buffer.clear();
-      };
-      npy_for_each_offset(shape, strides ? *strides : row_major, [&](index_t offset) {
-        unsigned char bytes[sizeof(T)];
-        if constexpr (std::is_same_v<T, bool>)
-          bytes[0] = data[offset] ? 1 : 0;
-        else
-          std::memcpy(bytes, data + offset, sizeof(T));
-        buffer.insert(buffer.end(), bytes, bytes + sizeof(T));
-        if (buffer.size() + sizeof(T) > chunk) flush();
-      });
-      flush();
-    }
-  }
+  npy_emit(data, shape, strides, [&](const void* p, std::size_t bytes) { out.write(p, bytes); });
   out.commit();
 }
 
@@ -385,24 +393,10 @@ constexpr void npy_check_dtype() {
                 "texpr: .npy files hold bool, int32, int64, float16 (tx::half), float32 and float64 elements");
 }
 
-} // namespace detail
-
-/// Reads a .npy file into a new host tensor. The file's dtype must be T's (no conversions: a `<f8` file does not
-/// load as float) and its rank Rank; C and Fortran order are both read (Fortran data is transposed into texpr's row
-/// order). Big-endian files (`>f4`, ...) are byte-swapped on load. Formats 1.0, 2.0 and 3.0. Throws io_error naming
-/// the file and what was expected and found: a missing file, a wrong dtype or rank, a truncated file, a corrupt header.
+/// Reads one .npy image of `file_size` bytes from `in` (positions relative to its start) into a new host tensor;
+/// `path` names it in messages (a file, or an archive's entry). load_npy's checks, for load_npy and npz_archive.
 template <class T, std::size_t Rank>
-tensor<T, Rank, host> load_npy(const std::filesystem::path& path) {
-  detail::npy_check_dtype<T>();
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status)) detail::npy_fail(path, "cannot open for reading: no such file");
-  if (fs::is_directory(status)) detail::npy_fail(path, "cannot open for reading: it is a directory");
-  const std::uint64_t file_size = fs::file_size(path, ec);
-  if (ec) detail::npy_fail(path, "cannot read its size: " + ec.message());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) detail::npy_fail(path, "cannot open for reading (permissions?)");
+tensor<T, Rank, host> npy_load_stream(std::istream& in, const std::filesystem::path& path, std::uint64_t file_size) {
   const detail::npy_file_header found = detail::npy_read_preamble(in, path, file_size);
   const detail::npy_header& h = found.header;
 
@@ -462,6 +456,28 @@ tensor<T, Rank, host> load_npy(const std::filesystem::path& path) {
     for (std::size_t i = 0; i != count; ++i) dest[i] = dest[i] != 0;
   return t;
 }
+
+} // namespace detail
+
+/// Reads a .npy file into a new host tensor. The file's dtype must be T's (no conversions: a `<f8` file does not
+/// load as float) and its rank Rank; C and Fortran order are both read (Fortran data is transposed into texpr's row
+/// order). Big-endian files (`>f4`, ...) are byte-swapped on load. Formats 1.0, 2.0 and 3.0. Throws io_error naming
+/// the file and what was expected and found: a missing file, a wrong dtype or rank, a truncated file, a corrupt header.
+template <class T, std::size_t Rank>
+tensor<T, Rank, host> load_npy(const std::filesystem::path& path) {
+  detail::npy_check_dtype<T>();
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) detail::npy_fail(path, "cannot open for reading: no such file");
+  if (fs::is_directory(status)) detail::npy_fail(path, "cannot open for reading: it is a directory");
+  const std::uint64_t file_size = fs::file_size(path, ec);
+  if (ec) detail::npy_fail(path, "cannot read its size: " + ec.message());
+  std::ifstream in(path, std::ios::binary);
+  if (!in) detail::npy_fail(path, "cannot open for reading (permissions?)");
+  return detail::npy_load_stream<T, Rank>(in, path, file_size);
+}
+
 
 /// Writes a host tensor, view (any strides; written in C order) or host expression (evaluated first) to a .npy file
 /// NumPy reads: little-endian, format 1.0 (2.0 if the header needs it), data 64-byte aligned, byte-identical to

@@ -1,0 +1,122 @@
+// tx::optim::sgd: stochastic gradient descent with momentum, dampening, Nesterov momentum and L2 weight decay,
+// PyTorch's torch.optim.SGD formulas, each parameter updated by fused in-place passes.
+#pragma once
+
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "texpr/autograd/grad.hpp"
+#include "texpr/expr/elementwise.hpp"
+#include "texpr/optim/parameters.hpp"
+
+namespace texpr::optim {
+
+/// SGD's settings (PyTorch's names and defaults, lr aside).
+struct sgd_options {
+  double lr = 1e-2;           ///< Learning rate (a step may pass its own).
+  double momentum = 0;        ///< Momentum factor (0: plain SGD, no state).
+  double dampening = 0;       ///< Dampening of the gradient's share of the momentum buffer.
+  double weight_decay = 0;    ///< L2 penalty: weight_decay * p is added to the gradient.
+  bool nesterov = false;      ///< Nesterov momentum (needs momentum > 0 and dampening 0).
+};
+
+} // namespace texpr::optim
+
+namespace texpr::detail {
+
+// The update graphs, over read-only views V of the parameter p, its gradient g and momentum buffer b. d is the
+// decayed gradient g + wd p.
+template <class V> auto sgd_plain(V p, V g, double lr, double wd) { return p - lr * (g + wd * p); }
+template <class V> auto sgd_buffer_start(V p, V g, double wd) { return g + wd * p; }
+template <class V> auto sgd_buffer(V b, V g, double momentum, double dampening) {
+  return momentum * b + (1 - dampening) * g;
+}
+template <class V> auto sgd_buffer_decayed(V b, V p, V g, double momentum, double dampening, double wd) {
+  return momentum * b + (1 - dampening) * (g + wd * p);
+}
+template <class V> auto sgd_momentum_step(V p, V b, double lr) { return p - lr * b; }
+template <class V> auto sgd_nesterov_step(V p, V b, V g, double lr, double momentum, double wd) {
+  return p - lr * ((g + wd * p) + momentum * b);
+}
+
+/// Every graph an SGD step may evaluate for a parameter of type P.
+template <class P, class V = typename optim_parameter<P>::read_view>
+using sgd_graphs_t = std::tuple<decltype(sgd_plain(std::declval<V>(), std::declval<V>(), 0.0, 0.0)),
+                                decltype(sgd_buffer_start(std::declval<V>(), std::declval<V>(), 0.0)),
+                                decltype(sgd_buffer(std::declval<V>(), std::declval<V>(), 0.0, 0.0)),
+                                decltype(sgd_buffer_decayed(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0, 0.0)),
+                                decltype(sgd_momentum_step(std::declval<V>(), std::declval<V>(), 0.0)),
+                                decltype(sgd_nesterov_step(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0, 0.0))>;
+
+} // namespace texpr::detail
+
+namespace texpr::optim {
+
+/// SGD over parameters P... (tx::tensor types, any ranks and dtypes): per parameter, with d = g + weight_decay p,
+///   momentum 0:        p -= lr d                                                  (1 pass, no state)
+///   momentum buffer b: b = d at the first step, else b = momentum b + (1 - dampening) d;
+///                      p -= lr b, or with Nesterov p -= lr (d + momentum b)       (2 passes)
+/// Each pass is one fused in-place elementwise evaluation on the parameters' backend; the buffers are allocated at
+/// the first step, so later steps allocate nothing.
+/// `tx::optim::sgd opt(std::tie(m.w, m.b), {.lr = 0.1, .momentum = 0.9}); opt.step(grads);`
+template <class... P> class sgd : public detail::optimizer_parameters<P...> {
+  using base = detail::optimizer_parameters<P...>;
+
+ public:
+  /// Every update graph a step may evaluate, for every parameter.
+  using graphs = decltype(std::tuple_cat(std::declval<detail::sgd_graphs_t<P>>()...));
+  static_assert((all_run_on<detail::sgd_graphs_t<P>, typename P::backend> && ...),
+                "texpr: an SGD update has no kernel on its parameter's backend for its dtype");
+
+  /// Updates `params` (e.g. std::tie(m.w1, m.b1)); throws std::invalid_argument for negative settings or Nesterov
+  /// without momentum or with dampening.
+  explicit sgd(const std::tuple<P&...>& params, const sgd_options& options = {}) : base(params), options_(options) {
+    detail::check_option(options.lr >= 0, "sgd", "lr must be >= 0");
+    detail::check_option(options.momentum >= 0, "sgd", "momentum must be >= 0");
+    detail::check_option(options.weight_decay >= 0, "sgd", "weight_decay must be >= 0");
+    detail::check_option(!options.nesterov || (options.momentum > 0 && options.dampening == 0), "sgd",
+                         "Nesterov momentum requires a momentum > 0 and zero dampening");
+  }
+
+  /// One step at the options' learning rate. `grads`: one gradient (tensor or view) per parameter, in order, or
+  /// value_and_grad's evaluated (loss, gradients...): `opt.step(std::tie(gw, gb))`, `opt.step(tx::eval_all(g))`.
+  template <class Grads> void step(const Grads& grads) { step(grads, options_.lr); }
+
+  /// One step at learning rate `lr` (e.g. a schedule's value: `opt.step(grads, schedule(opt.steps()))`).
+  template <class Grads> void step(const Grads& grads, double lr) {
+    const sgd_options& o = options_;
+    const bool first = this->steps_ == 0;
+    this->for_each_gradient(grads, [&](auto i, auto& p, auto g) {
+      const auto pv = std::as_const(p).view();
+      if (o.momentum == 0) {
+        p = detail::sgd_plain(pv, g, lr, o.weight_decay);
+        return;
+      }
+      auto& b = std::get<decltype(i)::value>(buffers_);
+      if (first) b = detail::sgd_buffer_start(pv, g, o.weight_decay);  // allocates the buffer
+      else if (o.weight_decay == 0) b = detail::sgd_buffer(std::as_const(b).view(), g, o.momentum, o.dampening);
+      else b = detail::sgd_buffer_decayed(std::as_const(b).view(), pv, g, o.momentum, o.dampening, o.weight_decay);
+      if (o.nesterov) p = detail::sgd_nesterov_step(pv, std::as_const(b).view(), g, lr, o.momentum, o.weight_decay);
+      else p = detail::sgd_momentum_step(pv, std::as_const(b).view(), lr);
+    });
+    ++this->steps_;
+  }
+
+  /// The settings (lr is the rate of step(grads)).
+  const sgd_options& options() const noexcept { return options_; }
+  /// Sets the learning rate of later step(grads) calls.
+  void set_lr(double lr) { options_.lr = lr; }
+  /// The momentum buffer of parameter I (empty before the first step or without momentum).
+  template <std::size_t I> const auto& momentum_buffer() const { return std::get<I>(buffers_); }
+
+ private:
+  sgd_options options_;
+  std::tuple<std::remove_cvref_t<P>...> buffers_;  // empty tensors until the first step with momentum
+};
+
+template <class... P> sgd(const std::tuple<P&...>&) -> sgd<P...>;
+template <class... P> sgd(const std::tuple<P&...>&, const sgd_options&) -> sgd<P...>;
+
+} // namespace texpr::optim
