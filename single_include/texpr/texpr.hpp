@@ -6242,9 +6242,10 @@ std::string placement(const E& e) {
          detail::report_heading() + detail::render(st, false);
 }
 
-/// The kernels evaluating e into a fresh contiguous tensor runs, in order, as tx::kernel_log records them: the
-/// same walk and decisions as tx::placement. (Evaluating into a destination that overlaps an operand, or a
-/// strided one, may add a pass through a temporary and a copy.) For a graph that runs on its backend.
+/// The kernels tx::eval_all(e...) runs, in order, as tx::kernel_log records them: the same walk and decisions as
+/// tx::placement, for fresh contiguous results. (`tensor = e` runs the same, except that a graph that is itself a
+/// saved value is copied rather than computed into the result; a destination that overlaps an operand, or a
+/// strided one, may add a pass through a temporary and a copy.) For graphs that run on their backend.
 template <operand... E>
 std::vector<kernel_record> planned_kernels(const E&... e) {
   using B = typename detail::common_backend<typename detail::captured_t<const E&>::backend...>::type;
