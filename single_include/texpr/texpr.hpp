@@ -2549,7 +2549,7 @@ template <class Op> concept reduction_op_tag = std::is_base_of_v<op::reduction_o
 namespace texpr {
 
 /// Backend's fused-epilogue implementation: `available`, and when true, `impl` (with a static `name` for
-/// tx::placement and `run(node, dest, ctx) -> bool`, false when the run-time conditions do not hold).
+/// tx::placement and `run(node, dest, ctx)`, called when detail::dispatch_of (placement/dispatch.hpp) chose it).
 template <class Backend> struct fused_epilogue {
   static constexpr bool available = false;  ///< No fused epilogue on this backend: separate passes.
 };
@@ -3098,9 +3098,9 @@ struct blocked_gemm {
 /// block is final, while it is in cache: the product is never written out and read back (matmul.hpp).
 struct gemm_epilogue {
   static constexpr std::string_view name = "blocked_gemm_epilogue";  ///< Shown by tx::placement.
-  /// dest = n (an epilogue tree, expr/epilogue.hpp); false, having done nothing, when the product would be
-  /// broadcast, dest is strided or an operand overlaps dest.
-  template <class N, class T, std::size_t R> static bool run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+  /// dest = n (an epilogue tree, expr/epilogue.hpp), when detail::dispatch_of chose it: the product is not
+  /// broadcast, dest is contiguous and no operand overlaps it.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
 } // namespace texpr::host_kernels
@@ -3265,6 +3265,14 @@ struct block_reduce {
 /// cuBLAS (cublasGemmStridedBatchedEx): fp32 (TF32 opt-in), fp64, and fp16/bf16 with fp32 accumulation (gemm.hpp).
 struct cublas_gemm {
   static constexpr std::string_view name = "cublas_gemm";  ///< Shown by tx::placement.
+  /// Whether cuBLAS reads an (r x c) operand with row stride rs and column stride cs in place: one unit stride and
+  /// a leading dimension no smaller than the other extent. run copies any other operand to contiguous memory
+  /// first, and tx::placement lists that copy.
+  static constexpr bool reads_in_place(index_t r, index_t c, index_t rs, index_t cs) {
+    const index_t cw = c > 1 ? c : 1, rw = r > 1 ? r : 1;
+    if ((cs == 1 || c == 1) && (r == 1 ? cw : rs) >= cw) return true;
+    return (rs == 1 || r == 1) && (c == 1 ? rw : cs) >= rw;
+  }
   /// dest = the matmul node n (dest contiguous), enqueued on ctx.stream.
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
@@ -3404,6 +3412,8 @@ struct kernel_record {
   std::string op;              ///< The op of the node it evaluated (`matmul`, `mean`, ...).
   std::string dtype;           ///< The node's kernel dtype (`float32`, ...).
   std::string backend;         ///< `host` or `cuda`.
+  /// Field by field (tests compare a log with tx::planned_kernels).
+  friend bool operator==(const kernel_record&, const kernel_record&) = default;
 };
 
 class kernel_log;
@@ -4108,6 +4118,13 @@ template <class... C> class concat_expr : public expr_base<concat_expr<C...>> {
   std::size_t axis() const { return axis_; }
   /// Where operand i starts along the axis.
   index_t offset(std::size_t i) const { return offsets_[i]; }
+  /// The shape of operand i's slice of the result (its own shape): evaluation writes it there, through the
+  /// result's strides, so it is strided unless the axis is the first of extent > 1 (what tx::placement reports).
+  shape_t<rank> slice_shape(std::size_t i) const {
+    auto s = shape_;
+    s[axis_] = (i + 1 < sizeof...(C) ? offsets_[i + 1] : shape_[axis_]) - offsets_[i];
+    return s;
+  }
   /// The same concatenation of other operands of the same shapes.
   template <class... D> concat_expr<D...> with_operands(D... d) const { return concat_expr<D...>(axis_, std::move(d)...); }
 
@@ -4947,6 +4964,22 @@ auto broadcast_to(E&& e, const index_t (&extents)[R], texpr::source_location loc
 namespace texpr {
 
 namespace detail {
+
+/// One operand of a matmul as a matrix: its extents and strides (a vector A is one row, a vector B one column).
+struct matrix_layout {
+  index_t rows, columns, row_stride, column_stride;
+};
+/// Operand I (0: A, 1: B) of a matmul, with `shape` and `strides` in memory, as a matrix: what every backend's
+/// GEMM reads (eval/matmul_plan.hpp) and what tx::placement asks a backend that copies some layouts (cuBLAS).
+template <std::size_t I, std::size_t R> matrix_layout matrix_of(const shape_t<R>& shape, const shape_t<R>& strides) {
+  if constexpr (R == 1) {
+    if constexpr (I == 0) return {1, shape[0], 0, strides[0]};
+    else return {shape[0], 1, strides[0], 0};
+  } else {
+    return {shape[R - 2], shape[R - 1], strides[R - 2], strides[R - 1]};
+  }
+}
+
 /// The result rank of matmul on operands of ranks RA and RB.
 constexpr std::size_t matmul_rank(std::size_t ra, std::size_t rb) {
   if (ra == 1 && rb == 1) return 0;
@@ -5101,6 +5134,11 @@ template <class Op, class C, std::size_t R> class reduce_expr : public expr_base
     if constexpr (std::is_same_v<Op, op::sum_to> && R == C::rank) return axes_ == 0;
     else return false;
   }
+  /// Whether the reduction's kernel reads its operand from memory (evaluated into a temporary when it is not
+  /// memory) instead of fused: sum_to, so that every sum_to of a dtype and rank shares one kernel instantiation
+  /// (and only sum_to reduces several axes but not all, one axis at a time, which needs memory anyway). Both
+  /// backends' kernels and tx::placement read it.
+  static constexpr bool operand_in_memory = std::is_same_v<Op, op::sum_to>;
   /// The same reduction of another operand of the same shape.
   template <class D> reduce_expr<Op, D, R> with_operands(D d) const { return reduce_expr<Op, D, R>(std::move(d), op_, axes_); }
   /// The operand's shape with the reduced axes kept as extent 1 (what the result broadcasts back to).
@@ -5272,16 +5310,13 @@ auto sum_to(E&& e, const shape_t<R>& shape, texpr::source_location loc = texpr::
 namespace texpr {
 
 namespace detail {
-struct report_state;
+struct plan_state;
 } // namespace detail
 
 /// What every saved value has, whatever its dtype: a label and a placement report of its computation.
 class slot_base {
  public:
   virtual ~slot_base() = default;
-  /// Appends the placement report of the computation (one line per node, indented by depth) to out; saved
-  /// values it reads are numbered in `state` and reported after it.
-  virtual void report(std::string& out, std::size_t depth, detail::report_state& state) const = 0;
   /// What the value is, for placement reports (the op that computes it, or "gradient into <op>").
   const std::string& what() const { return what_; }
 
@@ -5305,6 +5340,13 @@ template <class T, std::size_t R, class Backend> class slot : public slot_base {
     (void)dest;
     return false;
   }
+  /// The placement walk (placement/report.hpp) reading the value, saved #`number` of `state`: its computation's
+  /// lines and kernels the first time `state`'s evaluation context would compute it. Returns the strides of the
+  /// value's memory.
+  virtual shape_t<R> plan_read(detail::plan_state& state, std::size_t number) const = 0;
+  /// The placement walk binding the value to a fresh result (bind, then its first read): false where bind
+  /// would refuse; else its computation is planned into the result.
+  virtual bool plan_bind(detail::plan_state& state, std::size_t number) const = 0;
   /// The value's shape.
   const shape_t<R>& shape() const { return shape_; }
 
@@ -5676,8 +5718,9 @@ template <class Backend, operand E> decltype(auto) require_on(E&& e) {
 // ---- begin texpr/placement/report.hpp ----
 #ifndef TEXPR_SI_TEXPR_PLACEMENT_REPORT_HPP
 #define TEXPR_SI_TEXPR_PLACEMENT_REPORT_HPP
-// tx::placement: a human-readable report, one line per graph node, of where and how each node runs. The kernel
-// column is the name of the implementation the registry row derives from: what evaluation calls.
+// tx::placement and tx::planned_kernels: one walk over a graph that follows evaluation's decisions
+// (placement/dispatch.hpp and the predicates the kernels read) and yields both the report, one line per node,
+// and the kernels evaluation runs, in order, as tx::kernel_log records them.
 
 // ---- begin texpr/expr/epilogue.hpp ----
 #ifndef TEXPR_SI_TEXPR_EXPR_EPILOGUE_HPP
@@ -5747,6 +5790,74 @@ inline constexpr bool has_gemm_epilogue_v = fused_epilogue<Backend>::available &
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_EXPR_EPILOGUE_HPP
 // ---- end texpr/expr/epilogue.hpp ----
+// ---- begin texpr/placement/dispatch.hpp ----
+#ifndef TEXPR_SI_TEXPR_PLACEMENT_DISPATCH_HPP
+#define TEXPR_SI_TEXPR_PLACEMENT_DISPATCH_HPP
+// How a node is evaluated into a destination: the one decision evaluation (eval/evaluate.hpp) follows and
+// tx::placement reports, so the report cannot name a kernel that does not run.
+
+namespace texpr::detail {
+
+/// How evaluate_into runs a node into a destination.
+enum class dispatch {
+  pass_through,  ///< a reduction of nothing: its operand is evaluated into the destination, no kernel of its own
+  buffered,      ///< evaluated into a temporary, then copied (a computed node into a strided destination, or an unsafe
+                 ///< overlap)
+  epilogue,      ///< an elementwise tree over one matmul, run as that GEMM's fused epilogue
+  fused,         ///< one pass of the node's kernel, its operands read inside it (elementwise, generator)
+  computed,      ///< the node's kernel, which obtains its operands as it needs (reductions, matmul, concat, composites)
+  copy,          ///< memory, constants and layouts: read, then written by the copy kernel
+};
+
+/// What the decision needs to know about a destination that placement, which has none, assumes to be fresh
+/// (allocated for the result: it overlaps nothing). Evaluation passes its own type with the same members,
+/// computed from the real destination (and only when asked: the overlap walks cost a pass over the graph).
+struct fresh_destination {
+  bool contiguous = true;                            ///< row-major contiguous
+  bool is_contiguous() const { return contiguous; }  ///< row-major contiguous
+  bool unsafe_overlap() const { return false; }      ///< an operand overlaps it unless read in place
+  bool any_overlap() const { return false; }         ///< any operand's memory overlaps it
+};
+
+/// True when a pass-through node n (passes_through) can be evaluated as its operand into a destination of N.
+template <class N>
+constexpr bool can_pass_through() {
+  if constexpr (requires(const N& n) {
+                  n.passes_through();
+                  n.child();
+                }) {
+    using C = std::remove_cvref_t<decltype(std::declval<const N&>().child())>;
+    return std::is_same_v<typename C::value_type, typename N::value_type> && C::rank == N::rank;
+  } else {
+    return false;
+  }
+}
+
+/// How node n is evaluated on Backend into destination d (fresh_destination or evaluation's equivalent).
+template <class Backend, class N, class Dest>
+dispatch dispatch_of(const N& n, const Dest& d) {
+  constexpr op::kind k = kind_of_v<N>;
+  if constexpr (can_pass_through<N>())
+    if (passes_through(n)) return dispatch::pass_through;
+  if (k == op::kind::computed && !d.is_contiguous()) return dispatch::buffered;  // computed kernels write rows
+  if (d.unsafe_overlap()) return dispatch::buffered;
+  if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, Backend> &&
+                has_kernel<typename N::op_type, typename N::kernel_dtype, Backend>) {
+    // The GEMM writes partial products into the destination before the epilogue reads the other operands, so
+    // unlike a fused pass it cannot read an operand where it writes.
+    if (epilogue_fits(n) && d.is_contiguous() && !d.any_overlap()) return dispatch::epilogue;
+  }
+  if constexpr (k == op::kind::elementwise || k == op::kind::generator)
+    return dispatch::fused;
+  else if constexpr (k == op::kind::computed)
+    return dispatch::computed;
+  else
+    return dispatch::copy;
+}
+
+}  // namespace texpr::detail
+#endif // TEXPR_SI_TEXPR_PLACEMENT_DISPATCH_HPP
+// ---- end texpr/placement/dispatch.hpp ----
 
 namespace texpr {
 
@@ -5757,117 +5868,456 @@ inline void pad_to(std::string& s, std::size_t width) {
   s += ' ';
 }
 
-template <class Op> std::string op_label() {
-  if constexpr (cast_op<Op>) return "cast<" + std::string(dtype_name_v<typename Op::target>) + ">";
-  else return std::string(Op::name);
+template <class Op>
+std::string op_label() {
+  if constexpr (cast_op<Op>)
+    return "cast<" + std::string(dtype_name_v<typename Op::target>) + ">";
+  else
+    return std::string(Op::name);
 }
 
-/// Saved values met while reporting: numbered in order of first use, each reported once after the graph.
-struct report_state {
-  std::vector<const slot_base*> seen;
-  /// The number of s (from 1); appends it when new.
+/// One node's line in a placement report.
+struct plan_line {
+  std::vector<int> path;  // operand indices from the section's root: sorted by path, the lines are the tree
+  std::string label, dtype, shape, where, how;
+};
+
+/// The state of one placement walk, which visits the nodes in the order evaluation reaches them. Lines are kept
+/// with their operand paths and sorted into tree order when printed (a GEMM epilogue evaluates its matmul's
+/// operands before the tree's other operands); kernels are appended as evaluation logs them.
+struct plan_state {
+  static constexpr std::size_t no_line = static_cast<std::size_t>(-1);
+  std::vector<kernel_record> records;               ///< the kernels, in the order evaluation runs them
+  std::vector<const slot_base*> seen;               ///< saved values, numbered (from 1) in order of first mention
+  std::vector<const slot_base*> computed;           ///< saved values the evaluation context has computed
+  std::vector<std::vector<plan_line>> sections{1};  ///< [0]: the graphs; [k]: the computation of saved #k
+  std::size_t section = 0;                          ///< where lines go now
+  std::vector<int> path;                            ///< the current node's operand path
+  bool quiet = false;                               ///< lines are dropped (a saved value's operand read again)
+
+  /// The number of saved value s (from 1); numbers it when new.
   int number(const slot_base* s) {
     for (std::size_t i = 0; i != seen.size(); ++i)
       if (seen[i] == s) return static_cast<int>(i) + 1;
     seen.push_back(s);
+    sections.emplace_back();
     return static_cast<int>(seen.size());
+  }
+  /// True (once) when saved value s is computed now: the first read in the evaluation context computes it.
+  bool first_computation(const slot_base* s) {
+    if (std::find(computed.begin(), computed.end(), s) != computed.end()) return false;
+    computed.push_back(s);
+    return true;
+  }
+  /// Adds the current node's line; its index, for amend.
+  std::size_t line(std::string label, std::string_view dtype, std::string shape, std::string_view where,
+                   std::string how) {
+    if (quiet) return no_line;
+    sections[section].push_back(
+        {path, std::move(label), std::string(dtype), std::move(shape), std::string(where), std::move(how)});
+    return sections[section].size() - 1;
+  }
+  /// Appends to the kernel column of line i of the current section.
+  void amend(std::size_t i, std::string_view more) {
+    if (i != no_line) sections[section][i].how += more;
+  }
+  /// Runs f for operand i of the current node.
+  template <class F>
+  decltype(auto) operand(int i, F&& f) {
+    path.push_back(i);
+    if constexpr (std::is_void_v<decltype(f())>) {
+      f();
+      path.pop_back();
+    } else {
+      auto r = f();
+      path.pop_back();
+      return r;
+    }
+  }
+  /// Runs f with its lines in section k (a saved value's computation) or, quiet, nowhere.
+  template <class F>
+  void elsewhere(std::size_t k, bool q, F&& f) {
+    auto saved_path = std::move(path);
+    path.clear();
+    const std::size_t saved_section = section;
+    const bool saved_quiet = quiet;
+    section = k;
+    quiet = q;
+    f();
+    section = saved_section;
+    quiet = saved_quiet;
+    path = std::move(saved_path);
+  }
+  /// Records a kernel run of implementation Impl for a node of op Op, dtype T on B (what log_kernel_run logs).
+  template <class Impl, class Op, class T, class B>
+  void record() {
+    records.push_back({std::string(Impl::name), op_label<Op>(), std::string(dtype_name_v<T>), std::string(B::name)});
   }
 };
 
-inline void report_line(std::string& out, std::size_t depth, const std::string& label, std::string_view dtype,
-                        const std::string& shape, std::string_view where, const std::string& how) {
+inline std::string format_line(std::size_t depth, const plan_line& l) {
   std::string line(2 * depth, ' ');
-  line += label;
+  line += l.label;
   pad_to(line, 30);
-  line += dtype;
+  line += l.dtype;
   pad_to(line, 39);
-  line += shape;
+  line += l.shape;
   pad_to(line, 56);
-  line += where;
+  line += l.where;
   pad_to(line, 64);
-  line += how;
-  out += line;
-  out += '\n';
+  line += l.how;
+  line += '\n';
+  return line;
 }
 
-template <class Backend, class N>
-void report_node(const N& n, std::size_t depth, std::string& out, report_state& st, bool root = true, bool in_epilogue = false);
-
-/// Whether the operands of node n are each evaluated into memory of their own (so an elementwise operand over a
-/// matmul can run as that GEMM's epilogue), as evaluation does: the operands of matmuls, composites, sum_to,
-/// layouts and concatenations along axis 0 (slices of a contiguous result along another axis are strided). An
-/// elementwise node's operands are fused into it, and a reduction reads its operand fused.
-template <class N> bool operands_are_roots(const N& n) {
-  using Op = typename N::op_type;
-  constexpr op::kind k = kind_of_v<N>;
-  if constexpr (k == op::kind::layout) {
-    return true;
-  } else if constexpr (k == op::kind::computed) {
-    if constexpr (std::is_same_v<Op, op::sum_to> || is_matmul_node_v<N>) return true;
-    else if constexpr (requires { n.axes(); }) return false;  // a reduction: its operand is read fused
-    else if constexpr (requires { n.axis(); } && requires { n.offset(std::size_t{0}); }) return n.axis() == 0;  // concat
-    else return true;  // composites: operands evaluated once into memory
-  } else {
-    return false;
-  }
+/// The kernel column of a node with op Op on dtype T: its implementation, or why there is none.
+template <class Op, class T, class B>
+std::string kernel_column() {
+  if constexpr (has_kernel<Op, T, B>)
+    return std::string(kernel<Op, T, B>::name);
+  else if constexpr (registered_kernel<Op, T, B>)
+    return "ERROR: forbidden by tx::forbidden";
+  else
+    return "ERROR: no kernel (evaluation would not compile)";
 }
 
-// root: n is evaluated into a destination of its own (not fused into its parent). in_epilogue: n is below the
-// root of a fused GEMM epilogue (it runs inside that root's kernel).
-template <class Backend, class N>
-void report_node(const N& n, std::size_t depth, std::string& out, report_state& st, bool root, bool in_epilogue) {
+/// Records a kernel run of node N (its registry row) when it has one.
+template <class B, class N>
+void record_node(plan_state& st) {
   using Op = typename N::op_type;
   using T = typename N::kernel_dtype;
-  constexpr op::kind k = op::category_v<Op>;
+  if constexpr (has_kernel<Op, T, B>) st.record<kernel<Op, T, B>, Op, T, B>();
+}
+/// Records the copy kernel writing a value of dtype T (evaluation's assign_accessor).
+template <class B, class T>
+void record_copy(plan_state& st) {
+  if constexpr (has_kernel<op::copy, T, B>) st.record<kernel<op::copy, T, B>, op::copy, T, B>();
+}
+template <class B, class T>
+std::string copy_name() {
+  if constexpr (has_kernel<op::copy, T, B>)
+    return std::string(kernel<op::copy, T, B>::name);
+  else
+    return "ERROR: no copy kernel";
+}
+
+/// The line of node n with kernel column `how`.
+template <class B, class N>
+std::size_t node_line(const N& n, plan_state& st, std::string how) {
+  return st.line(op_label<typename N::op_type>(), dtype_name_v<typename N::kernel_dtype>, to_string(n.shape()), B::name,
+                 std::move(how));
+}
+
+/// Whether memory with this shape and these strides is row-major contiguous (as view::is_contiguous).
+template <std::size_t R>
+bool contiguous_layout(const shape_t<R>& shape, const shape_t<R>& strides) {
+  const auto cs = contiguous_strides(shape);
+  for (std::size_t d = 0; d != R; ++d)
+    if (shape[d] > 1 && strides[d] != cs[d]) return false;
+  return true;
+}
+
+/// What a planned materialisation gives: the line of the node and the strides its memory has.
+template <std::size_t R>
+struct planned_memory {
+  std::size_t line;
+  shape_t<R> strides;
+};
+
+template <class B, class N>
+std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st);
+template <class B, class N>
+planned_memory<N::rank> plan_materialize(const N& n, plan_state& st);
+template <class B, class N>
+std::size_t plan_read(const N& n, plan_state& st, std::string_view fused = " (in the pass above)");
+
+/// eval/read.hpp's read(n): constants and generators are read in the reader's pass, elementwise nodes fused into
+/// it (their operands read in turn), anything else materialised.
+template <class B, class N>
+std::size_t plan_read(const N& n, plan_state& st, std::string_view fused) {
+  using Op = typename N::op_type;
+  constexpr op::kind k = kind_of_v<N>;
+  if constexpr (k == op::kind::constant) {
+    return st.line(op_label<Op>(), dtype_name_v<typename N::kernel_dtype>, to_string(n.shape()), N::backend::name,
+                   "constant");
+  } else if constexpr (k == op::kind::generator || k == op::kind::elementwise) {
+    const std::size_t i = node_line<B>(n, st, kernel_column<Op, typename N::kernel_dtype, B>() + std::string(fused));
+    int j = 0;
+    for_each_operand(n, [&](const auto& c) { st.operand(j++, [&] { plan_read<B>(c, st, fused); }); });
+    return i;
+  } else {
+    return plan_materialize<B>(n, st).line;
+  }
+}
+
+/// eval/read.hpp's materialize(n): memory as it is (a saved value computed at its first read), layouts as the
+/// memory of their operand (copied to contiguous memory when the strides cannot express them), anything else
+/// evaluated into a contiguous temporary.
+template <class B, class N>
+planned_memory<N::rank> plan_materialize(const N& n, plan_state& st) {
+  using T = typename N::value_type;
+  using Op = typename N::op_type;
+  constexpr std::size_t R = N::rank;
+  constexpr op::kind k = kind_of_v<N>;
   if constexpr (is_saved_v<N>) {
     const int id = st.number(&n.get_slot());
-    const bool here = std::is_same_v<typename N::backend, Backend>;
-    report_line(out, depth, "saved #" + std::to_string(id) + " (" + n.get_slot().what() + ")", dtype_name_v<T>,
-                to_string(n.shape()), N::backend::name,
-                here ? std::string("memory, computed once per evaluation")
-                     : "ERROR: lives on " + std::string(N::backend::name));
-    return;
+    const bool here = std::is_same_v<typename N::backend, B>;
+    const std::size_t i = st.line("saved #" + std::to_string(id) + " (" + n.get_slot().what() + ")", dtype_name_v<T>,
+                                  to_string(n.shape()), N::backend::name,
+                                  here ? std::string("memory, computed once per evaluation")
+                                       : "ERROR: lives on " + std::string(N::backend::name));
+    return {i, n.get_slot().plan_read(st, static_cast<std::size_t>(id))};
   } else if constexpr (k == op::kind::memory) {
-    const bool here = std::is_same_v<typename N::backend, Backend>;
-    report_line(out, depth, op_label<Op>(), dtype_name_v<T>, to_string(n.shape()), N::backend::name,
+    const bool here = std::is_same_v<typename N::backend, B>;
+    const std::size_t i =
+        st.line(op_label<Op>(), dtype_name_v<T>, to_string(n.shape()), N::backend::name,
                 here ? std::string("memory")
                      : "ERROR: lives on " + std::string(N::backend::name) + "; copy with tx::to_device/tx::to_host");
-  } else if constexpr (k == op::kind::constant) {
-    report_line(out, depth, op_label<Op>(), dtype_name_v<T>, to_string(n.shape()), N::backend::name, "constant");
+    context<typename N::backend> ctx{};  // (a leaf's storage needs no context)
+    return {i, n.storage(ctx).strides()};
+  } else if constexpr (k == op::kind::layout) {
+    using C = std::remove_cvref_t<decltype(n.child())>;
+    std::string how = kernel_column<Op, typename N::kernel_dtype, B>();
+    if constexpr (kind_of_v<C> != op::kind::memory && kind_of_v<C> != op::kind::layout)
+      how += " (evaluates its operand first)";
+    const std::size_t i = node_line<B>(n, st, std::move(how));
+    const auto v = st.operand(0, [&] { return plan_materialize<B>(n.child(), st); });
+    shape_t<R> shape{}, strides{};
+    index_t offset = 0;
+    if (n.params().map(n.child().shape(), v.strides, shape, strides, offset)) return {i, strides};
+    // (layout_storage: an operand the strides cannot express is copied to contiguous memory first)
+    if (!contiguous_layout(n.child().shape(), v.strides)) {
+      record_copy<B, typename C::value_type>(st);
+      st.amend(i, ", of a contiguous copy of its operand (" + copy_name<B, typename C::value_type>() + " copy)");
+    }
+    n.params().map(n.child().shape(), contiguous_strides(n.child().shape()), shape, strides, offset);
+    return {i, strides};
   } else {
-    std::string how;
-    bool epilogue_below = false;
-    bool handled = false;
-    if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, Backend> && has_kernel<Op, T, Backend>) {
-      // The same decision as evaluation's (evaluate_checked): a root whose product is not broadcast.
-      if (in_epilogue || (root && epilogue_fits(n))) {
-        how = in_epilogue ? std::string("(part of the epilogue above)")
-                          : std::string(fused_epilogue<Backend>::impl::name) + ": this tree, in its matmul's output tiles";
-        epilogue_below = true;
-        handled = true;
-      }
-    }
-    if (handled) {
-    } else if constexpr (has_kernel<Op, T, Backend>) {
-      how = passes_through(n) ? std::string("none: reduces no axis, its operand is the result")
-                              : std::string(kernel<Op, T, Backend>::name);
-      if (in_epilogue && is_matmul_node_v<N>) how += " (runs the epilogue above)";
-      if constexpr (k == op::kind::layout) {
-        using C = tuple_element_t<0, std::remove_cvref_t<decltype(n.operands())>>;
-        constexpr op::kind ck = op::category_v<typename C::op_type>;
-        if constexpr (ck != op::kind::memory && ck != op::kind::layout) how += " (evaluates its operand first)";
-      }
-    } else if constexpr (registered_kernel<Op, T, Backend>) {
-      how = "ERROR: forbidden by tx::forbidden";
-    } else {
-      how = "ERROR: no kernel (evaluation would not compile)";
-    }
-    report_line(out, depth, op_label<Op>(), dtype_name_v<T>, to_string(n.shape()), Backend::name, how);
-    const bool roots = operands_are_roots(n) || passes_through(n);
-    for_each_operand(n, [&](const auto& c) { report_node<Backend>(c, depth + 1, out, st, roots && !epilogue_below, epilogue_below); });
+    return {plan_evaluate<B>(n, true, st), contiguous_strides(n.shape())};
+  }
+}
+
+/// The memory a planned materialisation stands for: a view with n's shape and the planned strides and no data
+/// (what a composite's expansion is built over: it builds expressions over views and reads nothing).
+template <class B, class N>
+auto planned_view(const N& n, const planned_memory<N::rank>& m) {
+  return view<const typename N::value_type, N::rank, B>(unchecked_t{}, nullptr, n.shape(), m.strides, nullptr);
+}
+
+/// The hook a composite's expansion gets in the walk (eval/read.hpp's composite_keep): each kept intermediate is
+/// planned as an operand of the composite after its real operands, and stands for its memory as a view.
+template <class T, std::size_t R, class B>
+struct plan_keep {
+  plan_state& st;
+  shape_t<R> shape;
+  int next;
+  template <class E>
+  auto operator()(const E& e) {
+    auto c = capture(e);
+    const auto m = st.operand(next++, [&] { return plan_materialize<B>(c, st); });
+    return planned_view<B>(c, m);
+  }
+  template <class E>
+  view<const T, R, B> result(const E& e) {
+    st.operand(next++, [&] { plan_evaluate<B>(capture(e), true, st); });
+    return view<const T, R, B>(unchecked_t{}, nullptr, shape, contiguous_strides(shape), nullptr);
+  }
+};
+
+/// The operands of an epilogue tree's path down to its matmul (evaluation reads the matmul's operands first).
+template <class B, class N>
+void plan_epilogue_path(const N& n, plan_state& st) {
+  if constexpr (is_matmul_node_v<N>) {
+    node_line<B>(n, st,
+                 kernel_column<typename N::op_type, typename N::kernel_dtype, B>() + " (runs the epilogue above)");
+    st.operand(0, [&] { plan_materialize<B>(get<0>(n.operands()), st); });
+    st.operand(1, [&] { plan_materialize<B>(get<1>(n.operands()), st); });
+  } else {
+    node_line<B>(n, st, "(part of the epilogue above)");
+    int j = 0;
+    for_each_operand(n, [&](const auto& c) {
+      if constexpr (epilogue_matmuls<std::remove_cvref_t<decltype(c)>>() == 1)
+        st.operand(j, [&] { plan_epilogue_path<B>(c, st); });
+      ++j;
+    });
+  }
+}
+/// The other operands of an epilogue tree, read as eval/epilogue.hpp's read_epilogue reads them.
+template <class B, class N>
+void plan_epilogue_rest(const N& n, plan_state& st) {
+  int j = 0;
+  for_each_operand(n, [&](const auto& c) {
+    using C = std::remove_cvref_t<decltype(c)>;
+    if constexpr (epilogue_matmuls<C>() != 1)
+      st.operand(j, [&] { plan_read<B>(c, st, " (part of the epilogue above)"); });
+    else if constexpr (!is_matmul_node_v<C>)
+      st.operand(j, [&] { plan_epilogue_rest<B>(c, st); });
+    ++j;
+  });
+}
+
+/// compose_into: the operands materialised in order, then the expansion over their memory (its kept
+/// intermediates, then its last expression into the result), listed below the composite after its operands.
+template <class B, class N, std::size_t... I>
+void plan_composite_impl(const N& n, plan_state& st, std::index_sequence<I...>) {
+  if (shape_size(n.shape()) == 0) {  // an empty result: nothing runs
+    (st.operand(static_cast<int>(I), [&] { node_line<B>(get<I>(n.operands()), st, "none: the result is empty"); }),
+     ...);
     return;
   }
-  for_each_operand(n, [&](const auto& c) { report_node<Backend>(c, depth + 1, out, st, operands_are_roots(n)); });
+  const std::tuple m{st.operand(static_cast<int>(I), [&] { return plan_materialize<B>(get<I>(n.operands()), st); })...};
+  plan_keep<typename N::value_type, N::rank, B> keep{st, n.shape(), static_cast<int>(sizeof...(I))};
+  auto last = capture(n.expand(keep, planned_view<B>(get<I>(n.operands()), std::get<I>(m))...));
+  st.operand(keep.next, [&] { plan_evaluate<B>(last, true, st); });
+}
+
+/// A GEMM that reads only some layouts in place (cuBLAS: K::reads_in_place) copies operand I of matmul N, c with
+/// planned memory m, to contiguous memory after materialising both operands, when its layout is not one of them.
+template <class B, class N, std::size_t I, class C, std::size_t R>
+void plan_matrix_copy(const C& c, const planned_memory<R>& m, plan_state& st) {
+  using K = kernel<typename N::op_type, typename N::kernel_dtype, B>;
+  if constexpr (requires { K::reads_in_place(index_t{}, index_t{}, index_t{}, index_t{}); }) {
+    const matrix_layout l = matrix_of<I>(c.shape(), m.strides);
+    if (!K::reads_in_place(l.rows, l.columns, l.row_stride, l.column_stride) &&
+        !contiguous_layout(c.shape(), m.strides)) {
+      record_copy<B, typename C::value_type>(st);
+      st.amend(m.line, ", copied to contiguous memory for " + std::string(K::name) + " (" +
+                           copy_name<B, typename C::value_type>() + " copy)");
+    }
+  }
+}
+
+/// How the kernel of computed node n obtains its operands (what each backend's run does): a matmul and a
+/// composite materialise theirs, a reduction reads its operand fused unless operand_in_memory, a concatenation
+/// evaluates each operand into its slice of the result.
+template <class B, class N>
+void plan_computed_operands(const N& n, plan_state& st) {
+  using Op = typename N::op_type;
+  if constexpr (is_matmul_node_v<N>) {
+    const auto ma = st.operand(0, [&] { return plan_materialize<B>(get<0>(n.operands()), st); });
+    const auto mb = st.operand(1, [&] { return plan_materialize<B>(get<1>(n.operands()), st); });
+    plan_matrix_copy<B, N, 0>(get<0>(n.operands()), ma, st);
+    plan_matrix_copy<B, N, 1>(get<1>(n.operands()), mb, st);
+  } else if constexpr (requires { n.axes(); }) {
+    if constexpr (N::operand_in_memory)
+      st.operand(0, [&] { plan_materialize<B>(n.child(), st); });
+    else
+      st.operand(0, [&] { plan_read<B>(n.child(), st); });
+  } else if constexpr (requires { n.slice_shape(std::size_t{0}); }) {
+    int j = 0;
+    const auto strides = contiguous_strides(n.shape());  // (a computed node's destination is contiguous)
+    for_each_operand(n, [&](const auto& c) {
+      const auto s = n.slice_shape(static_cast<std::size_t>(j));
+      st.operand(j, [&] {
+        if (s[n.axis()] == 0)
+          node_line<B>(c, st, "none: its slice is empty");
+        else
+          plan_evaluate<B>(c, contiguous_layout(s, strides), st);
+      });
+      ++j;
+    });
+  } else if constexpr (std::derived_from<Op, op::composite_op>) {
+    plan_composite_impl<B>(n, st, std::make_index_sequence<N::children::size>{});
+  } else {
+    int j = 0;
+    for_each_operand(n, [&](const auto& c) { st.operand(j++, [&] { plan_materialize<B>(c, st); }); });
+  }
+}
+
+/// evaluate_into(dest, n) for a destination that is fresh (it overlaps nothing) and contiguous or not: n's line
+/// and subtree, and the kernels evaluation runs for them, following dispatch_of.
+template <class B, class N>
+std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st) {
+  using Op = typename N::op_type;
+  using T = typename N::kernel_dtype;
+  constexpr op::kind k = kind_of_v<N>;
+  const dispatch how = dispatch_of<B>(n, fresh_destination{contiguous});
+  if (how == dispatch::pass_through) {
+    const std::size_t i = node_line<B>(n, st, "none: reduces no axis, its operand is the result");
+    if constexpr (can_pass_through<N>()) st.operand(0, [&] { plan_evaluate<B>(n.child(), contiguous, st); });
+    return i;
+  }
+  if (how == dispatch::buffered) {
+    const std::size_t i = plan_evaluate<B>(n, true, st);
+    st.amend(i, ", into a temporary, then copied (its destination is strided)");
+    if constexpr (k == op::kind::elementwise)
+      record_node<B, N>(st);
+    else
+      record_copy<B, typename N::value_type>(st);
+    return i;
+  }
+  if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, B>) {
+    if (how == dispatch::epilogue) {
+      const std::size_t i =
+          node_line<B>(n, st, std::string(fused_epilogue<B>::impl::name) + ": this tree, in its matmul's output tiles");
+      int j = 0;
+      for_each_operand(n, [&](const auto& c) {
+        if constexpr (epilogue_matmuls<std::remove_cvref_t<decltype(c)>>() == 1)
+          st.operand(j, [&] { plan_epilogue_path<B>(c, st); });
+        ++j;
+      });
+      plan_epilogue_rest<B>(n, st);
+      st.record<typename fused_epilogue<B>::impl, Op, T, B>();
+      return i;
+    }
+  }
+  if constexpr (k == op::kind::elementwise || k == op::kind::generator) {
+    const std::size_t i = node_line<B>(n, st, kernel_column<Op, T, B>());
+    int j = 0;
+    for_each_operand(n, [&](const auto& c) { st.operand(j++, [&] { plan_read<B>(c, st); }); });
+    record_node<B, N>(st);
+    return i;
+  } else if constexpr (k == op::kind::computed) {
+    const std::size_t i = node_line<B>(n, st, kernel_column<Op, T, B>());
+    plan_computed_operands<B>(n, st);
+    record_node<B, N>(st);
+    return i;
+  } else {
+    const std::size_t i = plan_read<B>(n, st);
+    st.amend(i, ", copied into the destination (" + copy_name<B, typename N::value_type>() + " copy)");
+    record_copy<B, typename N::value_type>(st);
+    return i;
+  }
+}
+
+/// A graph evaluated into a fresh result in the walk's context (eval_all's eval_in): a saved value binds to the
+/// result when it can (it is computed straight into it), otherwise evaluate_into.
+template <class B, class N>
+void plan_result(const N& n, plan_state& st, int index) {
+  st.operand(index, [&] {
+    if constexpr (is_saved_v<N> && std::is_same_v<typename N::backend, B>) {
+      const int id = st.number(&n.get_slot());
+      const std::size_t i = st.line("saved #" + std::to_string(id) + " (" + n.get_slot().what() + ")",
+                                    dtype_name_v<typename N::value_type>, to_string(n.shape()), N::backend::name, "");
+      if (n.get_slot().plan_bind(st, static_cast<std::size_t>(id))) {
+        st.amend(i, "computed into the result");
+        return;
+      }
+      st.amend(i, "memory, computed once per evaluation");
+      (void)n.get_slot().plan_read(st, static_cast<std::size_t>(id));
+      st.amend(i, ", copied into the result (" + copy_name<B, typename N::value_type>() + " copy)");
+      record_copy<B, typename N::value_type>(st);
+    } else {
+      plan_evaluate<B>(n, true, st);
+    }
+  });
+}
+
+/// The report of a walk: each section's lines in tree order, saved values' computations after the graphs.
+inline std::string render(plan_state& st, bool several) {
+  std::string out;
+  for (std::size_t s = 0; s != st.sections.size(); ++s) {
+    auto& lines = st.sections[s];
+    std::stable_sort(lines.begin(), lines.end(),
+                     [](const plan_line& a, const plan_line& b) { return a.path < b.path; });
+    if (s > 0) out += "saved #" + std::to_string(s) + " = " + st.seen[s - 1]->what() + ":\n";
+    for (const auto& l : lines) {
+      // (a saved value's computation is indented under its heading; one graph's root has the path {0})
+      const std::size_t depth = s > 0 ? l.path.size() + 1 : l.path.size() - (several ? 0 : 1);
+      out += format_line(depth, l);
+    }
+  }
+  return out;
 }
 
 /// The report's column headings.
@@ -5884,34 +6334,46 @@ inline std::string report_heading() {
   return head;
 }
 
-/// The lines of node n and its subtree, then each saved value it reads (directly or through other saved values)
-/// once: "saved #k: <what>" and its computation.
-template <class Backend, class N> std::string report_graph(const N& n) {
-  std::string out;
-  report_state st;
-  report_node<Backend>(n, 0, out, st);
-  for (std::size_t i = 0; i < st.seen.size(); ++i) {  // seen grows while saved values report theirs
-    out += "saved #" + std::to_string(i + 1) + " = " + st.seen[i]->what() + ":\n";
-    st.seen[i]->report(out, 1, st);
-  }
-  return out;
-}
-
-} // namespace detail
+}  // namespace detail
 
 /// Placement report of e's graph on Backend (default: the graph's own backend): one line per node with op,
-/// dtype, shape, backend and kernel, children indented under their parent; saved values (autograd) appear as
-/// `saved #k` leaves and their computations are listed once after the graph. Works for graphs that would not
-/// compile for Backend too: offending nodes read "ERROR: ...".
-template <class Backend = void, operand E> std::string placement(const E& e) {
+/// dtype, shape, backend and kernel (what runs: tx::planned_kernels lists the same kernels in order), children
+/// indented under their parent; a composite's expansion is listed below it after its operands (`leaf` lines there
+/// are the memory of its operands and kept intermediates). Saved values (autograd) appear as `saved #k` leaves and
+/// their computations are listed once after the graph. Works for graphs that would not compile for Backend too:
+/// offending nodes read "ERROR: ...".
+template <class Backend = void, operand E>
+std::string placement(const E& e) {
   using N = detail::captured_t<const E&>;
   using B = std::conditional_t<std::is_void_v<Backend>, typename N::backend, Backend>;
   static_assert(backend_tag<B>, "texpr: placement of a graph with no tensor operand needs an explicit backend");
+  detail::plan_state st;
+  detail::plan_result<B>(detail::capture(e), st, 0);
   return "texpr placement on " + std::string(B::name) + (runs_on<const E&, B> ? "" : " (DOES NOT RUN)") + "\n" +
-         detail::report_heading() + detail::report_graph<B>(detail::capture(e));
+         detail::report_heading() + detail::render(st, false);
 }
 
-} // namespace texpr
+/// The kernels tx::eval_all(e...) runs, in order, as tx::kernel_log records them: the same walk and decisions as
+/// tx::placement, for fresh contiguous results. (`tensor = e` runs the same, except that a graph that is itself a
+/// saved value is copied rather than computed into the result; a destination that overlaps an operand, or a
+/// strided one, may add a pass through a temporary and a copy.) For graphs that run on their backend.
+template <operand... E>
+std::vector<kernel_record> planned_kernels(const E&... e) {
+  using B = typename detail::common_backend<typename detail::captured_t<const E&>::backend...>::type;
+  static_assert(backend_tag<B>, "texpr: planned_kernels needs expressions with tensor operands on one backend");
+  detail::plan_state st;
+  int i = 0;
+  (detail::plan_result<B>(detail::capture(e), st, i++), ...);
+  return std::move(st.records);
+}
+/// planned_kernels of several graphs evaluated in one context, as tx::eval_all evaluates them (saved values they
+/// share are computed once, at their first read): what eval_all(graphs) runs, in order.
+template <class... E>
+std::vector<kernel_record> planned_kernels(const std::tuple<E...>& graphs) {
+  return std::apply([](const auto&... e) { return planned_kernels(e...); }, graphs);
+}
+
+}  // namespace texpr
 #endif // TEXPR_SI_TEXPR_PLACEMENT_REPORT_HPP
 // ---- end texpr/placement/report.hpp ----
 // ---- begin texpr/eval/assign.hpp ----
@@ -6360,9 +6822,8 @@ template <class N, class T, std::size_t R, class B, std::size_t... I>
 void concat_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::index_sequence<I...>) {
   const std::size_t a = n.axis();
   const auto part = [&](std::size_t i, const auto& operand) {
-    auto s = dest.shape();
-    s[a] = operand.shape()[a];
-    if (s[a] == 0) return;
+    const auto s = n.slice_shape(i);
+    if (s[a] == 0) return;  // (tx::placement: "an empty slice")
     evaluate_into(view<T, R, B>(unchecked_t{}, dest.data() + n.offset(i) * dest.strides()[a], s, dest.strides(), dest.stream()), operand, ctx);
   };
   (part(I, get<I>(n.operands())), ...);
@@ -6389,7 +6850,10 @@ template <class N, class T, std::size_t R, class B, std::size_t... I>
 void compose_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::index_sequence<I...>) {
   if (dest.size() == 0) return;
   composite_keep<T, R, B> keep{dest, ctx};
-  evaluate_into(dest, capture(n.expand(keep, materialize(get<I>(n.operands()), ctx)...)), ctx);
+  // Braced, so the operands are evaluated in order (what tx::placement lists), not in the compiler's argument order.
+  const std::tuple<value_view_t<std::remove_cvref_t<decltype(get<I>(n.operands()))>, B>...> operands{
+      materialize(get<I>(n.operands()), ctx)...};
+  evaluate_into(dest, capture(n.expand(keep, std::get<I>(operands)...)), ctx);
 }
 
 template <std::size_t RO, class N, class B> auto read(const N& n, const shape_t<RO>& out, context<B>& ctx);
@@ -6515,17 +6979,40 @@ struct overlap_check {
   }
 };
 
-// True when writing dest while reading n could read an element after it was overwritten, or when n's kernel needs
-// a contiguous destination that dest is not.
-template <class N, class T, std::size_t R, class B> bool needs_buffer(const view<T, R, B>& dest, const N& n, context<B>& ctx) {
-  if constexpr (kind_of_v<N> == op::kind::computed)
-    if (!dest.is_contiguous()) return true;
-  const leaf_memory d = describe_memory(dest.data(), dest.shape(), dest.strides());
-  if (!d.lo) return false;
-  overlap_check check{d};
-  for_each_memory(n, ctx, true, check);
-  return check.unsafe;
-}
+// Records whether any operand's memory overlaps the destination at all: a fused GEMM epilogue writes partial
+// products into the destination before it reads the other operands, so reading an element where it is written
+// is not safe there.
+struct any_overlap_check {
+  leaf_memory d;
+  bool found = false;
+  void operator()(const leaf_memory& m, bool) {
+    if (m.lo && m.lo < d.hi && d.lo < m.hi) found = true;
+  }
+};
+
+/// The destination as dispatch_of sees it (placement/dispatch.hpp), from the real memory: the overlap walks run
+/// only when the decision asks.
+template <class N, class T, std::size_t R, class B> struct evaluation_destination {
+  const view<T, R, B>& dest;
+  const N& n;
+  context<B>& ctx;
+  bool is_contiguous() const { return dest.is_contiguous(); }
+  // Whether writing dest while reading n could read an element after it was overwritten.
+  bool unsafe_overlap() const {
+    const leaf_memory d = describe_memory(dest.data(), dest.shape(), dest.strides());
+    if (!d.lo) return false;
+    overlap_check check{d};
+    for_each_memory(n, ctx, true, check);
+    return check.unsafe;
+  }
+  bool any_overlap() const {
+    const leaf_memory d = describe_memory(dest.data(), dest.shape(), dest.strides());
+    if (!d.lo) return false;
+    any_overlap_check check{d};
+    for_each_memory(n, ctx, true, check);
+    return check.found;
+  }
+};
 
 /// Copies (or fills) dest from a fused accessor through the backend's copy kernel.
 template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx);
@@ -6559,38 +7046,37 @@ template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate
   if (n.shape() != dest.shape())
     throw shape_error("texpr: cannot assign an expression of shape " + to_string(n.shape()) +
                       " to a destination of shape " + to_string(dest.shape()));
-  if constexpr (requires { n.passes_through(); }) {
-    if constexpr (std::is_same_v<typename std::remove_cvref_t<decltype(n.child())>::value_type, T> &&
-                  std::remove_cvref_t<decltype(n.child())>::rank == R) {
-      if (passes_through(n)) {  // nothing to reduce: the operand is the result
-        evaluate_into(dest, n.child(), ctx);
-        return;
-      }
+  using Op = typename N::op_type;
+  using K = kernel<Op, typename N::kernel_dtype, B>;
+  constexpr op::kind k = kind_of_v<N>;
+  // The decision tx::placement reports (placement/dispatch.hpp); each branch logs what it runs, post-order.
+  const dispatch how = dispatch_of<B>(n, evaluation_destination<N, T, R, B>{dest, n, ctx});
+  if constexpr (can_pass_through<N>()) {
+    if (how == dispatch::pass_through) {  // nothing to reduce: the operand is the result
+      evaluate_into(dest, n.child(), ctx);
+      return;
     }
   }
-  if (needs_buffer(dest, n, ctx)) {
+  if (how == dispatch::buffered) {
     auto& tmp = temporary<T, R, B>(dest.shape(), ctx);
     evaluate_into(tmp.view(), n, ctx);
     const auto tv = std::as_const(tmp).view();
     const auto acc = make_strided_accessor(memory_source<T>{tv.data()}, tv.shape(), tv.strides(), dest.shape());
     // An elementwise node copies back with its own implementation, so a user op on a user dtype needs no copy row.
-    if constexpr (kind_of_v<N> == op::kind::elementwise) {
-      using K = kernel<typename N::op_type, typename N::kernel_dtype, B>;
-      log_kernel_run<K, typename N::op_type, typename N::kernel_dtype, B>();
+    if constexpr (k == op::kind::elementwise) {
+      log_kernel_run<K, Op, typename N::kernel_dtype, B>();
       K::assign(dest, acc, ctx);
     } else {
       assign_accessor(dest, acc, ctx);
     }
     return;
   }
-  using Op = typename N::op_type;
-  using K = kernel<Op, typename N::kernel_dtype, B>;
-  constexpr op::kind k = kind_of_v<N>;
   if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, B>) {
-    if (fused_epilogue<B>::impl::run(n, dest, ctx)) {
+    if (how == dispatch::epilogue) {
+      fused_epilogue<B>::impl::run(n, dest, ctx);
       log_kernel_run<typename fused_epilogue<B>::impl, Op, typename N::kernel_dtype, B>();
       return;
-    }  // else (broadcast product, overlap): separate passes
+    }
   }
   if constexpr (k == op::kind::elementwise || k == op::kind::generator) {
     auto acc = read(n, dest.shape(), ctx);  // materialises computed operands first: they are logged before this node
@@ -8184,42 +8670,34 @@ void fill_batch_strides(const V& v, std::size_t matrix_dims, const shape_t<BR>& 
   }
 }
 
-/// The plan of matmul node n on B; its operands are materialised only when they are not memory (or layouts of it).
-template <class N, class B> auto make_matmul_plan(const N& n, context<B>& ctx) {
+/// The plan of matmul node n over its operands' memory va and vb (views).
+template <class N, class VA, class VB> auto make_matmul_plan(const N& n, const VA& va, const VB& vb) {
   using T = typename N::value_type;
   constexpr std::size_t BR = N::batch_rank;
-  const auto& na = get<0>(n.operands());
-  const auto& nb = get<1>(n.operands());
-  const auto va = materialize(na, ctx);
-  const auto vb = materialize(nb, ctx);
-  constexpr std::size_t RA = std::remove_cvref_t<decltype(na)>::rank, RB = std::remove_cvref_t<decltype(nb)>::rank;
+  constexpr std::size_t RA = std::remove_cvref_t<decltype(va.shape())>{}.size();
+  constexpr std::size_t RB = std::remove_cvref_t<decltype(vb.shape())>{}.size();
   matmul_plan<T, BR> p;
   for (std::size_t i = 0; i != BR; ++i) p.batch[i] = n.shape()[i];
   p.a.data = va.data();
   p.b.data = vb.data();
-  if constexpr (RA == 1) {
-    p.m = 1;
-    p.k = va.shape()[0];
-    p.a.rs = 0;
-    p.a.cs = va.strides()[0];
-  } else {
-    p.m = va.shape()[RA - 2];
-    p.k = va.shape()[RA - 1];
-    p.a.rs = va.strides()[RA - 2];
-    p.a.cs = va.strides()[RA - 1];
-    fill_batch_strides(va, 2, p.batch, p.a.batch_strides);
-  }
-  if constexpr (RB == 1) {
-    p.n = 1;
-    p.b.rs = vb.strides()[0];
-    p.b.cs = 0;
-  } else {
-    p.n = vb.shape()[RB - 1];
-    p.b.rs = vb.strides()[RB - 2];
-    p.b.cs = vb.strides()[RB - 1];
-    fill_batch_strides(vb, 2, p.batch, p.b.batch_strides);
-  }
+  const matrix_layout la = matrix_of<0>(va.shape(), va.strides()), lb = matrix_of<1>(vb.shape(), vb.strides());
+  p.m = la.rows;
+  p.k = la.columns;
+  p.a.rs = la.row_stride;
+  p.a.cs = la.column_stride;
+  p.n = lb.columns;
+  p.b.rs = lb.row_stride;
+  p.b.cs = lb.column_stride;
+  if constexpr (RA >= 2) fill_batch_strides(va, 2, p.batch, p.a.batch_strides);
+  if constexpr (RB >= 2) fill_batch_strides(vb, 2, p.batch, p.b.batch_strides);
   return p;
+}
+
+/// The plan of matmul node n on B; its operands are materialised only when they are not memory (or layouts of it).
+template <class N, class B> auto make_matmul_plan(const N& n, context<B>& ctx) {
+  const auto va = materialize(get<0>(n.operands()), ctx);
+  const auto vb = materialize(get<1>(n.operands()), ctx);
+  return make_matmul_plan(n, va, vb);
 }
 
 } // namespace texpr::detail
@@ -8241,16 +8719,6 @@ void blocked_gemm::run(const N& n, const view<T, R, host>& dest, context<host>& 
 }
 
 namespace detail_epilogue {
-
-// Whether any operand's memory overlaps dest: the GEMM writes partial products into dest before the epilogue reads
-// the other operands, so unlike a fused elementwise pass, reading an element where it is written is not safe.
-struct any_overlap {
-  detail::leaf_memory d;
-  bool found = false;
-  void operator()(const detail::leaf_memory& m, bool) {
-    if (m.lo && m.lo < d.hi && d.lo < m.hi) found = true;
-  }
-};
 
 // The epilogue over one block of batch q's product: dest rows [r0, r1) x columns [c0, c1) = the tree, read with
 // the product from dest itself.
@@ -8278,14 +8746,9 @@ template <class T, std::size_t R, class Acc> struct block_pass {
 } // namespace detail_epilogue
 
 template <class N, class T, std::size_t R>
-bool gemm_epilogue::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
-  if (!detail::epilogue_fits(n) || !dest.is_contiguous()) return false;
-  const auto& mm = detail::epilogue_matmul(n);
-  detail_epilogue::any_overlap check{detail::describe_memory(dest.data(), dest.shape(), dest.strides())};
-  detail::for_each_memory(n, ctx, true, check);
-  if (check.found) return false;
-  const auto p = detail::make_matmul_plan(mm, ctx);
-  if (p.n != dest.shape()[R - 1] || p.m != dest.shape()[R - 2]) return false;
+void gemm_epilogue::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  // (dispatch_of chose this: the product has dest's shape, dest is contiguous and no operand overlaps it)
+  const auto p = detail::make_matmul_plan(detail::epilogue_matmul(n), ctx);
   T* c = dest.data();
   const auto acc = detail::read_epilogue(n, dest.shape(), ctx, static_cast<const T*>(c));
   using pass = detail_epilogue::block_pass<T, R, std::remove_const_t<decltype(acc)>>;
@@ -8297,7 +8760,6 @@ bool gemm_epilogue::run(const N& n, const view<T, R, host>& dest, context<host>&
     detail::host_impl::gemm(p.m, p.n, p.k, p.a.data + oa, p.a.rs, p.a.cs, p.b.data + ob, p.b.rs, p.b.cs,
                             c + q * p.m * p.n, &epi);
   }
-  return true;
 }
 
 } // namespace texpr::host_kernels
@@ -9045,7 +9507,7 @@ void pairwise_reduce::run(const N& n, const view<T, R, host>& dest, context<host
   // sum_to (a gradient summed over broadcast axes) reads its operand from memory, so every sum_to of a dtype and
   // rank shares one reduction instantiation; the other reductions read their operand fused.
   const auto operand = [&] {
-    if constexpr (std::is_same_v<Op, op::sum_to>) return detail::materialize(n.child(), ctx);
+    if constexpr (N::operand_in_memory) return detail::materialize(n.child(), ctx);
     else return n.child();
   };
   if (R == 0 || n.reduces_all()) {
@@ -9838,6 +10300,18 @@ namespace texpr::detail {
 /// Where the node cannot be evaluated (no kernel, or a cuda node outside nvcc) get() is never reached: the saved
 /// leaf's offender makes every evaluation of a graph that reads it a compile error first. CudaCompiler is part
 /// of the type so that the two definitions never meet in one program.
+/// Whether a saved Node that passes through (a sum_to of nothing) over memory is that memory: computed_slot's get()
+/// and the placement walk both ask.
+template <class Node> constexpr bool reads_operand_memory() {
+  if constexpr (requires(const Node& n) { n.passes_through(); n.child(); }) {
+    using C = std::remove_cvref_t<decltype(std::declval<const Node&>().child())>;
+    return kind_of_v<C> == op::kind::memory && std::is_same_v<typename C::value_type, typename Node::value_type> &&
+           C::rank == Node::rank;
+  } else {
+    return false;
+  }
+}
+
 template <class Node, class B, bool CudaCompiler = cuda_compiler_v>
 class computed_slot final : public slot<typename Node::value_type, Node::rank, B> {
   using T = typename Node::value_type;
@@ -9848,11 +10322,8 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
 
   view<const T, R, B> get(context<B>& ctx) override {
     if constexpr (graph_check<Node, B>::ok && (CudaCompiler || !std::is_same_v<B, cuda>)) {
-      if constexpr (requires { node_.passes_through(); }) {
-        using C = std::remove_cvref_t<decltype(node_.child())>;
-        if constexpr (kind_of_v<C> == op::kind::memory && std::is_same_v<typename C::value_type, T> && C::rank == R)
-          if (passes_through(node_)) return materialize(node_.child(), ctx);  // the operand's memory is the value
-      }
+      if constexpr (reads_operand_memory<Node>())
+        if (passes_through(node_)) return materialize(node_.child(), ctx);  // the operand's memory is the value
       if (context_ == ctx.id) {
         if (bound_) return *bind_dest_;
         if (auto cached = cache_.lock()) return std::as_const(*static_cast<tensor<T, R, B>*>(cached.get())).view();
@@ -9877,15 +10348,29 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
   }
   bool bind(context<B>& ctx, const view<T, R, B>& dest) override {
     if (context_ == ctx.id || !dest.is_contiguous() || dest.shape() != node_.shape()) return false;
-    if constexpr (requires { node_.passes_through(); }) {
-      if (passes_through(node_)) return false;  // its value is its operand's memory
-    }
+    if (passes_through(node_)) return false;  // its value is its operand's memory
     bind_context_ = ctx.id;
     bind_dest_.emplace(dest);  // (a view's operator= writes elements; this rebinds)
     return true;
   }
-  void report(std::string& out, std::size_t depth, report_state& st) const override {
-    report_node<B>(node_, depth, out, st);
+  shape_t<R> plan_read(plan_state& st, std::size_t number) const override {
+    if constexpr (reads_operand_memory<Node>()) {
+      if (passes_through(node_)) {  // get(): the operand's memory, at every read (its first read shown)
+        shape_t<R> strides{};
+        st.elsewhere(number, !st.first_computation(this), [&] {
+          node_line<B>(node_, st, "none: reduces no axis, its operand is the result");
+          strides = st.operand(0, [&] { return plan_materialize<B>(node_.child(), st); }).strides;
+        });
+        return strides;
+      }
+    }
+    if (st.first_computation(this)) st.elsewhere(number, false, [&] { plan_evaluate<B>(node_, true, st); });
+    return contiguous_strides(node_.shape());
+  }
+  bool plan_bind(plan_state& st, std::size_t number) const override {
+    if (passes_through(node_) || std::find(st.computed.begin(), st.computed.end(), this) != st.computed.end()) return false;
+    (void)plan_read(st, number);
+    return true;
   }
 
  private:
@@ -11520,17 +12005,20 @@ namespace cuda_kernels {
 template <class N, class T, std::size_t R>
 void cublas_gemm::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
   using namespace detail;
-  auto p = make_matmul_plan(n, ctx);
-  // An operand whose rows and columns both have a stride other than 1 cannot be a cuBLAS matrix: copy it.
-  if (!cuda_impl::blas_layout(p.m, p.k, p.a.rs, p.a.cs).ok) {
-    const auto c = materialize_contiguous(materialize(get<0>(n.operands()), ctx), ctx);
+  const auto va = materialize(get<0>(n.operands()), ctx);
+  const auto vb = materialize(get<1>(n.operands()), ctx);
+  auto p = make_matmul_plan(n, va, vb);
+  // An operand whose rows and columns both have a stride other than 1 cannot be a cuBLAS matrix: copy it (from the
+  // memory above: its operand is not evaluated twice).
+  if (!reads_in_place(p.m, p.k, p.a.rs, p.a.cs)) {
+    const auto c = materialize_contiguous(va, ctx);
     p.a.data = c.data();
     p.a.rs = p.k;
     p.a.cs = 1;
     fill_batch_strides(c, std::remove_cvref_t<decltype(get<0>(n.operands()))>::rank >= 2 ? 2 : 1, p.batch, p.a.batch_strides);
   }
-  if (!cuda_impl::blas_layout(p.k, p.n, p.b.rs, p.b.cs).ok) {
-    const auto c = materialize_contiguous(materialize(get<1>(n.operands()), ctx), ctx);
+  if (!reads_in_place(p.k, p.n, p.b.rs, p.b.cs)) {
+    const auto c = materialize_contiguous(vb, ctx);
     p.b.data = c.data();
     p.b.rs = p.n;
     p.b.cs = 1;
@@ -11982,7 +12470,7 @@ void block_reduce::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& 
   // sum_to reads its operand from memory, so every sum_to of a dtype and rank shares its kernels (one per gradient
   // graph would cost minutes of nvcc time); the other reductions read their operand fused.
   const auto operand = [&] {
-    if constexpr (std::is_same_v<Op, op::sum_to>) return detail::materialize(n.child(), ctx);
+    if constexpr (N::operand_in_memory) return detail::materialize(n.child(), ctx);
     else return n.child();
   };
   if (R == 0 || n.reduces_all()) {

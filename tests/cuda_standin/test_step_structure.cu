@@ -206,3 +206,56 @@ TEST_CASE("the mlp training step as one unit: the target" * doctest::may_fail())
     CHECK(syncs_besides_loss(r) == 0);
   }
 }
+
+// tx::planned_kernels (the walk tx::placement prints) lists the cuda kernels the step runs, as tx::kernel_log sees
+// them: one dispatch decision for both (tests/core/test_placement_log.cpp checks random host graphs).
+TEST_CASE("the mlp training step: the kernel log equals the placement plan on cuda") {
+  model m{tx::random::normal<float, tx::cuda>({features, hidden}, 1, 0.0f, 0.03f),
+          tx::random::normal<float, tx::cuda>({hidden, hidden}, 2, 0.0f, 0.06f),
+          tx::random::normal<float, tx::cuda>({hidden, classes}, 3, 0.0f, 0.06f),
+          tx::zeros<float, tx::cuda>({hidden}),
+          tx::zeros<float, tx::cuda>({hidden}),
+          tx::zeros<float, tx::cuda>({classes})};
+  const ctensor<2> x = tx::zeros<float, tx::cuda>({batch, features});
+  const tx::tensor<std::int64_t, 1, tx::cuda> labels = tx::zeros<std::int64_t, tx::cuda>({batch});
+  const auto graphs = train_step(x, labels, m);
+  const auto planned = tx::planned_kernels(graphs);
+  tx::kernel_log log;
+  (void)tx::eval_all(graphs);
+  std::string listing;
+  for (const auto& k : planned) listing += k.implementation + " " + k.op + " " + k.dtype + "\n";
+  INFO("planned:\n" << listing << "ran:\n" << log.str());
+  CHECK(log.entries() == planned);
+  CHECK(planned.size() >= 8);
+}
+
+namespace {
+/// Checks that evaluating e on cuda runs exactly the kernels tx::planned_kernels lists.
+template <class E> std::size_t check_plan(const char* name, const E& e) {
+  const auto planned = tx::planned_kernels(e);
+  tx::kernel_log log;
+  (void)tx::eval_all(e);
+  std::string listing;
+  for (const auto& k : planned) listing += k.implementation + " " + k.op + " " + k.dtype + "\n";
+  INFO(name << "\nplanned:\n" << listing << "ran:\n" << log.str() << tx::placement(e));
+  CHECK(log.entries() == planned);
+  return log.count("fused_elementwise", "copy");
+}
+}  // namespace
+
+// cuBLAS reads only some layouts in place (cublas_gemm::reads_in_place): the others are copied first, once, and
+// the plan lists the copy.
+TEST_CASE("cuda graphs: the kernel log equals the placement plan") {
+  const ctensor<2> x = tx::random::normal<float, tx::cuda>({6, 8}, 1), w = tx::random::normal<float, tx::cuda>({8, 3}, 2);
+  const ctensor<2> w4 = tx::random::normal<float, tx::cuda>({4, 3}, 3), a = tx::random::normal<float, tx::cuda>({6, 3}, 4);
+  const ctensor<1> v = tx::random::normal<float, tx::cuda>({8}, 5);
+  CHECK(check_plan("matmul(slice(x, 1, 0, 8, 2), w4): a copied operand", tx::matmul(tx::slice(x, 1, 0, 8, 2), w4)) == 1);
+  CHECK(check_plan("matmul(broadcast_to(v), w): a copied operand", tx::matmul(tx::broadcast_to(v, tx::shape_t<2>{6, 8}), w)) == 1);
+  CHECK(check_plan("matmul(slice(exp(x), 1, 0, 8, 2), w4): copied, evaluated once",
+                   tx::matmul(tx::slice(tx::exp(x), 1, 0, 8, 2), w4)) == 1);
+  CHECK(check_plan("matmul(transpose(matmul(w, transpose(a))), w)", tx::matmul(tx::transpose(tx::matmul(w, tx::transpose(a))), w)) == 0);
+  check_plan("elu(matmul(x, w) + a)", tx::elu(tx::matmul(x, w) + a));
+  check_plan("mean(elu(matmul(x, w) + a), 0)", tx::mean(tx::elu(tx::matmul(x, w) + a), 0));
+  check_plan("softmax(matmul(x, w), 1)", tx::softmax(tx::matmul(x, w), 1));
+  check_plan("concat(1, matmul(x, w), a)", tx::concat(1, tx::matmul(x, w), a));
+}

@@ -4,6 +4,7 @@
 // graph, and grows linearly with it.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +37,18 @@ namespace texpr::detail {
 /// Where the node cannot be evaluated (no kernel, or a cuda node outside nvcc) get() is never reached: the saved
 /// leaf's offender makes every evaluation of a graph that reads it a compile error first. CudaCompiler is part
 /// of the type so that the two definitions never meet in one program.
+/// Whether a saved Node that passes through (a sum_to of nothing) over memory is that memory: computed_slot's get()
+/// and the placement walk both ask.
+template <class Node> constexpr bool reads_operand_memory() {
+  if constexpr (requires(const Node& n) { n.passes_through(); n.child(); }) {
+    using C = std::remove_cvref_t<decltype(std::declval<const Node&>().child())>;
+    return kind_of_v<C> == op::kind::memory && std::is_same_v<typename C::value_type, typename Node::value_type> &&
+           C::rank == Node::rank;
+  } else {
+    return false;
+  }
+}
+
 template <class Node, class B, bool CudaCompiler = cuda_compiler_v>
 class computed_slot final : public slot<typename Node::value_type, Node::rank, B> {
   using T = typename Node::value_type;
@@ -46,11 +59,8 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
 
   view<const T, R, B> get(context<B>& ctx) override {
     if constexpr (graph_check<Node, B>::ok && (CudaCompiler || !std::is_same_v<B, cuda>)) {
-      if constexpr (requires { node_.passes_through(); }) {
-        using C = std::remove_cvref_t<decltype(node_.child())>;
-        if constexpr (kind_of_v<C> == op::kind::memory && std::is_same_v<typename C::value_type, T> && C::rank == R)
-          if (passes_through(node_)) return materialize(node_.child(), ctx);  // the operand's memory is the value
-      }
+      if constexpr (reads_operand_memory<Node>())
+        if (passes_through(node_)) return materialize(node_.child(), ctx);  // the operand's memory is the value
       if (context_ == ctx.id) {
         if (bound_) return *bind_dest_;
         if (auto cached = cache_.lock()) return std::as_const(*static_cast<tensor<T, R, B>*>(cached.get())).view();
@@ -75,15 +85,29 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
   }
   bool bind(context<B>& ctx, const view<T, R, B>& dest) override {
     if (context_ == ctx.id || !dest.is_contiguous() || dest.shape() != node_.shape()) return false;
-    if constexpr (requires { node_.passes_through(); }) {
-      if (passes_through(node_)) return false;  // its value is its operand's memory
-    }
+    if (passes_through(node_)) return false;  // its value is its operand's memory
     bind_context_ = ctx.id;
     bind_dest_.emplace(dest);  // (a view's operator= writes elements; this rebinds)
     return true;
   }
-  void report(std::string& out, std::size_t depth, report_state& st) const override {
-    report_node<B>(node_, depth, out, st);
+  shape_t<R> plan_read(plan_state& st, std::size_t number) const override {
+    if constexpr (reads_operand_memory<Node>()) {
+      if (passes_through(node_)) {  // get(): the operand's memory, at every read (its first read shown)
+        shape_t<R> strides{};
+        st.elsewhere(number, !st.first_computation(this), [&] {
+          node_line<B>(node_, st, "none: reduces no axis, its operand is the result");
+          strides = st.operand(0, [&] { return plan_materialize<B>(node_.child(), st); }).strides;
+        });
+        return strides;
+      }
+    }
+    if (st.first_computation(this)) st.elsewhere(number, false, [&] { plan_evaluate<B>(node_, true, st); });
+    return contiguous_strides(node_.shape());
+  }
+  bool plan_bind(plan_state& st, std::size_t number) const override {
+    if (passes_through(node_) || std::find(st.computed.begin(), st.computed.end(), this) != st.computed.end()) return false;
+    (void)plan_read(st, number);
+    return true;
   }
 
  private:

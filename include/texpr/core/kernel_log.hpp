@@ -15,6 +15,8 @@ struct kernel_record {
   std::string op;              ///< The op of the node it evaluated (`matmul`, `mean`, ...).
   std::string dtype;           ///< The node's kernel dtype (`float32`, ...).
   std::string backend;         ///< `host` or `cuda`.
+  /// Field by field (tests compare a log with tx::planned_kernels).
+  friend bool operator==(const kernel_record&, const kernel_record&) = default;
 };
 
 class kernel_log;

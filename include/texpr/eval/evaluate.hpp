@@ -17,6 +17,7 @@
 #include "texpr/expr/reduction.hpp"
 #include "texpr/expr/saved.hpp"
 #include "texpr/op/kind.hpp"
+#include "texpr/placement/dispatch.hpp"
 #include "texpr/placement/report.hpp"
 #include "texpr/placement/runs_on.hpp"
 #include "texpr/registry/kernel.hpp"
@@ -84,17 +85,40 @@ struct overlap_check {
   }
 };
 
-// True when writing dest while reading n could read an element after it was overwritten, or when n's kernel needs
-// a contiguous destination that dest is not.
-template <class N, class T, std::size_t R, class B> bool needs_buffer(const view<T, R, B>& dest, const N& n, context<B>& ctx) {
-  if constexpr (kind_of_v<N> == op::kind::computed)
-    if (!dest.is_contiguous()) return true;
-  const leaf_memory d = describe_memory(dest.data(), dest.shape(), dest.strides());
-  if (!d.lo) return false;
-  overlap_check check{d};
-  for_each_memory(n, ctx, true, check);
-  return check.unsafe;
-}
+// Records whether any operand's memory overlaps the destination at all: a fused GEMM epilogue writes partial
+// products into the destination before it reads the other operands, so reading an element where it is written
+// is not safe there.
+struct any_overlap_check {
+  leaf_memory d;
+  bool found = false;
+  void operator()(const leaf_memory& m, bool) {
+    if (m.lo && m.lo < d.hi && d.lo < m.hi) found = true;
+  }
+};
+
+/// The destination as dispatch_of sees it (placement/dispatch.hpp), from the real memory: the overlap walks run
+/// only when the decision asks.
+template <class N, class T, std::size_t R, class B> struct evaluation_destination {
+  const view<T, R, B>& dest;
+  const N& n;
+  context<B>& ctx;
+  bool is_contiguous() const { return dest.is_contiguous(); }
+  // Whether writing dest while reading n could read an element after it was overwritten.
+  bool unsafe_overlap() const {
+    const leaf_memory d = describe_memory(dest.data(), dest.shape(), dest.strides());
+    if (!d.lo) return false;
+    overlap_check check{d};
+    for_each_memory(n, ctx, true, check);
+    return check.unsafe;
+  }
+  bool any_overlap() const {
+    const leaf_memory d = describe_memory(dest.data(), dest.shape(), dest.strides());
+    if (!d.lo) return false;
+    any_overlap_check check{d};
+    for_each_memory(n, ctx, true, check);
+    return check.found;
+  }
+};
 
 /// Copies (or fills) dest from a fused accessor through the backend's copy kernel.
 template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx);
@@ -128,38 +152,37 @@ template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate
   if (n.shape() != dest.shape())
     throw shape_error("texpr: cannot assign an expression of shape " + to_string(n.shape()) +
                       " to a destination of shape " + to_string(dest.shape()));
-  if constexpr (requires { n.passes_through(); }) {
-    if constexpr (std::is_same_v<typename std::remove_cvref_t<decltype(n.child())>::value_type, T> &&
-                  std::remove_cvref_t<decltype(n.child())>::rank == R) {
-      if (passes_through(n)) {  // nothing to reduce: the operand is the result
-        evaluate_into(dest, n.child(), ctx);
-        return;
-      }
+  using Op = typename N::op_type;
+  using K = kernel<Op, typename N::kernel_dtype, B>;
+  constexpr op::kind k = kind_of_v<N>;
+  // The decision tx::placement reports (placement/dispatch.hpp); each branch logs what it runs, post-order.
+  const dispatch how = dispatch_of<B>(n, evaluation_destination<N, T, R, B>{dest, n, ctx});
+  if constexpr (can_pass_through<N>()) {
+    if (how == dispatch::pass_through) {  // nothing to reduce: the operand is the result
+      evaluate_into(dest, n.child(), ctx);
+      return;
     }
   }
-  if (needs_buffer(dest, n, ctx)) {
+  if (how == dispatch::buffered) {
     auto& tmp = temporary<T, R, B>(dest.shape(), ctx);
     evaluate_into(tmp.view(), n, ctx);
     const auto tv = std::as_const(tmp).view();
     const auto acc = make_strided_accessor(memory_source<T>{tv.data()}, tv.shape(), tv.strides(), dest.shape());
     // An elementwise node copies back with its own implementation, so a user op on a user dtype needs no copy row.
-    if constexpr (kind_of_v<N> == op::kind::elementwise) {
-      using K = kernel<typename N::op_type, typename N::kernel_dtype, B>;
-      log_kernel_run<K, typename N::op_type, typename N::kernel_dtype, B>();
+    if constexpr (k == op::kind::elementwise) {
+      log_kernel_run<K, Op, typename N::kernel_dtype, B>();
       K::assign(dest, acc, ctx);
     } else {
       assign_accessor(dest, acc, ctx);
     }
     return;
   }
-  using Op = typename N::op_type;
-  using K = kernel<Op, typename N::kernel_dtype, B>;
-  constexpr op::kind k = kind_of_v<N>;
   if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, B>) {
-    if (fused_epilogue<B>::impl::run(n, dest, ctx)) {
+    if (how == dispatch::epilogue) {
+      fused_epilogue<B>::impl::run(n, dest, ctx);
       log_kernel_run<typename fused_epilogue<B>::impl, Op, typename N::kernel_dtype, B>();
       return;
-    }  // else (broadcast product, overlap): separate passes
+    }
   }
   if constexpr (k == op::kind::elementwise || k == op::kind::generator) {
     auto acc = read(n, dest.shape(), ctx);  // materialises computed operands first: they are logged before this node

@@ -9,6 +9,7 @@
 #include "texpr/core/context.hpp"
 #include "texpr/core/shape.hpp"
 #include "texpr/eval/read.hpp"
+#include "texpr/expr/matmul.hpp"
 
 namespace texpr::detail {
 
@@ -54,42 +55,34 @@ void fill_batch_strides(const V& v, std::size_t matrix_dims, const shape_t<BR>& 
   }
 }
 
-/// The plan of matmul node n on B; its operands are materialised only when they are not memory (or layouts of it).
-template <class N, class B> auto make_matmul_plan(const N& n, context<B>& ctx) {
+/// The plan of matmul node n over its operands' memory va and vb (views).
+template <class N, class VA, class VB> auto make_matmul_plan(const N& n, const VA& va, const VB& vb) {
   using T = typename N::value_type;
   constexpr std::size_t BR = N::batch_rank;
-  const auto& na = get<0>(n.operands());
-  const auto& nb = get<1>(n.operands());
-  const auto va = materialize(na, ctx);
-  const auto vb = materialize(nb, ctx);
-  constexpr std::size_t RA = std::remove_cvref_t<decltype(na)>::rank, RB = std::remove_cvref_t<decltype(nb)>::rank;
+  constexpr std::size_t RA = std::remove_cvref_t<decltype(va.shape())>{}.size();
+  constexpr std::size_t RB = std::remove_cvref_t<decltype(vb.shape())>{}.size();
   matmul_plan<T, BR> p;
   for (std::size_t i = 0; i != BR; ++i) p.batch[i] = n.shape()[i];
   p.a.data = va.data();
   p.b.data = vb.data();
-  if constexpr (RA == 1) {
-    p.m = 1;
-    p.k = va.shape()[0];
-    p.a.rs = 0;
-    p.a.cs = va.strides()[0];
-  } else {
-    p.m = va.shape()[RA - 2];
-    p.k = va.shape()[RA - 1];
-    p.a.rs = va.strides()[RA - 2];
-    p.a.cs = va.strides()[RA - 1];
-    fill_batch_strides(va, 2, p.batch, p.a.batch_strides);
-  }
-  if constexpr (RB == 1) {
-    p.n = 1;
-    p.b.rs = vb.strides()[0];
-    p.b.cs = 0;
-  } else {
-    p.n = vb.shape()[RB - 1];
-    p.b.rs = vb.strides()[RB - 2];
-    p.b.cs = vb.strides()[RB - 1];
-    fill_batch_strides(vb, 2, p.batch, p.b.batch_strides);
-  }
+  const matrix_layout la = matrix_of<0>(va.shape(), va.strides()), lb = matrix_of<1>(vb.shape(), vb.strides());
+  p.m = la.rows;
+  p.k = la.columns;
+  p.a.rs = la.row_stride;
+  p.a.cs = la.column_stride;
+  p.n = lb.columns;
+  p.b.rs = lb.row_stride;
+  p.b.cs = lb.column_stride;
+  if constexpr (RA >= 2) fill_batch_strides(va, 2, p.batch, p.a.batch_strides);
+  if constexpr (RB >= 2) fill_batch_strides(vb, 2, p.batch, p.b.batch_strides);
   return p;
+}
+
+/// The plan of matmul node n on B; its operands are materialised only when they are not memory (or layouts of it).
+template <class N, class B> auto make_matmul_plan(const N& n, context<B>& ctx) {
+  const auto va = materialize(get<0>(n.operands()), ctx);
+  const auto vb = materialize(get<1>(n.operands()), ctx);
+  return make_matmul_plan(n, va, vb);
 }
 
 } // namespace texpr::detail

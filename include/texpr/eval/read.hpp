@@ -97,9 +97,8 @@ template <class N, class T, std::size_t R, class B, std::size_t... I>
 void concat_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::index_sequence<I...>) {
   const std::size_t a = n.axis();
   const auto part = [&](std::size_t i, const auto& operand) {
-    auto s = dest.shape();
-    s[a] = operand.shape()[a];
-    if (s[a] == 0) return;
+    const auto s = n.slice_shape(i);
+    if (s[a] == 0) return;  // (tx::placement: "an empty slice")
     evaluate_into(view<T, R, B>(unchecked_t{}, dest.data() + n.offset(i) * dest.strides()[a], s, dest.strides(), dest.stream()), operand, ctx);
   };
   (part(I, get<I>(n.operands())), ...);
@@ -126,7 +125,10 @@ template <class N, class T, std::size_t R, class B, std::size_t... I>
 void compose_into(const N& n, const view<T, R, B>& dest, context<B>& ctx, std::index_sequence<I...>) {
   if (dest.size() == 0) return;
   composite_keep<T, R, B> keep{dest, ctx};
-  evaluate_into(dest, capture(n.expand(keep, materialize(get<I>(n.operands()), ctx)...)), ctx);
+  // Braced, so the operands are evaluated in order (what tx::placement lists), not in the compiler's argument order.
+  const std::tuple<value_view_t<std::remove_cvref_t<decltype(get<I>(n.operands()))>, B>...> operands{
+      materialize(get<I>(n.operands()), ctx)...};
+  evaluate_into(dest, capture(n.expand(keep, std::get<I>(operands)...)), ctx);
 }
 
 template <std::size_t RO, class N, class B> auto read(const N& n, const shape_t<RO>& out, context<B>& ctx);

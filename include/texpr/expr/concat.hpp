@@ -67,6 +67,13 @@ template <class... C> class concat_expr : public expr_base<concat_expr<C...>> {
   std::size_t axis() const { return axis_; }
   /// Where operand i starts along the axis.
   index_t offset(std::size_t i) const { return offsets_[i]; }
+  /// The shape of operand i's slice of the result (its own shape): evaluation writes it there, through the
+  /// result's strides, so it is strided unless the axis is the first of extent > 1 (what tx::placement reports).
+  shape_t<rank> slice_shape(std::size_t i) const {
+    auto s = shape_;
+    s[axis_] = (i + 1 < sizeof...(C) ? offsets_[i + 1] : shape_[axis_]) - offsets_[i];
+    return s;
+  }
   /// The same concatenation of other operands of the same shapes.
   template <class... D> concat_expr<D...> with_operands(D... d) const { return concat_expr<D...>(axis_, std::move(d)...); }
 

@@ -16,6 +16,22 @@
 namespace texpr {
 
 namespace detail {
+
+/// One operand of a matmul as a matrix: its extents and strides (a vector A is one row, a vector B one column).
+struct matrix_layout {
+  index_t rows, columns, row_stride, column_stride;
+};
+/// Operand I (0: A, 1: B) of a matmul, with `shape` and `strides` in memory, as a matrix: what every backend's
+/// GEMM reads (eval/matmul_plan.hpp) and what tx::placement asks a backend that copies some layouts (cuBLAS).
+template <std::size_t I, std::size_t R> matrix_layout matrix_of(const shape_t<R>& shape, const shape_t<R>& strides) {
+  if constexpr (R == 1) {
+    if constexpr (I == 0) return {1, shape[0], 0, strides[0]};
+    else return {shape[0], 1, strides[0], 0};
+  } else {
+    return {shape[R - 2], shape[R - 1], strides[R - 2], strides[R - 1]};
+  }
+}
+
 /// The result rank of matmul on operands of ranks RA and RB.
 constexpr std::size_t matmul_rank(std::size_t ra, std::size_t rb) {
   if (ra == 1 && rb == 1) return 0;

@@ -81,6 +81,11 @@ template <class Op, class C, std::size_t R> class reduce_expr : public expr_base
     if constexpr (std::is_same_v<Op, op::sum_to> && R == C::rank) return axes_ == 0;
     else return false;
   }
+  /// Whether the reduction's kernel reads its operand from memory (evaluated into a temporary when it is not
+  /// memory) instead of fused: sum_to, so that every sum_to of a dtype and rank shares one kernel instantiation
+  /// (and only sum_to reduces several axes but not all, one axis at a time, which needs memory anyway). Both
+  /// backends' kernels and tx::placement read it.
+  static constexpr bool operand_in_memory = std::is_same_v<Op, op::sum_to>;
   /// The same reduction of another operand of the same shape.
   template <class D> reduce_expr<Op, D, R> with_operands(D d) const { return reduce_expr<Op, D, R>(std::move(d), op_, axes_); }
   /// The operand's shape with the reduced axes kept as extent 1 (what the result broadcasts back to).

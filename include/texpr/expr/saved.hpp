@@ -17,16 +17,13 @@
 namespace texpr {
 
 namespace detail {
-struct report_state;
+struct plan_state;
 } // namespace detail
 
 /// What every saved value has, whatever its dtype: a label and a placement report of its computation.
 class slot_base {
  public:
   virtual ~slot_base() = default;
-  /// Appends the placement report of the computation (one line per node, indented by depth) to out; saved
-  /// values it reads are numbered in `state` and reported after it.
-  virtual void report(std::string& out, std::size_t depth, detail::report_state& state) const = 0;
   /// What the value is, for placement reports (the op that computes it, or "gradient into <op>").
   const std::string& what() const { return what_; }
 
@@ -50,6 +47,13 @@ template <class T, std::size_t R, class Backend> class slot : public slot_base {
     (void)dest;
     return false;
   }
+  /// The placement walk (placement/report.hpp) reading the value, saved #`number` of `state`: its computation's
+  /// lines and kernels the first time `state`'s evaluation context would compute it. Returns the strides of the
+  /// value's memory.
+  virtual shape_t<R> plan_read(detail::plan_state& state, std::size_t number) const = 0;
+  /// The placement walk binding the value to a fresh result (bind, then its first read): false where bind
+  /// would refuse; else its computation is planned into the result.
+  virtual bool plan_bind(detail::plan_state& state, std::size_t number) const = 0;
   /// The value's shape.
   const shape_t<R>& shape() const { return shape_; }
 

@@ -5,7 +5,7 @@
 namespace texpr {
 
 /// Backend's fused-epilogue implementation: `available`, and when true, `impl` (with a static `name` for
-/// tx::placement and `run(node, dest, ctx) -> bool`, false when the run-time conditions do not hold).
+/// tx::placement and `run(node, dest, ctx)`, called when detail::dispatch_of (placement/dispatch.hpp) chose it).
 template <class Backend> struct fused_epilogue {
   static constexpr bool available = false;  ///< No fused epilogue on this backend: separate passes.
 };

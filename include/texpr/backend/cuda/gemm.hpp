@@ -151,17 +151,20 @@ namespace cuda_kernels {
 template <class N, class T, std::size_t R>
 void cublas_gemm::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
   using namespace detail;
-  auto p = make_matmul_plan(n, ctx);
-  // An operand whose rows and columns both have a stride other than 1 cannot be a cuBLAS matrix: copy it.
-  if (!cuda_impl::blas_layout(p.m, p.k, p.a.rs, p.a.cs).ok) {
-    const auto c = materialize_contiguous(materialize(get<0>(n.operands()), ctx), ctx);
+  const auto va = materialize(get<0>(n.operands()), ctx);
+  const auto vb = materialize(get<1>(n.operands()), ctx);
+  auto p = make_matmul_plan(n, va, vb);
+  // An operand whose rows and columns both have a stride other than 1 cannot be a cuBLAS matrix: copy it (from the
+  // memory above: its operand is not evaluated twice).
+  if (!reads_in_place(p.m, p.k, p.a.rs, p.a.cs)) {
+    const auto c = materialize_contiguous(va, ctx);
     p.a.data = c.data();
     p.a.rs = p.k;
     p.a.cs = 1;
     fill_batch_strides(c, std::remove_cvref_t<decltype(get<0>(n.operands()))>::rank >= 2 ? 2 : 1, p.batch, p.a.batch_strides);
   }
-  if (!cuda_impl::blas_layout(p.k, p.n, p.b.rs, p.b.cs).ok) {
-    const auto c = materialize_contiguous(materialize(get<1>(n.operands()), ctx), ctx);
+  if (!reads_in_place(p.k, p.n, p.b.rs, p.b.cs)) {
+    const auto c = materialize_contiguous(vb, ctx);
     p.b.data = c.data();
     p.b.rs = p.n;
     p.b.cs = 1;

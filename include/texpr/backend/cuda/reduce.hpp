@@ -419,7 +419,7 @@ void block_reduce::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& 
   // sum_to reads its operand from memory, so every sum_to of a dtype and rank shares its kernels (one per gradient
   // graph would cost minutes of nvcc time); the other reductions read their operand fused.
   const auto operand = [&] {
-    if constexpr (std::is_same_v<Op, op::sum_to>) return detail::materialize(n.child(), ctx);
+    if constexpr (N::operand_in_memory) return detail::materialize(n.child(), ctx);
     else return n.child();
   };
   if (R == 0 || n.reduces_all()) {

@@ -65,6 +65,14 @@ struct block_reduce {
 /// cuBLAS (cublasGemmStridedBatchedEx): fp32 (TF32 opt-in), fp64, and fp16/bf16 with fp32 accumulation (gemm.hpp).
 struct cublas_gemm {
   static constexpr std::string_view name = "cublas_gemm";  ///< Shown by tx::placement.
+  /// Whether cuBLAS reads an (r x c) operand with row stride rs and column stride cs in place: one unit stride and
+  /// a leading dimension no smaller than the other extent. run copies any other operand to contiguous memory
+  /// first, and tx::placement lists that copy.
+  static constexpr bool reads_in_place(index_t r, index_t c, index_t rs, index_t cs) {
+    const index_t cw = c > 1 ? c : 1, rw = r > 1 ? r : 1;
+    if ((cs == 1 || c == 1) && (r == 1 ? cw : rs) >= cw) return true;
+    return (rs == 1 || r == 1) && (c == 1 ? rw : cs) >= rw;
+  }
   /// dest = the matmul node n (dest contiguous), enqueued on ctx.stream.
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };

@@ -756,7 +756,7 @@ void pairwise_reduce::run(const N& n, const view<T, R, host>& dest, context<host
   // sum_to (a gradient summed over broadcast axes) reads its operand from memory, so every sum_to of a dtype and
   // rank shares one reduction instantiation; the other reductions read their operand fused.
   const auto operand = [&] {
-    if constexpr (std::is_same_v<Op, op::sum_to>) return detail::materialize(n.child(), ctx);
+    if constexpr (N::operand_in_memory) return detail::materialize(n.child(), ctx);
     else return n.child();
   };
   if (R == 0 || n.reduces_all()) {

@@ -71,9 +71,9 @@ struct blocked_gemm {
 /// block is final, while it is in cache: the product is never written out and read back (matmul.hpp).
 struct gemm_epilogue {
   static constexpr std::string_view name = "blocked_gemm_epilogue";  ///< Shown by tx::placement.
-  /// dest = n (an epilogue tree, expr/epilogue.hpp); false, having done nothing, when the product would be
-  /// broadcast, dest is strided or an operand overlaps dest.
-  template <class N, class T, std::size_t R> static bool run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+  /// dest = n (an epilogue tree, expr/epilogue.hpp), when detail::dispatch_of chose it: the product is not
+  /// broadcast, dest is contiguous and no operand overlaps it.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
 } // namespace texpr::host_kernels
