@@ -11461,14 +11461,8 @@ class device_block_cache {
  private:
   static constexpr std::size_t max_blocks = 4096;
   device_block_cache() {
-    std::size_t mb = 4096;
-    if (const char* env = std::getenv("TEXPR_CUDA_CACHE_MB")) {
-      char* end = nullptr;
-      const unsigned long long v = std::strtoull(env, &end, 10);
-      if (end != env && *end == '\0' && env[0] >= '0' && env[0] <= '9' && v <= (std::size_t(1) << 24)) mb = v;
-      else std::fprintf(stderr, "texpr: ignoring TEXPR_CUDA_CACHE_MB='%s' (not a whole number of MiB up to 2^24)\n", env);
-    }
-    limit_ = mb << 20;
+    const std::uint64_t mb = env_number("TEXPR_CUDA_CACHE_MB", 0, std::uint64_t(1) << 24, env_above::ignore).value_or(4096);
+    limit_ = static_cast<std::size_t>(mb) << 20;
   }
   struct block {
     void* p;
