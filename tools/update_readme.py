@@ -3,7 +3,7 @@
 
 Usage:  python3 tools/update_readme.py --program build/test/examples/readme/readme_samples           # rewrite
         python3 tools/update_readme.py --program build/test/examples/readme/readme_samples --check   # CTest
-        cmake --build build/test --target regenerate_readme     # builds the program, then rewrites
+        cmake --build build/test --target regenerate     # builds the program, then rewrites
 
 In README.md a marker line names the fenced block that follows it:
 
@@ -110,7 +110,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--program", default=DEFAULT_PROGRAM, help="the built readme_samples program")
     parser.add_argument("--check", action="store_true", help="only compare; exit 1 when README.md differs")
-    parser.add_argument("--regenerate-command", default="cmake --build build/test --target regenerate_readme",
+    parser.add_argument("--regenerate-command", default="cmake --build build/test --target regenerate",
                         help="the command named in --check's failure message")
     args = parser.parse_args()
 

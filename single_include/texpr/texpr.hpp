@@ -1596,11 +1596,61 @@ struct pick {
 // Elementwise op tags: each is an empty struct naming its dtypes, whose static apply() is the per-element maths,
 // shared by every backend so that the host tests exercise the same code the GPU runs.
 
+// ---- begin texpr/op/definition.hpp ----
+#ifndef TEXPR_SI_TEXPR_OP_DEFINITION_HPP
+#define TEXPR_SI_TEXPR_OP_DEFINITION_HPP
+// What an elementwise op's definition may carry besides its name, dtypes and scalar function, so that one struct
+// holds everything about the op: its gradient, the reference its tests compare with, and its doc line.
+// docs/adding_an_op.md walks through it.
+
+namespace texpr::op {
+
+/// Gradient `reads` bit: the op's result (tx::grad saves it once per evaluation).
+inline constexpr unsigned reads_result = 1;
+/// Gradient `reads` bit: operand j.
+constexpr unsigned reads_operand(std::size_t j) { return 2u << j; }
+
+/// Inputs over which an op's test reference is compared with the op, and its gradient with finite differences
+/// of the reference: keep it where the op is smooth and its float result is well conditioned.
+struct reference_domain {
+  double lo;  ///< Smallest input.
+  double hi;  ///< Largest input.
+};
+
+/// Holds when unary op Op carries its gradient: `derivative` (the rule in words, for docs/gradients.md), `reads`
+/// (what the rule reads of the forward pass: reads_result, reads_operand(0)) and `gradient(e, g, out, x)`, which
+/// builds the contribution from the incoming gradient g, the result out and the operand x with texpr's operators
+/// and e.template map<OtherOp>(...) / e.where(c, a, b) (e comes from tx::grad).
+template <class Op>
+concept unary_gradient_definition = requires {
+  { Op::derivative } -> std::convertible_to<std::string_view>;
+  { Op::reads } -> std::convertible_to<unsigned>;
+};
+
+/// Holds when unary op Op carries its test reference: `domain` and `reference(long double)`, the function computed
+/// in long double from its mathematical definition (not from `apply`).
+template <class Op>
+concept unary_reference_definition = requires(long double x) {
+  { Op::domain } -> std::convertible_to<reference_domain>;
+  { Op::reference(x) } -> std::convertible_to<long double>;
+};
+
+/// The op's one-line description for the generated docs: its `summary`, or empty.
+template <class Op> constexpr std::string_view summary_of() {
+  if constexpr (requires { { Op::summary } -> std::convertible_to<std::string_view>; }) return Op::summary;
+  else return {};
+}
+
+} // namespace texpr::op
+#endif // TEXPR_SI_TEXPR_OP_DEFINITION_HPP
+// ---- end texpr/op/definition.hpp ----
+
 namespace texpr::op {
 
 /// a + b (integers wrap around).
 struct add : elementwise_op {
   static constexpr std::string_view name = "add";
+  static constexpr std::string_view summary = "a + b (integers wrap around)";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_add(a, b);
@@ -1610,6 +1660,7 @@ struct add : elementwise_op {
 /// a - b (integers wrap around).
 struct subtract : elementwise_op {
   static constexpr std::string_view name = "subtract";
+  static constexpr std::string_view summary = "a - b (integers wrap around)";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_sub(a, b);
@@ -1619,6 +1670,7 @@ struct subtract : elementwise_op {
 /// a * b (integers wrap around).
 struct multiply : elementwise_op {
   static constexpr std::string_view name = "multiply";
+  static constexpr std::string_view summary = "a * b (integers wrap around)";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_mul(a, b);
@@ -1628,6 +1680,7 @@ struct multiply : elementwise_op {
 /// a / b; integer division truncates, x / 0 is 0 and min / -1 is min (defined, never a trap).
 struct divide : elementwise_op {
   static constexpr std::string_view name = "divide";
+  static constexpr std::string_view summary = "a / b; integer division truncates, x / 0 is 0 and min / -1 is min (defined, never a trap)";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
@@ -1642,6 +1695,7 @@ struct divide : elementwise_op {
 /// Larger of a and b; NaN propagates, ties (±0 included) return a.
 struct maximum : elementwise_op {
   static constexpr std::string_view name = "maximum";
+  static constexpr std::string_view summary = "larger of a and b; NaN propagates, ties (±0 included) return a";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if (detail::is_nan(b)) return b;
@@ -1651,6 +1705,7 @@ struct maximum : elementwise_op {
 /// Smaller of a and b; NaN propagates, ties (±0 included) return a.
 struct minimum : elementwise_op {
   static constexpr std::string_view name = "minimum";
+  static constexpr std::string_view summary = "smaller of a and b; NaN propagates, ties (±0 included) return a";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if (detail::is_nan(b)) return b;
@@ -1660,12 +1715,14 @@ struct minimum : elementwise_op {
 /// a raised to b (floating dtypes).
 struct pow : elementwise_op {
   static constexpr std::string_view name = "pow";
+  static constexpr std::string_view summary = "a raised to b (floating dtypes)";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C a, C b) { return detail::pow_(a, b); }
 };
 /// ELU: x for x > 0, alpha * (exp(x) - 1) otherwise; alpha arrives as a scalar operand.
 struct elu : elementwise_op {
   static constexpr std::string_view name = "elu";
+  static constexpr std::string_view summary = "ELU: x for x > 0, alpha * (exp(x) - 1) otherwise; alpha arrives as a scalar operand";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x, C alpha) {
     const C negative = alpha * detail::expm1_(x);  // computed for every x, so the loop has no branch
@@ -1673,104 +1730,180 @@ struct elu : elementwise_op {
   }
 };
 
+// ---- unary ops -------------------------------------------------------------------------------------------------
+// Each definition is the whole op (docs/adding_an_op.md): `summary` (the doc line in the generated docs),
+// `apply` (what every backend runs), `domain` and `reference` (what the tests compare with, in long double from
+// the mathematical definition), and its gradient (`derivative`, `reads`, `gradient`). Ops whose integer results
+// wrap keep their integer test reference in tests/core/reference.hpp, which needs 128-bit arithmetic.
+
 /// -x (integers wrap around).
 struct negate : elementwise_op {
   static constexpr std::string_view name = "negate";
+  static constexpr std::string_view summary = "-x (integers wrap around)";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_sub(C(0), x);
     else return -x;
   }
+  static constexpr std::string_view derivative = "dx = -g";
+  static constexpr unsigned reads = 0;
+  static auto gradient(auto, const auto& g, const auto&, const auto&) { return -g; }
 };
 /// e^x.
 struct exp : elementwise_op {
   static constexpr std::string_view name = "exp";
+  static constexpr std::string_view summary = "e^x";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::exp_(x); }
+  static constexpr reference_domain domain{-5, 5};
+  static long double reference(long double x) { return std::exp(x); }
+  static constexpr std::string_view derivative = "dx = g * out";
+  static constexpr unsigned reads = reads_result;
+  static auto gradient(auto, const auto& g, const auto& out, const auto&) { return g * out; }
 };
 /// Natural logarithm (on the host texpr's own, detail/vmath.hpp).
 struct log : elementwise_op {
   static constexpr std::string_view name = "log";
+  static constexpr std::string_view summary = "natural logarithm";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::vmath_log_(x); }
+  static constexpr reference_domain domain{0.01, 50};
+  static long double reference(long double x) { return std::log(x); }
+  static constexpr std::string_view derivative = "dx = g / x";
+  static constexpr unsigned reads = reads_operand(0);
+  static auto gradient(auto, const auto& g, const auto&, const auto& x) { return g / x; }
 };
 /// Square root.
 struct sqrt : elementwise_op {
   static constexpr std::string_view name = "sqrt";
+  static constexpr std::string_view summary = "square root";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::sqrt_(x); }
+  static constexpr reference_domain domain{0, 50};
+  static long double reference(long double x) { return std::sqrt(x); }
+  static constexpr std::string_view derivative = "dx = g / (2 * out)";
+  static constexpr unsigned reads = reads_result;
+  static auto gradient(auto, const auto& g, const auto& out, const auto&) { return g / (2 * out); }
 };
+struct sign;  // abs's gradient reads it
 /// |x|; for integers abs(min) is min (wrap-around, defined).
 struct abs : elementwise_op {
   static constexpr std::string_view name = "abs";
+  static constexpr std::string_view summary = "|x|; for integers abs(min) is min (wrap-around)";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
     if constexpr (std::is_integral_v<C>) return x < 0 ? detail::wrap_sub(C(0), x) : x;
     else return detail::fabs_(x);
   }
+  static constexpr std::string_view derivative = "dx = g * sign(x) (0 at x = 0)";
+  static constexpr unsigned reads = reads_operand(0);
+  static auto gradient(auto e, const auto& g, const auto&, const auto& x) { return g * e.template map<sign>(x); }
 };
 /// Hyperbolic tangent.
 struct tanh : elementwise_op {
   static constexpr std::string_view name = "tanh";
+  static constexpr std::string_view summary = "hyperbolic tangent";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::tanh_(x); }
+  static constexpr reference_domain domain{-5, 5};
+  static long double reference(long double x) { return std::tanh(x); }
+  static constexpr std::string_view derivative = "dx = g * (1 - out^2)";
+  static constexpr unsigned reads = reads_result;
+  static auto gradient(auto, const auto& g, const auto& out, const auto&) { return g * (1 - out * out); }
 };
 /// Logistic function 1 / (1 + e^-x), evaluated without overflow for large |x|.
 struct sigmoid : elementwise_op {
   static constexpr std::string_view name = "sigmoid";
+  static constexpr std::string_view summary = "logistic function 1 / (1 + e^-x)";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::sigmoid_(x); }
+  static constexpr reference_domain domain{-20, 20};
+  static long double reference(long double x) { return 1 / (1 + std::exp(-x)); }
+  static constexpr std::string_view derivative = "dx = g * out * (1 - out)";
+  static constexpr unsigned reads = reads_result;
+  static auto gradient(auto, const auto& g, const auto& out, const auto&) { return g * out * (1 - out); }
 };
 /// max(x, 0); NaN propagates.
 struct relu : elementwise_op {
   static constexpr std::string_view name = "relu";
+  static constexpr std::string_view summary = "max(x, 0); NaN propagates";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
     if (detail::is_nan(x)) return x;
     return x > C(0) ? x : C(0);
   }
+  static constexpr std::string_view derivative = "dx = where(x > 0, g, 0)";
+  static constexpr unsigned reads = reads_operand(0);
+  static auto gradient(auto e, const auto& g, const auto&, const auto& x) { return e.where(x > 0, g, 0); }
 };
-
 /// log(1 + x), accurate near 0.
 struct log1p : elementwise_op {
   static constexpr std::string_view name = "log1p";
+  static constexpr std::string_view summary = "log(1 + x), accurate near 0";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::log1p_(x); }
+  static constexpr reference_domain domain{-0.9, 5};
+  static long double reference(long double x) { return std::log1p(x); }
+  static constexpr std::string_view derivative = "dx = g / (1 + x)";
+  static constexpr unsigned reads = reads_operand(0);
+  static auto gradient(auto, const auto& g, const auto&, const auto& x) { return g / (x + 1); }
 };
 /// e^x - 1, accurate near 0.
 struct expm1 : elementwise_op {
   static constexpr std::string_view name = "expm1";
+  static constexpr std::string_view summary = "e^x - 1, accurate near 0";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::expm1_(x); }
+  static constexpr reference_domain domain{-5, 5};
+  static long double reference(long double x) { return std::expm1(x); }
+  static constexpr std::string_view derivative = "dx = g * (out + 1)";
+  static constexpr unsigned reads = reads_result;
+  static auto gradient(auto, const auto& g, const auto& out, const auto&) { return g * (out + 1); }
 };
 /// log(1 + e^x), without overflow for large x (x + log1p(e^-x) for x > 0).
 struct softplus : elementwise_op {
   static constexpr std::string_view name = "softplus";
+  static constexpr std::string_view summary = "log(1 + e^x), without overflow for large x";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
     return x > C(0) ? x + detail::log1p_(detail::exp_(-x)) : detail::log1p_(detail::exp_(x));
   }
-};
-/// GELU with the exact normal CDF: x * (1 + erf(x / sqrt 2)) / 2 (PyTorch's default, not the tanh approximation).
-struct gelu : elementwise_op {
-  static constexpr std::string_view name = "gelu";
-  static constexpr auto dtypes = floating;
-  template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
-    return x * detail::normal_cdf(x);
-  }
+  static constexpr reference_domain domain{-30, 30};
+  static long double reference(long double x) { return std::log1p(std::exp(x)); }
+  static constexpr std::string_view derivative = "dx = g * sigmoid(x)";
+  static constexpr unsigned reads = reads_operand(0);
+  static auto gradient(auto e, const auto& g, const auto&, const auto& x) { return g * e.template map<sigmoid>(x); }
 };
 /// d gelu / dx = Phi(x) + x phi(x): the helper node of gelu's gradient rule (a registered op, so it shows in placement).
 struct gelu_grad : elementwise_op {
   static constexpr std::string_view name = "gelu_grad";
+  static constexpr std::string_view summary = "Phi(x) + x phi(x), the derivative of gelu (its gradient's node)";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
     const C pdf = detail::exp_(C(-0.5) * x * x) * C(0.39894228040143267794);
     return detail::normal_cdf(x) + x * pdf;
   }
+  static constexpr reference_domain domain{-6, 6};
+  static long double reference(long double x) {
+    return (1 + std::erf(x / std::sqrt(2.0L))) / 2 + x * std::exp(-x * x / 2) / std::sqrt(2 * 3.14159265358979323846264338327950288L);
+  }
+};
+/// GELU with the exact normal CDF: x * (1 + erf(x / sqrt 2)) / 2 (PyTorch's default, not the tanh approximation).
+struct gelu : elementwise_op {
+  static constexpr std::string_view name = "gelu";
+  static constexpr std::string_view summary = "x * Phi(x) with the exact normal CDF (PyTorch's default)";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return x * detail::normal_cdf(x); }
+  static constexpr reference_domain domain{-6, 6};
+  static long double reference(long double x) { return x * (1 + std::erf(x / std::sqrt(2.0L))) / 2; }
+  static constexpr std::string_view derivative = "dx = g * gelu_grad(x), gelu_grad(x) = Phi(x) + x phi(x)";
+  static constexpr unsigned reads = reads_operand(0);
+  static auto gradient(auto e, const auto& g, const auto&, const auto& x) { return g * e.template map<gelu_grad>(x); }
 };
 /// SiLU (swish): x * sigmoid(x).
 struct silu : elementwise_op {
   static constexpr std::string_view name = "silu";
+  static constexpr std::string_view summary = "x * sigmoid(x) (swish)";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) {
     // x / (1 + e^-x), with e^x / (1 + e^x) for x < 0 so that e^-x cannot overflow
@@ -1778,25 +1911,59 @@ struct silu : elementwise_op {
     const C e = detail::exp_(x);
     return x * e / (C(1) + e);
   }
+  static constexpr reference_domain domain{-30, 30};
+  static long double reference(long double x) { return x / (1 + std::exp(-x)); }
+  // s + x s (1 - s) = out + s (1 - out): one sigmoid per element, not two
+  static constexpr std::string_view derivative = "dx = g * (out + s * (1 - out)), s = sigmoid(x)";
+  static constexpr unsigned reads = reads_result | reads_operand(0);
+  static auto gradient(auto e, const auto& g, const auto& out, const auto& x) {
+    return g * (out + e.template map<sigmoid>(x) * (1 - out));
+  }
+};
+/// Mish: x * tanh(softplus(x)).
+struct mish : elementwise_op {
+  static constexpr std::string_view name = "mish";
+  static constexpr std::string_view summary = "x * tanh(softplus(x)) (Mish)";
+  static constexpr auto dtypes = floating;
+  template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return x * detail::tanh_(softplus::apply(x)); }
+  static constexpr reference_domain domain{-6, 6};
+  static long double reference(long double x) { return x * std::tanh(std::log1p(std::exp(x))); }
+  static constexpr std::string_view derivative = "dx = g * (t + x * (1 - t^2) * sigmoid(x)), t = tanh(softplus(x))";
+  static constexpr unsigned reads = reads_operand(0);
+  static auto gradient(auto e, const auto& g, const auto&, const auto& x) {
+    const auto t = e.template map<tanh>(e.template map<softplus>(x));
+    return g * (t + x * (1 - t * t) * e.template map<sigmoid>(x));
+  }
 };
 /// x * x (integers wrap around).
 struct square : elementwise_op {
   static constexpr std::string_view name = "square";
+  static constexpr std::string_view summary = "x * x (integers wrap around)";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_mul(x, x);
     else return x * x;
   }
+  static constexpr std::string_view derivative = "dx = 2 * g * x";
+  static constexpr unsigned reads = reads_operand(0);
+  static auto gradient(auto, const auto& g, const auto&, const auto& x) { return g * (x * 2); }
 };
 /// 1 / sqrt(x).
 struct rsqrt : elementwise_op {
   static constexpr std::string_view name = "rsqrt";
+  static constexpr std::string_view summary = "1 / sqrt(x)";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return C(1) / detail::sqrt_(x); }
+  static constexpr reference_domain domain{0.01, 50};
+  static long double reference(long double x) { return 1 / std::sqrt(x); }
+  static constexpr std::string_view derivative = "dx = -g * out^3 / 2";
+  static constexpr unsigned reads = reads_result;
+  static auto gradient(auto, const auto& g, const auto& out, const auto&) { return g * (out * out * out * -0.5); }
 };
 /// -1, 0 or 1 by the sign of x (0 for ±0; NaN stays NaN).
 struct sign : elementwise_op {
   static constexpr std::string_view name = "sign";
+  static constexpr std::string_view summary = "-1, 0 or 1 by the sign of x (NaN stays NaN)";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
     if (detail::is_nan(x)) return x;
@@ -1806,36 +1973,59 @@ struct sign : elementwise_op {
 /// Largest integer value not above x.
 struct floor : elementwise_op {
   static constexpr std::string_view name = "floor";
+  static constexpr std::string_view summary = "largest integer value not above x";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::floor_(x); }
+  static constexpr reference_domain domain{-20, 20};
+  static long double reference(long double x) { return std::floor(x); }
 };
 /// Smallest integer value not below x.
 struct ceil : elementwise_op {
   static constexpr std::string_view name = "ceil";
+  static constexpr std::string_view summary = "smallest integer value not below x";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::ceil_(x); }
+  static constexpr reference_domain domain{-20, 20};
+  static long double reference(long double x) { return std::ceil(x); }
 };
 /// Nearest integer value, halves to even (as NumPy and PyTorch): round(0.5) = 0, round(1.5) = 2.
 struct round : elementwise_op {
   static constexpr std::string_view name = "round";
+  static constexpr std::string_view summary = "nearest integer value, halves to even (as NumPy)";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::nearbyint_(x); }
+  static constexpr reference_domain domain{-20, 20};
+  static long double reference(long double x) { return std::nearbyint(x); }
 };
+struct cos;  // sin's gradient reads it
 /// Sine (radians).
 struct sin : elementwise_op {
   static constexpr std::string_view name = "sin";
+  static constexpr std::string_view summary = "sine (radians)";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::sin_(x); }
+  static constexpr reference_domain domain{-7, 7};
+  static long double reference(long double x) { return std::sin(x); }
+  static constexpr std::string_view derivative = "dx = g * cos(x)";
+  static constexpr unsigned reads = reads_operand(0);
+  static auto gradient(auto e, const auto& g, const auto&, const auto& x) { return g * e.template map<cos>(x); }
 };
 /// Cosine (radians).
 struct cos : elementwise_op {
   static constexpr std::string_view name = "cos";
+  static constexpr std::string_view summary = "cosine (radians)";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::cos_(x); }
+  static constexpr reference_domain domain{-7, 7};
+  static long double reference(long double x) { return std::cos(x); }
+  static constexpr std::string_view derivative = "dx = -g * sin(x)";
+  static constexpr unsigned reads = reads_operand(0);
+  static auto gradient(auto e, const auto& g, const auto&, const auto& x) { return g * -e.template map<sin>(x); }
 };
 /// min(max(x, lo), hi), as PyTorch's clamp (hi wins when lo > hi); NaN in x propagates.
 struct clamp : elementwise_op {
   static constexpr std::string_view name = "clamp";
+  static constexpr std::string_view summary = "min(max(x, lo), hi), as PyTorch's clamp (hi wins when lo > hi); NaN in x propagates";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x, C lo, C hi) {
     if (detail::is_nan(x)) return x;
@@ -1848,6 +2038,7 @@ struct clamp : elementwise_op {
 #define TEXPR_PREDICATE(NAME, DTYPES, EXPR)                                          \
   struct NAME : elementwise_op {                                                     \
     static constexpr std::string_view name = #NAME;                                  \
+    static constexpr std::string_view summary = #EXPR " (bool result)";              \
     static constexpr auto dtypes = DTYPES;                                           \
     static constexpr bool predicate = true;                                          \
     template <class C> TEXPR_HOST_DEVICE static constexpr bool apply(C a, C b) { return EXPR; } \
@@ -1873,6 +2064,7 @@ TEXPR_PREDICATE(logical_or, boolean, a || b)
 /// !x on bool.
 struct logical_not : elementwise_op {
   static constexpr std::string_view name = "logical_not";
+  static constexpr std::string_view summary = "!x on bool";
   static constexpr auto dtypes = boolean;
   static constexpr bool predicate = true;
   template <class C> TEXPR_HOST_DEVICE static constexpr bool apply(C x) { return !x; }
@@ -1881,6 +2073,7 @@ struct logical_not : elementwise_op {
 /// cond ? a : b; its dtype is that of a and b.
 struct where : elementwise_op {
   static constexpr std::string_view name = "where";
+  static constexpr std::string_view summary = "cond ? a : b; its dtype is that of a and b";
   static constexpr auto dtypes = numeric_and_bool;
   static constexpr bool selects = true;
   template <class T> TEXPR_HOST_DEVICE static constexpr T apply(bool c, T a, T b) { return c ? a : b; }
@@ -1890,11 +2083,17 @@ struct where : elementwise_op {
 template <class To>
 struct cast : elementwise_op {
   static constexpr std::string_view name = "cast";
+  static constexpr std::string_view summary = "conversion to To; float to integer saturates and maps NaN to 0; its dtype is the target To";
   static constexpr auto dtypes = all_dtypes;  ///< The target: every stored dtype converts to every other.
   using target = To;
 };
 
 } // namespace texpr::op
+
+/// The unary ops that have a tx:: function of their name, which expr/elementwise.hpp generates from this list.
+#define TEXPR_UNARY_FUNCTIONS(X) \
+  X(exp) X(log) X(sqrt) X(abs) X(tanh) X(sigmoid) X(relu) X(logical_not) X(log1p) X(expm1) X(softplus) X(gelu) \
+  X(silu) X(mish) X(square) X(rsqrt) X(sign) X(floor) X(ceil) X(round) X(sin) X(cos)
 
 namespace texpr::detail {
 /// Ops whose result is bool (comparisons, logical ops).
@@ -3133,6 +3332,7 @@ struct gemm_epilogue {
   X(gelu,           declared,  fused_elementwise) \
   X(gelu_grad,      declared,  fused_elementwise) \
   X(silu,           declared,  fused_elementwise) \
+  X(mish,           declared,  fused_elementwise) \
   X(square,         declared,  fused_elementwise) \
   X(rsqrt,          declared,  fused_elementwise) \
   X(sign,           declared,  fused_elementwise) \
@@ -3307,6 +3507,7 @@ struct cublas_gemm {
   X(gelu,           declared + half_floats,                    fused_elementwise) \
   X(gelu_grad,      declared + half_floats,                    fused_elementwise) \
   X(silu,           declared + half_floats,                    fused_elementwise) \
+  X(mish,           declared + half_floats,                    fused_elementwise) \
   X(square,         declared + half_floats,                    fused_elementwise) \
   X(rsqrt,          declared + half_floats,                    fused_elementwise) \
   X(sign,           declared + half_floats,                    fused_elementwise) \
@@ -4376,27 +4577,7 @@ TEXPR_BINARY_FUNCTION(pow)
   auto NAME(A&& a TEXPR_LIFETIMEBOUND) {                              \
     return detail::make_map<op::NAME>(std::forward<A>(a));             \
   }
-TEXPR_UNARY_FUNCTION(exp)
-TEXPR_UNARY_FUNCTION(log)
-TEXPR_UNARY_FUNCTION(sqrt)
-TEXPR_UNARY_FUNCTION(abs)
-TEXPR_UNARY_FUNCTION(tanh)
-TEXPR_UNARY_FUNCTION(sigmoid)
-TEXPR_UNARY_FUNCTION(relu)
-TEXPR_UNARY_FUNCTION(logical_not)
-TEXPR_UNARY_FUNCTION(log1p)
-TEXPR_UNARY_FUNCTION(expm1)
-TEXPR_UNARY_FUNCTION(softplus)
-TEXPR_UNARY_FUNCTION(gelu)
-TEXPR_UNARY_FUNCTION(silu)
-TEXPR_UNARY_FUNCTION(square)
-TEXPR_UNARY_FUNCTION(rsqrt)
-TEXPR_UNARY_FUNCTION(sign)
-TEXPR_UNARY_FUNCTION(floor)
-TEXPR_UNARY_FUNCTION(ceil)
-TEXPR_UNARY_FUNCTION(round)
-TEXPR_UNARY_FUNCTION(sin)
-TEXPR_UNARY_FUNCTION(cos)
+TEXPR_UNARY_FUNCTIONS(TEXPR_UNARY_FUNCTION)
 #undef TEXPR_UNARY_FUNCTION
 
 /// Lazy elementwise negation.
@@ -9628,8 +9809,9 @@ template <class Group = void, class... Tensors> auto params(Tensors&&... ts) {
 // ---- begin texpr/autograd/rules.hpp ----
 #ifndef TEXPR_SI_TEXPR_AUTOGRAD_RULES_HPP
 #define TEXPR_SI_TEXPR_AUTOGRAD_RULES_HPP
-// Gradient rules: one tx::gradient_rule specialisation per differentiable op, built from registered ops only, so
-// gradient graphs run wherever the forward ops do. docs/gradients.md is generated from this file's rules.
+// Gradient rules: one tx::gradient_rule per differentiable op, built from registered ops only, so gradient graphs
+// run wherever the forward ops do. A unary op's rule is in its definition (op/elementwise.hpp), adapted here; the
+// others are specialisations in this file. docs/gradients.md is generated from both.
 
 namespace texpr {
 
@@ -9645,7 +9827,7 @@ struct no_gradient {};
 ///                       the incoming gradient g, the result `out` and the operands x... (lazy expressions).
 /// For elementwise ops, g and the returned contribution may be broadcast beyond operand I's shape: texpr sums it
 /// back. Other ops return exactly operand I's shape. An op without a rule makes tx::grad fail to compile, naming
-/// the op; specialise gradient_rule for your own elementwise ops.
+/// the op; give your own unary op a gradient in its definition (docs/adding_an_op.md), or specialise gradient_rule.
 template <class Op> struct gradient_rule;
 
 namespace detail {
@@ -9664,6 +9846,15 @@ inline constexpr unsigned uses_out = 1;  ///< uses<I> bit: the op's result.
 constexpr unsigned uses_operand(std::size_t j) { return 2u << j; }
 
 template <class N> struct is_constant_node : std::bool_constant<op::category_v<typename N::op_type> == op::kind::constant> {};
+
+/// What an op definition's gradient builds other nodes with (op/definition.hpp): op/ cannot name expr/'s
+/// functions, so tx::grad hands it this.
+struct rule_builder {
+  /// The node of elementwise Op over x....
+  template <class Op, class... X> static auto map(const X&... x) { return make_map<Op>(x...); }
+  /// where(c, a, b), a or b possibly a number.
+  template <class C, class A, class B> static auto where(const C& c, const A& a, const B& b) { return texpr::where(c, a, b); }
+};
 
 /// a * b, folded to one constant when both are constants (the seed 1 times 1/n, alpha, an exponent).
 template <class A, class B> auto mul(const A& a, const B& b) {
@@ -9837,141 +10028,18 @@ template <> struct gradient_rule<op::elu> {
     }
   }
 };
-/// d(-x) = -g.
-template <> struct gradient_rule<op::negate> {
-  static constexpr std::string_view derivative = "dx = -g";
-  template <std::size_t I> static constexpr unsigned uses = 0;
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X&) { return -g; }
-};
-/// d e^x = g e^x.
-template <> struct gradient_rule<op::exp> {
-  static constexpr std::string_view derivative = "dx = g * out";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
-    return g * out;
-  }
-};
-/// d log x = g / x.
-template <> struct gradient_rule<op::log> {
-  static constexpr std::string_view derivative = "dx = g / x";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g / x;
-  }
-};
-/// d sqrt x = g / (2 sqrt x).
-template <> struct gradient_rule<op::sqrt> {
-  static constexpr std::string_view derivative = "dx = g / (2 * out)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
-    return g / (2 * out);
-  }
-};
-/// d |x| = g sign(x), with the subgradient 0 at x = 0.
-template <> struct gradient_rule<op::abs> {
-  static constexpr std::string_view derivative = "dx = g * sign(x) (0 at x = 0)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    using T = typename X::value_type;
-    return g * (cast<T>(x > 0) - cast<T>(x < 0));
-  }
-};
-/// d tanh x = g (1 - tanh^2 x).
-template <> struct gradient_rule<op::tanh> {
-  static constexpr std::string_view derivative = "dx = g * (1 - out^2)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
-    return g * (1 - out * out);
-  }
-};
-/// d sigmoid x = g s (1 - s).
-template <> struct gradient_rule<op::sigmoid> {
-  static constexpr std::string_view derivative = "dx = g * out * (1 - out)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
-    return g * out * (1 - out);
-  }
-};
-/// d relu x = g for x > 0, 0 otherwise (subgradient 0 at 0).
-template <> struct gradient_rule<op::relu> {
-  static constexpr std::string_view derivative = "dx = where(x > 0, g, 0)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return where(x > 0, g, 0);
-  }
-};
-/// d log(1 + x) = g / (1 + x).
-template <> struct gradient_rule<op::log1p> {
-  static constexpr std::string_view derivative = "dx = g / (1 + x)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g / (x + 1);
-  }
-};
-/// d (e^x - 1) = g (out + 1).
-template <> struct gradient_rule<op::expm1> {
-  static constexpr std::string_view derivative = "dx = g * (out + 1)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
-    return g * (out + 1);
-  }
-};
-/// d softplus x = g sigmoid(x).
-template <> struct gradient_rule<op::softplus> {
-  static constexpr std::string_view derivative = "dx = g * sigmoid(x)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g * sigmoid(x);
-  }
-};
-/// d gelu x = g (Phi(x) + x phi(x)), by the registered helper op gelu_grad.
-template <> struct gradient_rule<op::gelu> {
-  static constexpr std::string_view derivative = "dx = g * gelu_grad(x), gelu_grad(x) = Phi(x) + x phi(x)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g * detail::make_map<op::gelu_grad>(x);
-  }
-};
-/// d silu x = g (s + x s (1 - s)) = g (out + s (1 - out)), s = sigmoid(x): one sigmoid per element, not two.
-template <> struct gradient_rule<op::silu> {
-  static constexpr std::string_view derivative = "dx = g * (out + s * (1 - out)), s = sigmoid(x)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0);
+/// A unary op whose definition carries its gradient (op/definition.hpp): the rule is the definition's.
+template <class Op>
+  requires op::unary_gradient_definition<Op>
+struct gradient_rule<Op> {
+  static constexpr std::string_view derivative = Op::derivative;  ///< From the op's definition.
+  template <std::size_t I> static constexpr unsigned uses = Op::reads;  ///< From the op's definition.
+  /// The definition's gradient, given the builder of other ops' nodes.
   template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X& x) {
-    return g * (out + sigmoid(x) * (1 - out));
+    return Op::gradient(detail::rule_builder{}, g, out, x);
   }
 };
-/// d x^2 = 2 g x.
-template <> struct gradient_rule<op::square> {
-  static constexpr std::string_view derivative = "dx = 2 * g * x";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g * (x * 2);
-  }
-};
-/// d x^-1/2 = -g out^3 / 2.
-template <> struct gradient_rule<op::rsqrt> {
-  static constexpr std::string_view derivative = "dx = -g * out^3 / 2";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
-    return g * (out * out * out * -0.5);
-  }
-};
-/// d sin x = g cos x.
-template <> struct gradient_rule<op::sin> {
-  static constexpr std::string_view derivative = "dx = g * cos(x)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g * cos(x);
-  }
-};
-/// d cos x = -g sin x.
-template <> struct gradient_rule<op::cos> {
-  static constexpr std::string_view derivative = "dx = -g * sin(x)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g * -sin(x);
-  }
-};
+
 /// clamp(x, lo, hi) = min(max(x, lo), hi): the gradient goes to whichever of x, lo, hi the result is.
 template <> struct gradient_rule<op::clamp> {
   static constexpr std::string_view derivative =

@@ -124,3 +124,33 @@ TEST_CASE("a parameter used several times sums its contributions") {
   auto x = random(shape, g, 0.2, 2), w = random(shape, g);
   check("reuse", [&](auto p) { return tx::sum((p * p + tx::exp(p) * tx::sqrt(p)) * w); }, x);
 }
+
+TEST_CASE("every host unary op that defines its gradient: tx::grad against finite differences of its reference") {
+  // Registry-driven: an op added with a gradient in its definition (op/definition.hpp) is checked here with no
+  // test code of its own. The finite differences are of the op's long double reference, not of texpr's apply,
+  // so a gradient that matches a wrong apply still fails.
+  int checked = 0;
+  tx::detail::for_each_type(tx::host_rows{}, [&]<class Row>() {
+    using Op = typename Row::template op_for<double>;
+    if constexpr (tx::op::unary_gradient_definition<Op>) {
+      if constexpr (tx::op::unary_reference_definition<Op>) {
+        auto g = grad_check::rng(31 + checked);
+        // Inputs over the interior of the reference's domain (5% margin: sqrt's gradient is infinite at 0).
+        const double lo = Op::domain.lo, hi = Op::domain.hi, margin = (hi - lo) * 0.05;
+        auto x = random(shape, g, lo + margin, hi - margin), w = random(shape, g);
+        auto p = tx::param<struct unary_input>(x);
+        auto grad = std::get<0>(tx::eval_all(tx::grad(tx::sum(tx::map<Op>(p) * w), p)));
+        for (tx::index_t i = 0; i < x.size(); ++i) {
+          const long double v = x.data()[i], h = 1e-6L * (1 + std::abs(v));
+          const long double fd = (Op::reference(v + h) - Op::reference(v - h)) / (2 * h) * w.data()[i];
+          INFO(Op::name << " at " << static_cast<double>(v) << ": tx::grad " << grad.data()[i] << ", finite difference "
+                        << static_cast<double>(fd));
+          CHECK(std::abs(grad.data()[i] - static_cast<double>(fd)) <= 1e-6 * (1 + std::abs(static_cast<double>(fd))));
+        }
+        ++checked;
+      }  // the others (negate, abs, relu, square: integer results wrap) have explicit cases above
+    }
+  });
+  MESSAGE(checked << " unary ops checked against their references");
+  CHECK(checked >= 13);
+}

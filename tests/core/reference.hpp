@@ -87,33 +87,15 @@ template <> struct ref<tx::op::elu> {
   template <class T> static ld f(T x, T alpha) { return wide(x) > 0 ? wide(x) : wide(alpha) * std::expm1(wide(x)); }
 };
 
-#define TEST_UNARY(OP, LO, HI, EXPR)                                                        \
-  template <> struct ref<tx::op::OP> {                                                     \
-    static constexpr int arity = 1;                                                        \
-    template <class T> static domain dom() { return {LO, HI}; }                            \
-    template <class T> static ld f(T a) {                                                  \
-      const ld x = wide(a);                                                                \
-      return EXPR;                                                                         \
-    }                                                                                      \
-  };
-TEST_UNARY(exp, -5, 5, std::exp(x))
-TEST_UNARY(log, 0.01, 50, std::log(x))
-TEST_UNARY(sqrt, 0, 50, std::sqrt(x))
-TEST_UNARY(tanh, -5, 5, std::tanh(x))
-TEST_UNARY(sigmoid, -20, 20, 1 / (1 + std::exp(-x)))
-TEST_UNARY(log1p, -0.9, 5, std::log1p(x))
-TEST_UNARY(expm1, -5, 5, std::expm1(x))
-TEST_UNARY(softplus, -30, 30, std::log1p(std::exp(x)))
-TEST_UNARY(gelu, -6, 6, x * (1 + std::erf(x / std::sqrt(2.0L))) / 2)
-TEST_UNARY(gelu_grad, -6, 6, (1 + std::erf(x / std::sqrt(2.0L))) / 2 + x * std::exp(-x * x / 2) / std::sqrt(2 * 3.14159265358979323846264338327950288L))
-TEST_UNARY(silu, -30, 30, x / (1 + std::exp(-x)))
-TEST_UNARY(rsqrt, 0.01, 50, 1 / std::sqrt(x))
-TEST_UNARY(floor, -20, 20, std::floor(x))
-TEST_UNARY(ceil, -20, 20, std::ceil(x))
-TEST_UNARY(round, -20, 20, std::nearbyint(x))
-TEST_UNARY(sin, -7, 7, std::sin(x))
-TEST_UNARY(cos, -7, 7, std::cos(x))
-#undef TEST_UNARY
+// A unary op whose definition carries its reference (op/definition.hpp: `domain` and `reference`, long double
+// from the mathematical definition) is compared with that.
+template <class Op>
+  requires tx::op::unary_reference_definition<Op>
+struct ref<Op> {
+  static constexpr int arity = 1;
+  template <class T> static domain dom() { return {Op::domain.lo, Op::domain.hi}; }
+  template <class T> static ld f(T a) { return Op::reference(wide(a)); }
+};
 
 template <> struct ref<tx::op::negate> {
   static constexpr int arity = 1;

@@ -1,5 +1,6 @@
-// Gradient rules: one tx::gradient_rule specialisation per differentiable op, built from registered ops only, so
-// gradient graphs run wherever the forward ops do. docs/gradients.md is generated from this file's rules.
+// Gradient rules: one tx::gradient_rule per differentiable op, built from registered ops only, so gradient graphs
+// run wherever the forward ops do. A unary op's rule is in its definition (op/elementwise.hpp), adapted here; the
+// others are specialisations in this file. docs/gradients.md is generated from both.
 #pragma once
 
 #include <array>
@@ -37,7 +38,7 @@ struct no_gradient {};
 ///                       the incoming gradient g, the result `out` and the operands x... (lazy expressions).
 /// For elementwise ops, g and the returned contribution may be broadcast beyond operand I's shape: texpr sums it
 /// back. Other ops return exactly operand I's shape. An op without a rule makes tx::grad fail to compile, naming
-/// the op; specialise gradient_rule for your own elementwise ops.
+/// the op; give your own unary op a gradient in its definition (docs/adding_an_op.md), or specialise gradient_rule.
 template <class Op> struct gradient_rule;
 
 namespace detail {
@@ -56,6 +57,15 @@ inline constexpr unsigned uses_out = 1;  ///< uses<I> bit: the op's result.
 constexpr unsigned uses_operand(std::size_t j) { return 2u << j; }
 
 template <class N> struct is_constant_node : std::bool_constant<op::category_v<typename N::op_type> == op::kind::constant> {};
+
+/// What an op definition's gradient builds other nodes with (op/definition.hpp): op/ cannot name expr/'s
+/// functions, so tx::grad hands it this.
+struct rule_builder {
+  /// The node of elementwise Op over x....
+  template <class Op, class... X> static auto map(const X&... x) { return make_map<Op>(x...); }
+  /// where(c, a, b), a or b possibly a number.
+  template <class C, class A, class B> static auto where(const C& c, const A& a, const B& b) { return texpr::where(c, a, b); }
+};
 
 /// a * b, folded to one constant when both are constants (the seed 1 times 1/n, alpha, an exponent).
 template <class A, class B> auto mul(const A& a, const B& b) {
@@ -229,141 +239,18 @@ template <> struct gradient_rule<op::elu> {
     }
   }
 };
-/// d(-x) = -g.
-template <> struct gradient_rule<op::negate> {
-  static constexpr std::string_view derivative = "dx = -g";
-  template <std::size_t I> static constexpr unsigned uses = 0;
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X&) { return -g; }
-};
-/// d e^x = g e^x.
-template <> struct gradient_rule<op::exp> {
-  static constexpr std::string_view derivative = "dx = g * out";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
-    return g * out;
-  }
-};
-/// d log x = g / x.
-template <> struct gradient_rule<op::log> {
-  static constexpr std::string_view derivative = "dx = g / x";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g / x;
-  }
-};
-/// d sqrt x = g / (2 sqrt x).
-template <> struct gradient_rule<op::sqrt> {
-  static constexpr std::string_view derivative = "dx = g / (2 * out)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
-    return g / (2 * out);
-  }
-};
-/// d |x| = g sign(x), with the subgradient 0 at x = 0.
-template <> struct gradient_rule<op::abs> {
-  static constexpr std::string_view derivative = "dx = g * sign(x) (0 at x = 0)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    using T = typename X::value_type;
-    return g * (cast<T>(x > 0) - cast<T>(x < 0));
-  }
-};
-/// d tanh x = g (1 - tanh^2 x).
-template <> struct gradient_rule<op::tanh> {
-  static constexpr std::string_view derivative = "dx = g * (1 - out^2)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
-    return g * (1 - out * out);
-  }
-};
-/// d sigmoid x = g s (1 - s).
-template <> struct gradient_rule<op::sigmoid> {
-  static constexpr std::string_view derivative = "dx = g * out * (1 - out)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
-    return g * out * (1 - out);
-  }
-};
-/// d relu x = g for x > 0, 0 otherwise (subgradient 0 at 0).
-template <> struct gradient_rule<op::relu> {
-  static constexpr std::string_view derivative = "dx = where(x > 0, g, 0)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return where(x > 0, g, 0);
-  }
-};
-/// d log(1 + x) = g / (1 + x).
-template <> struct gradient_rule<op::log1p> {
-  static constexpr std::string_view derivative = "dx = g / (1 + x)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g / (x + 1);
-  }
-};
-/// d (e^x - 1) = g (out + 1).
-template <> struct gradient_rule<op::expm1> {
-  static constexpr std::string_view derivative = "dx = g * (out + 1)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
-    return g * (out + 1);
-  }
-};
-/// d softplus x = g sigmoid(x).
-template <> struct gradient_rule<op::softplus> {
-  static constexpr std::string_view derivative = "dx = g * sigmoid(x)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g * sigmoid(x);
-  }
-};
-/// d gelu x = g (Phi(x) + x phi(x)), by the registered helper op gelu_grad.
-template <> struct gradient_rule<op::gelu> {
-  static constexpr std::string_view derivative = "dx = g * gelu_grad(x), gelu_grad(x) = Phi(x) + x phi(x)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g * detail::make_map<op::gelu_grad>(x);
-  }
-};
-/// d silu x = g (s + x s (1 - s)) = g (out + s (1 - out)), s = sigmoid(x): one sigmoid per element, not two.
-template <> struct gradient_rule<op::silu> {
-  static constexpr std::string_view derivative = "dx = g * (out + s * (1 - out)), s = sigmoid(x)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0);
+/// A unary op whose definition carries its gradient (op/definition.hpp): the rule is the definition's.
+template <class Op>
+  requires op::unary_gradient_definition<Op>
+struct gradient_rule<Op> {
+  static constexpr std::string_view derivative = Op::derivative;  ///< From the op's definition.
+  template <std::size_t I> static constexpr unsigned uses = Op::reads;  ///< From the op's definition.
+  /// The definition's gradient, given the builder of other ops' nodes.
   template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X& x) {
-    return g * (out + sigmoid(x) * (1 - out));
+    return Op::gradient(detail::rule_builder{}, g, out, x);
   }
 };
-/// d x^2 = 2 g x.
-template <> struct gradient_rule<op::square> {
-  static constexpr std::string_view derivative = "dx = 2 * g * x";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g * (x * 2);
-  }
-};
-/// d x^-1/2 = -g out^3 / 2.
-template <> struct gradient_rule<op::rsqrt> {
-  static constexpr std::string_view derivative = "dx = -g * out^3 / 2";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X&) {
-    return g * (out * out * out * -0.5);
-  }
-};
-/// d sin x = g cos x.
-template <> struct gradient_rule<op::sin> {
-  static constexpr std::string_view derivative = "dx = g * cos(x)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g * cos(x);
-  }
-};
-/// d cos x = -g sin x.
-template <> struct gradient_rule<op::cos> {
-  static constexpr std::string_view derivative = "dx = -g * sin(x)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out&, const X& x) {
-    return g * -sin(x);
-  }
-};
+
 /// clamp(x, lo, hi) = min(max(x, lo), hi): the gradient goes to whichever of x, lo, hi the result is.
 template <> struct gradient_rule<op::clamp> {
   static constexpr std::string_view derivative =

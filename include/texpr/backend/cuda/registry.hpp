@@ -107,6 +107,7 @@ struct cublas_gemm {
   X(gelu,           declared + half_floats,                    fused_elementwise) \
   X(gelu_grad,      declared + half_floats,                    fused_elementwise) \
   X(silu,           declared + half_floats,                    fused_elementwise) \
+  X(mish,           declared + half_floats,                    fused_elementwise) \
   X(square,         declared + half_floats,                    fused_elementwise) \
   X(rsqrt,          declared + half_floats,                    fused_elementwise) \
   X(sign,           declared + half_floats,                    fused_elementwise) \

@@ -106,6 +106,7 @@ struct gemm_epilogue {
   X(gelu,           declared,  fused_elementwise) \
   X(gelu_grad,      declared,  fused_elementwise) \
   X(silu,           declared,  fused_elementwise) \
+  X(mish,           declared,  fused_elementwise) \
   X(square,         declared,  fused_elementwise) \
   X(rsqrt,          declared,  fused_elementwise) \
   X(sign,           declared,  fused_elementwise) \
