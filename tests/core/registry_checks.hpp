@@ -64,7 +64,7 @@ template <class... Row, class T, bool Predicate> struct chain_ops<tx::detail::ty
       tx::in_dtype_set_v<typename R::dtypes, T> && is_chained<typename R::template op_for<T>> &&
           is_predicate<typename R::template op_for<T>> == Predicate,
       tx::detail::type_list<typename R::template op_for<T>>, tx::detail::type_list<>>;
-  using type = tx::detail::concat_t<pick<Row>...>;
+  using type = tx::detail::join_lists_t<pick<Row>...>;
 };
 
 // ---- elementwise chains ---------------------------------------------------------------------------------------

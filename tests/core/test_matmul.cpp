@@ -49,7 +49,7 @@ TEST_CASE_TEMPLATE("matmul shapes against a long double reference", T, float, do
 #if defined(TEXPR_GEMM_X86)
 // CTest runs these cases again with TEXPR_GEMM_LEVEL=0 and =1 (tests/CMakeLists.txt): check they took that path.
 TEST_CASE("matmul uses the kernel TEXPR_GEMM_LEVEL asks for when the CPU has it") {
-  const int level = tx::detail::host_impl::gemm_detail::cpu_level();
+  const int level = tx::detail::host_impl::cpu_level();
   CHECK(level >= 0);
   CHECK(level <= 2);
   if (const char* env = std::getenv("TEXPR_GEMM_LEVEL")) {

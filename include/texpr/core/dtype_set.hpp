@@ -44,7 +44,7 @@ template <class... T> struct to_set<type_list<T...>> { using type = dtype_set<T.
 // The dtypes of dtype_order for which In<T> holds, as a sorted dtype_set.
 template <template <class> class In, class Order = dtype_order> struct ordered_set;
 template <template <class> class In, class... T> struct ordered_set<In, type_list<T...>> {
-  using type = typename to_set<concat_t<std::conditional_t<In<T>::value, type_list<T>, type_list<>>...>>::type;
+  using type = typename to_set<join_lists_t<std::conditional_t<In<T>::value, type_list<T>, type_list<>>...>>::type;
 };
 
 template <class A, class B> struct set_union_of {

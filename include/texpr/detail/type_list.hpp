@@ -21,17 +21,17 @@ template <class... Ts, class T> struct contains<type_list<Ts...>, T> : std::bool
 template <class List, class T> inline constexpr bool contains_v = contains<List, T>::value;
 
 /// The concatenation of lists.
-template <class... Lists> struct concat { using type = type_list<>; };
-template <class... A> struct concat<type_list<A...>> { using type = type_list<A...>; };
-template <class... A, class... B, class... Rest> struct concat<type_list<A...>, type_list<B...>, Rest...> {
-  using type = typename concat<type_list<A..., B...>, Rest...>::type;
+template <class... Lists> struct join_lists { using type = type_list<>; };
+template <class... A> struct join_lists<type_list<A...>> { using type = type_list<A...>; };
+template <class... A, class... B, class... Rest> struct join_lists<type_list<A...>, type_list<B...>, Rest...> {
+  using type = typename join_lists<type_list<A..., B...>, Rest...>::type;
 };
-template <class... Lists> using concat_t = typename concat<Lists...>::type;
+template <class... Lists> using join_lists_t = typename join_lists<Lists...>::type;
 
 /// The list without types for which Pred<T>::value is false.
 template <template <class> class Pred, class List> struct filter;
 template <template <class> class Pred, class... Ts> struct filter<Pred, type_list<Ts...>> {
-  using type = concat_t<std::conditional_t<Pred<Ts>::value, type_list<Ts>, type_list<>>...>;
+  using type = join_lists_t<std::conditional_t<Pred<Ts>::value, type_list<Ts>, type_list<>>...>;
 };
 template <template <class> class Pred, class List> using filter_t = typename filter<Pred, List>::type;
 

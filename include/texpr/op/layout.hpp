@@ -24,18 +24,6 @@ struct layout_op {
   static constexpr auto dtypes = all_dtypes;      ///< Moves elements of any dtype.
 };
 
-namespace layout_detail {
-// Normalises a possibly negative axis against `rank`; throws shape_error naming what and the shape.
-template <std::size_t R>
-std::size_t axis(index_t a, std::size_t rank, const shape_t<R>& s, std::string_view what) {
-  const index_t r = static_cast<index_t>(rank);
-  if (a < -r || a >= r)
-    throw shape_error("texpr: axis " + std::to_string(a) + " is out of range for " + std::string(what) +
-                      " of an operand of shape " + to_string(s));
-  return static_cast<std::size_t>(a < 0 ? a + r : a);
-}
-} // namespace layout_detail
-
 /// Swaps the last two axes.
 struct transpose : layout_op {
   static constexpr std::string_view name = "transpose";  ///< Shown by tx::placement.

@@ -69,7 +69,7 @@ template <class Row, class... T> struct row_entries<Row, dtype_set<T...>> {
 };
 template <class Rows> struct expand_rows;
 template <class... Rows> struct expand_rows<type_list<Rows...>> {
-  using type = concat_t<typename row_entries<Rows, typename Rows::dtypes>::type...>;
+  using type = join_lists_t<typename row_entries<Rows, typename Rows::dtypes>::type...>;
 };
 } // namespace detail
 

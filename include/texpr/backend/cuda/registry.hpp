@@ -33,7 +33,7 @@ struct fused_elementwise {
 };
 
 /// A layout as the operand's memory with other extents and strides: no kernel, no copy (layout.hpp).
-struct strided_view : fused_elementwise {
+struct strided_view {
   static constexpr std::string_view name = "strided_view";  ///< Shown by tx::placement.
   /// The memory layout node n describes.
   template <class N> static texpr::view<const typename N::value_type, N::rank, cuda> view_of(const N& n, context<cuda>& ctx);

@@ -61,7 +61,6 @@ void gemm_exact(index_t m, index_t n, index_t k, const T* a, index_t ars, index_
   }
 }
 
-namespace gemm_detail {
 
 #if defined(__GNUC__) || defined(__clang__)
 #define TEXPR_GEMM_INLINE __attribute__((always_inline)) inline
@@ -332,7 +331,7 @@ template <class Isa, class T, int NV, class Kernel> constexpr kernel_set<T> make
 
 /// Work applied to finished blocks of C: fn(arg, r0, r1, c0, c1) runs once for every block [r0, r1) x [c0, c1) of
 /// C after its last depth panel, while the block is still in cache (a fused epilogue such as elu(x w + b)).
-struct gemm_epilogue {
+struct block_callback {
   void (*fn)(void* arg, index_t r0, index_t r1, index_t c0, index_t c1) = nullptr;
   void* arg = nullptr;
 };
@@ -347,7 +346,7 @@ inline constexpr double gemm_thread_threshold = double(1 << 21);
 template <class T>
 void gemm_block(const kernel_set<T>& ks, index_t r0, index_t r1, index_t s0, index_t s1, index_t kc, index_t nc,
                 const T* ap, const T* bp, const T* bdirect, index_t ldb, T* c, index_t ldc, index_t jc, bool accumulate,
-                const gemm_epilogue* epi) {
+                const block_callback* epi) {
   const index_t MR = ks.mr, NR = ks.nr;
   alignas(64) T tile[max_tile];
   // The A sliver stays in L1 while the B slivers stream from L2.
@@ -383,7 +382,7 @@ void gemm_block(const kernel_set<T>& ks, index_t r0, index_t r1, index_t s0, ind
 // compute; a larger A is packed by each task for its own rows (row panels of MC).
 template <class T>
 void gemm_blocked(index_t m, index_t n, index_t k, const T* a, index_t ars, index_t acs, const T* b, index_t brs,
-                  index_t bcs, T* c, const kernel_set<T>& ks, const gemm_epilogue* epi) {
+                  index_t bcs, T* c, const kernel_set<T>& ks, const block_callback* epi) {
   const index_t MR = ks.mr, NR = ks.nr;
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const index_t threads = work >= gemm_thread_threshold ? static_cast<index_t>(num_threads()) : 1;
@@ -398,7 +397,7 @@ void gemm_blocked(index_t m, index_t n, index_t k, const T* a, index_t ars, inde
     for (index_t pc = 0; pc < k; pc += kstep) {
       const index_t kc = std::min(kstep, k - pc);
       const bool accumulate = pc > 0;
-      const gemm_epilogue* last = pc + kc >= k ? epi : nullptr;
+      const block_callback* last = pc + kc >= k ? epi : nullptr;
       T* bp = scratch<T, 0>(static_cast<std::size_t>(slivers * NR * kc));
       const T* bsrc = b + pc * brs + jc * bcs;
       const T* asrc = a + pc * acs;
@@ -476,7 +475,7 @@ void gemm_blocked(index_t m, index_t n, index_t k, const T* a, index_t ars, inde
 // pairs, the epilogue (if any) on each task's rows.
 template <class T, class Kernel>
 void gemm_dot(index_t m, index_t n, index_t k, const T* a, index_t ars, const T* b, index_t brs, index_t bcs, T* c,
-              Kernel kernel, const gemm_epilogue* epi) {
+              Kernel kernel, const block_callback* epi) {
   T* bt = scratch<T, 0>(static_cast<std::size_t>(n * k));
   for (index_t j = 0; j < n; ++j)
     for (index_t p = 0; p < k; ++p) bt[j * k + p] = b[p * brs + j * bcs];
@@ -514,13 +513,12 @@ inline int cpu_level() {
 #undef TEXPR_AVX512_FN
 #endif
 
-} // namespace gemm_detail
 
 /// C (m x n, row-major, contiguous) = A (m x k) * B (k x n), A and B read through row and column strides.
 /// Integers wrap around.
 template <class T>
 void gemm(index_t m, index_t n, index_t k, const T* a, index_t ars, index_t acs, const T* b, index_t brs, index_t bcs,
-          T* c, const gemm_detail::gemm_epilogue* epi = nullptr) {
+          T* c, const block_callback* epi = nullptr) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (m == 0 || n == 0) return;
     if (k == 0) {
@@ -528,7 +526,6 @@ void gemm(index_t m, index_t n, index_t k, const T* a, index_t ars, index_t acs,
       if (epi) epi->fn(epi->arg, 0, m, 0, n);
       return;
     }
-    using namespace gemm_detail;
 #define TEXPR_GEMM_KERNEL_SET(NAME, ISA, KERNEL, NV)                                             \
     static constexpr kernel_set<T> NAME = make_kernel_set<ISA, T, NV>(                          \
         &KERNEL<T, blocking<ISA, T, NV>::mr, NV>, &KERNEL<T, 4, NV, blocking<ISA, T, NV>::mr>);

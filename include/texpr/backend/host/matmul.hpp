@@ -27,22 +27,24 @@ void blocked_gemm::run(const N& n, const view<T, R, host>& dest, context<host>& 
   }
 }
 
-namespace detail_epilogue {
+} // namespace texpr::host_kernels
+
+namespace texpr::detail::host_impl {
 
 // The epilogue over one block of batch q's product: dest rows [r0, r1) x columns [c0, c1) = the tree, read with
 // the product from dest itself.
-template <class T, std::size_t R, class Acc> struct block_pass {
+template <class T, std::size_t R, class Acc> struct epilogue_block_pass {
   const Acc* acc;
   T* d;
   shape_t<R> shape;
   index_t rows_per_batch, q;
   static void run(void* self, index_t r0, index_t r1, index_t c0, index_t c1) {
-    const auto& s = *static_cast<const block_pass*>(self);
-    detail::host_impl::line_reader<Acc> lines(*s.acc);
+    const auto& s = *static_cast<const epilogue_block_pass*>(self);
+    line_reader<Acc> lines(*s.acc);
     index_t idx[R] = {};
-    detail::host_impl::row_index(s.q * s.rows_per_batch + r0, s.shape, idx);
+    row_index(s.q * s.rows_per_batch + r0, s.shape, idx);
     const index_t len = s.shape[R - 1];
-    for (index_t r = r0; r < r1; ++r, detail::host_impl::next_row(idx, s.shape)) {
+    for (index_t r = r0; r < r1; ++r, next_row(idx, s.shape)) {
       T* row = s.d + (s.q * s.rows_per_batch + r) * len;
       lines.template for_chunks_in<R>(idx, len, c0, c1, [&](const auto& c, index_t j0, index_t m) {
         T* out = row + j0;
@@ -52,7 +54,9 @@ template <class T, std::size_t R, class Acc> struct block_pass {
   }
 };
 
-} // namespace detail_epilogue
+} // namespace texpr::detail::host_impl
+
+namespace texpr::host_kernels {
 
 template <class N, class T, std::size_t R>
 void gemm_epilogue::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
@@ -60,12 +64,12 @@ void gemm_epilogue::run(const N& n, const view<T, R, host>& dest, context<host>&
   const auto p = detail::make_matmul_plan(detail::epilogue_matmul(n), ctx);
   T* c = dest.data();
   const auto acc = detail::read_epilogue(n, dest.shape(), ctx, static_cast<const T*>(c));
-  using pass = detail_epilogue::block_pass<T, R, std::remove_const_t<decltype(acc)>>;
+  using pass = detail::host_impl::epilogue_block_pass<T, R, std::remove_const_t<decltype(acc)>>;
   const index_t batches = p.batch_count();
   for (index_t q = 0; q < batches; ++q) {
     const auto [oa, ob] = p.offsets(q);
     pass state{&acc, c, dest.shape(), p.m, q};
-    const detail::host_impl::gemm_detail::gemm_epilogue epi{&pass::run, &state};
+    const detail::host_impl::block_callback epi{&pass::run, &state};
     detail::host_impl::gemm(p.m, p.n, p.k, p.a.data + oa, p.a.rs, p.a.cs, p.b.data + ob, p.b.rs, p.b.cs,
                             c + q * p.m * p.n, &epi);
   }
