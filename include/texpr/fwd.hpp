@@ -17,10 +17,4 @@ template <class T, std::size_t Rank, class Backend = host> class view;
 /// CRTP base of every expression node.
 template <class Derived> struct expr_base;
 
-namespace detail {
-/// What tensors and views call to evaluate expressions into their memory: defined by eval/assign.hpp (included by
-/// texpr.hpp), so that tensor/ does not depend on the evaluation layer.
-template <class Backend> struct evaluator;
-} // namespace detail
-
 } // namespace texpr

@@ -184,17 +184,17 @@ template <class... Ts, class T> struct contains<type_list<Ts...>, T> : std::bool
 template <class List, class T> inline constexpr bool contains_v = contains<List, T>::value;
 
 /// The concatenation of lists.
-template <class... Lists> struct concat { using type = type_list<>; };
-template <class... A> struct concat<type_list<A...>> { using type = type_list<A...>; };
-template <class... A, class... B, class... Rest> struct concat<type_list<A...>, type_list<B...>, Rest...> {
-  using type = typename concat<type_list<A..., B...>, Rest...>::type;
+template <class... Lists> struct join_lists { using type = type_list<>; };
+template <class... A> struct join_lists<type_list<A...>> { using type = type_list<A...>; };
+template <class... A, class... B, class... Rest> struct join_lists<type_list<A...>, type_list<B...>, Rest...> {
+  using type = typename join_lists<type_list<A..., B...>, Rest...>::type;
 };
-template <class... Lists> using concat_t = typename concat<Lists...>::type;
+template <class... Lists> using join_lists_t = typename join_lists<Lists...>::type;
 
 /// The list without types for which Pred<T>::value is false.
 template <template <class> class Pred, class List> struct filter;
 template <template <class> class Pred, class... Ts> struct filter<Pred, type_list<Ts...>> {
-  using type = concat_t<std::conditional_t<Pred<Ts>::value, type_list<Ts>, type_list<>>...>;
+  using type = join_lists_t<std::conditional_t<Pred<Ts>::value, type_list<Ts>, type_list<>>...>;
 };
 template <template <class> class Pred, class List> using filter_t = typename filter<Pred, List>::type;
 
@@ -533,7 +533,7 @@ template <class... T> struct to_set<type_list<T...>> { using type = dtype_set<T.
 // The dtypes of dtype_order for which In<T> holds, as a sorted dtype_set.
 template <template <class> class In, class Order = dtype_order> struct ordered_set;
 template <template <class> class In, class... T> struct ordered_set<In, type_list<T...>> {
-  using type = typename to_set<concat_t<std::conditional_t<In<T>::value, type_list<T>, type_list<>>...>>::type;
+  using type = typename to_set<join_lists_t<std::conditional_t<In<T>::value, type_list<T>, type_list<>>...>>::type;
 };
 
 template <class A, class B> struct set_union_of {
@@ -878,7 +878,7 @@ template <class Row, class... T> struct row_entries<Row, dtype_set<T...>> {
 };
 template <class Rows> struct expand_rows;
 template <class... Rows> struct expand_rows<type_list<Rows...>> {
-  using type = concat_t<typename row_entries<Rows, typename Rows::dtypes>::type...>;
+  using type = join_lists_t<typename row_entries<Rows, typename Rows::dtypes>::type...>;
 };
 } // namespace detail
 
@@ -2322,18 +2322,6 @@ struct layout_op {
   static constexpr auto dtypes = all_dtypes;      ///< Moves elements of any dtype.
 };
 
-namespace layout_detail {
-// Normalises a possibly negative axis against `rank`; throws shape_error naming what and the shape.
-template <std::size_t R>
-std::size_t axis(index_t a, std::size_t rank, const shape_t<R>& s, std::string_view what) {
-  const index_t r = static_cast<index_t>(rank);
-  if (a < -r || a >= r)
-    throw shape_error("texpr: axis " + std::to_string(a) + " is out of range for " + std::string(what) +
-                      " of an operand of shape " + to_string(s));
-  return static_cast<std::size_t>(a < 0 ? a + r : a);
-}
-} // namespace layout_detail
-
 /// Swaps the last two axes.
 struct transpose : layout_op {
   static constexpr std::string_view name = "transpose";  ///< Shown by tx::placement.
@@ -2828,12 +2816,6 @@ template <class T, std::size_t Rank, class Backend = host> class view;
 /// CRTP base of every expression node.
 template <class Derived> struct expr_base;
 
-namespace detail {
-/// What tensors and views call to evaluate expressions into their memory: defined by eval/assign.hpp (included by
-/// texpr.hpp), so that tensor/ does not depend on the evaluation layer.
-template <class Backend> struct evaluator;
-} // namespace detail
-
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_FWD_HPP
 // ---- end texpr/fwd.hpp ----
@@ -2845,6 +2827,10 @@ template <class T> struct is_tensor : std::false_type {};
 template <class T, std::size_t R, class B> struct is_tensor<tensor<T, R, B>> : std::true_type {};
 template <class T> struct is_view : std::false_type {};
 template <class T, std::size_t R, class B> struct is_view<view<T, R, B>> : std::true_type {};
+/// First argument of the evaluation entry points that tensors, views and writable layouts call (evaluate_new,
+/// evaluate_to, evaluate_to_view, evaluate_through): eval/assign.hpp defines them, and argument-dependent lookup
+/// finds them where those templates are instantiated, so no lower layer declares anything of the evaluation layer.
+struct evaluation_entry {};
 } // namespace detail
 
 /// True for tx::tensor types.
@@ -3175,7 +3161,7 @@ class view : public expr_base<view<T, Rank, Backend>> {
   view& operator=(const view& o) {
     static_assert(!std::is_const_v<T>, "texpr: cannot assign through a view of const elements");
     if constexpr (!std::is_const_v<T>)
-      if (this != &o) detail::evaluator<Backend>::assign_to_view(*this, o, nullptr);
+      if (this != &o) evaluate_to_view(detail::evaluation_entry{}, *this, o, nullptr);
     return *this;
   }
   /// Evaluates e into the viewed memory; shapes must match (shape_error otherwise).
@@ -3183,7 +3169,7 @@ class view : public expr_base<view<T, Rank, Backend>> {
     requires(!std::is_same_v<std::remove_cvref_t<E>, view>)
   view& operator=(E&& e) {
     static_assert(!std::is_const_v<T>, "texpr: cannot assign through a view of const elements");
-    if constexpr (!std::is_const_v<T>) detail::evaluator<Backend>::assign_to_view(*this, std::forward<E>(e), nullptr);
+    if constexpr (!std::is_const_v<T>) evaluate_to_view(detail::evaluation_entry{}, *this, std::forward<E>(e), nullptr);
     return *this;
   }
 
@@ -3258,7 +3244,7 @@ struct fused_elementwise {
 };
 
 /// A layout as the operand's memory with other extents and strides: no kernel, no copy (layout.hpp).
-struct strided_view : fused_elementwise {
+struct strided_view {
   static constexpr std::string_view name = "strided_view";  ///< Shown by tx::placement.
   /// The memory layout node n describes.
   template <class N> static texpr::view<const typename N::value_type, N::rank, host> view_of(const N& n, context<host>& ctx);
@@ -3433,7 +3419,7 @@ struct fused_elementwise {
 };
 
 /// A layout as the operand's memory with other extents and strides: no kernel, no copy (layout.hpp).
-struct strided_view : fused_elementwise {
+struct strided_view {
   static constexpr std::string_view name = "strided_view";  ///< Shown by tx::placement.
   /// The memory layout node n describes.
   template <class N> static texpr::view<const typename N::value_type, N::rank, cuda> view_of(const N& n, context<cuda>& ctx);
@@ -4053,7 +4039,7 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
     requires(!std::is_same_v<std::remove_cvref_t<E>, tensor>)
   tensor(E&& e, stream_t stream = nullptr,  // NOLINT: implicit on purpose, `tensor c = a + b;`
          texpr::source_location loc = texpr::source_location::current()) {
-    detail::evaluator<Backend>::assign_new(*this, std::forward<E>(e), stream, &loc);
+    evaluate_new(detail::evaluation_entry{}, *this, std::forward<E>(e), stream, &loc);
   }
 
   /// Moves o's storage here; o becomes empty (and expressions referring to o throw until o holds storage again).
@@ -4069,7 +4055,7 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
   tensor(const tensor&) = delete;  // texpr: tensors are move-only; copy explicitly with t.clone() or tx::eval(t)
   /// Copies o's elements into this tensor's storage (shapes must match unless this tensor is empty).
   tensor& operator=(const tensor& o) {
-    if (this != &o) detail::evaluator<Backend>::assign_to(*this, o, stream_, nullptr);
+    if (this != &o) evaluate_to(detail::evaluation_entry{}, *this, o, stream_, nullptr);
     return *this;
   }
   /// Evaluates e into this tensor's storage, on the tensor's stream; a shape mismatch throws shape_error
@@ -4077,7 +4063,7 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
   template <operand E>
     requires(!std::is_same_v<std::remove_cvref_t<E>, tensor>)
   tensor& operator=(E&& e) {
-    detail::evaluator<Backend>::assign_to(*this, std::forward<E>(e), stream_, nullptr);
+    evaluate_to(detail::evaluation_entry{}, *this, std::forward<E>(e), stream_, nullptr);
     return *this;
   }
   ~tensor() {
@@ -4945,14 +4931,14 @@ template <class Op, class C, std::size_t R> class layout_expr : public expr_base
   template <operand E> const layout_expr& operator=(E&& e) const {
     static_assert(writable, "texpr: only a layout (other than broadcast_to) of a named non-const tensor or of a "
                             "mutable view can be assigned to");
-    if constexpr (writable) detail::evaluator<backend>::assign_through(*this, std::forward<E>(e));
+    if constexpr (writable) evaluate_through(detail::evaluation_entry{}, *this, std::forward<E>(e));
     return *this;
   }
   /// See the overload above (the copy assignment would otherwise rebind the node).
   const layout_expr& operator=(const layout_expr& o) const {
     static_assert(writable, "texpr: only a layout (other than broadcast_to) of a named non-const tensor or of a "
                             "mutable view can be assigned to");
-    if constexpr (writable) detail::evaluator<backend>::assign_through(*this, o);
+    if constexpr (writable) evaluate_through(detail::evaluation_entry{}, *this, o);
     return *this;
   }
   layout_expr(const layout_expr&) = default;
@@ -5491,7 +5477,14 @@ auto sum_to(E&& e, const shape_t<R>& shape, texpr::source_location loc = texpr::
 namespace texpr {
 
 namespace detail {
-struct plan_state;
+/// What a saved value's plan_read / plan_bind receive: the placement walk's state (placement/report.hpp's
+/// plan_state derives from it). Defined here, beside those functions, so that expr/ names nothing of a higher
+/// layer; the implementations (autograd/) convert it back.
+struct plan_walk {
+ protected:
+  plan_walk() = default;
+  ~plan_walk() = default;
+};
 } // namespace detail
 
 /// What every saved value has, whatever its dtype: a label and a placement report of its computation.
@@ -5524,10 +5517,10 @@ template <class T, std::size_t R, class Backend> class slot : public slot_base {
   /// The placement walk (placement/report.hpp) reading the value, saved #`number` of `state`: its computation's
   /// lines and kernels the first time `state`'s evaluation context would compute it. Returns the strides of the
   /// value's memory.
-  virtual shape_t<R> plan_read(detail::plan_state& state, std::size_t number) const = 0;
+  virtual shape_t<R> plan_read(detail::plan_walk& state, std::size_t number) const = 0;
   /// The placement walk binding the value to a fresh result (bind, then its first read): false where bind
   /// would refuse; else its computation is planned into the result.
-  virtual bool plan_bind(detail::plan_state& state, std::size_t number) const = 0;
+  virtual bool plan_bind(detail::plan_walk& state, std::size_t number) const = 0;
   /// The value's shape.
   const shape_t<R>& shape() const { return shape_; }
 
@@ -6066,7 +6059,7 @@ struct plan_line {
 /// The state of one placement walk, which visits the nodes in the order evaluation reaches them. Lines are kept
 /// with their operand paths and sorted into tree order when printed (a GEMM epilogue evaluates its matmul's
 /// operands before the tree's other operands); kernels are appended as evaluation logs them.
-struct plan_state {
+struct plan_state : plan_walk {
   static constexpr std::size_t no_line = static_cast<std::size_t>(-1);
   std::vector<kernel_record> records;               ///< the kernels, in the order evaluation runs them
   std::vector<const slot_base*> seen;               ///< saved values, numbered (from 1) in order of first mention
@@ -7318,73 +7311,73 @@ template <class F> void located(const texpr::source_location* loc, F&& f) {
 
 template <class B> constexpr void require_backend_compiler() { require_memory_compiler<B>(); }
 
-/// The evaluation entry points tensors and views call (declared in fwd.hpp).
-template <class B> struct evaluator {
-  /// Evaluates e into a fresh allocation of t.
-  template <class T, std::size_t R, class E>
-  static void assign_new(tensor<T, R, B>& t, E&& e, stream_t stream, const texpr::source_location* loc) {
-    require_backend_compiler<B>();
-    auto n = capture(std::forward<E>(e));
-    constexpr std::size_t RE = decltype(n)::rank;
-    if constexpr (RE != R) {
-      diagnose_rank<RE, R>();
-    } else {
-      located(loc, [&] {
-        context<B> ctx{stream ? stream : preferred_stream(n), {}};
+// The evaluation entry points tensors, views and writable layouts call (expr/node.hpp, evaluation_entry): found
+// by argument-dependent lookup where those templates are instantiated.
+
+/// Evaluates e into a fresh allocation of t.
+template <class T, std::size_t R, class B, class E>
+void evaluate_new(evaluation_entry, tensor<T, R, B>& t, E&& e, stream_t stream, const texpr::source_location* loc) {
+  require_backend_compiler<B>();
+  auto n = capture(std::forward<E>(e));
+  constexpr std::size_t RE = decltype(n)::rank;
+  if constexpr (RE != R) {
+    diagnose_rank<RE, R>();
+  } else {
+    located(loc, [&] {
+      context<B> ctx{stream ? stream : preferred_stream(n), {}};
+      tensor<T, R, B> out;
+      out.allocate_uninitialized(n.shape(), ctx.stream);
+      evaluate_into(out.view(), n, ctx);
+      t = std::move(out);
+    });
+  }
+}
+/// Evaluates e into t's storage; a tensor without storage (empty) takes e's shape.
+template <class T, std::size_t R, class B, class E>
+void evaluate_to(evaluation_entry, tensor<T, R, B>& t, E&& e, stream_t stream, const texpr::source_location* loc) {
+  require_backend_compiler<B>();
+  auto n = capture(std::forward<E>(e));
+  constexpr std::size_t RE = decltype(n)::rank;
+  if constexpr (RE != R) {
+    diagnose_rank<RE, R>();
+  } else {
+    located(loc, [&] {
+      context<B> ctx{stream ? stream : preferred_stream(n), {}};
+      if (t.data() == nullptr) {  // no storage yet (default, moved-from or size 0): take e's shape
         tensor<T, R, B> out;
         out.allocate_uninitialized(n.shape(), ctx.stream);
         evaluate_into(out.view(), n, ctx);
         t = std::move(out);
-      });
-    }
+        return;
+      }
+      evaluate_into(t.view(), n, ctx);
+    });
   }
-  /// Evaluates e into t's storage; a tensor without storage (empty) takes e's shape.
-  template <class T, std::size_t R, class E>
-  static void assign_to(tensor<T, R, B>& t, E&& e, stream_t stream, const texpr::source_location* loc) {
-    require_backend_compiler<B>();
-    auto n = capture(std::forward<E>(e));
-    constexpr std::size_t RE = decltype(n)::rank;
-    if constexpr (RE != R) {
-      diagnose_rank<RE, R>();
-    } else {
-      located(loc, [&] {
-        context<B> ctx{stream ? stream : preferred_stream(n), {}};
-        if (t.data() == nullptr) {  // no storage yet (default, moved-from or size 0): take e's shape
-          tensor<T, R, B> out;
-          out.allocate_uninitialized(n.shape(), ctx.stream);
-          evaluate_into(out.view(), n, ctx);
-          t = std::move(out);
-          return;
-        }
-        evaluate_into(t.view(), n, ctx);
-      });
-    }
+}
+/// Evaluates e through a view into memory texpr does not own.
+template <class T, std::size_t R, class B, class E>
+void evaluate_to_view(evaluation_entry, const view<T, R, B>& v, E&& e, const texpr::source_location* loc) {
+  require_backend_compiler<B>();
+  auto n = capture(std::forward<E>(e));
+  constexpr std::size_t RE = decltype(n)::rank;
+  if constexpr (RE != R) {
+    diagnose_rank<RE, R>();
+  } else {
+    located(loc, [&] {
+      context<B> ctx{v.stream() ? v.stream() : preferred_stream(n), {}};
+      if (v.size() > 0)
+        for (std::size_t k = 0; k != R; ++k)
+          if (v.shape()[k] > 1 && v.strides()[k] == 0)
+            throw shape_error("texpr: cannot write through a view of shape " + to_string(v.shape()) +
+                              " whose axis " + std::to_string(k) + " has stride 0 (its elements overlap)");
+      evaluate_into(v, n, ctx);
+    });
   }
-  /// Evaluates e through a view into memory texpr does not own.
-  template <class T, std::size_t R, class E>
-  static void assign_to_view(const view<T, R, B>& v, E&& e, const texpr::source_location* loc) {
-    require_backend_compiler<B>();
-    auto n = capture(std::forward<E>(e));
-    constexpr std::size_t RE = decltype(n)::rank;
-    if constexpr (RE != R) {
-      diagnose_rank<RE, R>();
-    } else {
-      located(loc, [&] {
-        context<B> ctx{v.stream() ? v.stream() : preferred_stream(n), {}};
-        if (v.size() > 0)
-          for (std::size_t k = 0; k != R; ++k)
-            if (v.shape()[k] > 1 && v.strides()[k] == 0)
-              throw shape_error("texpr: cannot write through a view of shape " + to_string(v.shape()) +
-                                " whose axis " + std::to_string(k) + " has stride 0 (its elements overlap)");
-        evaluate_into(v, n, ctx);
-      });
-    }
-  }
-  /// Evaluates e into the memory a writable layout node selects.
-  template <class L, class E> static void assign_through(const L& layout, E&& e) {
-    assign_to_view(layout_writable_storage(layout), std::forward<E>(e), nullptr);
-  }
-};
+}
+/// Evaluates e into the memory a writable layout node selects.
+template <class L, class E> void evaluate_through(evaluation_entry, const L& layout, E&& e) {
+  evaluate_to_view(evaluation_entry{}, layout_writable_storage(layout), std::forward<E>(e), nullptr);
+}
 
 /// Copies one element from Backend memory to the host, on `stream` (waits for it on cuda).
 template <class B, class T> T read_element(const T* p, stream_t stream) {
@@ -8300,8 +8293,6 @@ void gemm_exact(index_t m, index_t n, index_t k, const T* a, index_t ars, index_
   }
 }
 
-namespace gemm_detail {
-
 #if defined(__GNUC__) || defined(__clang__)
 #define TEXPR_GEMM_INLINE __attribute__((always_inline)) inline
 #if defined(__CUDACC__)
@@ -8571,7 +8562,7 @@ template <class Isa, class T, int NV, class Kernel> constexpr kernel_set<T> make
 
 /// Work applied to finished blocks of C: fn(arg, r0, r1, c0, c1) runs once for every block [r0, r1) x [c0, c1) of
 /// C after its last depth panel, while the block is still in cache (a fused epilogue such as elu(x w + b)).
-struct gemm_epilogue {
+struct block_callback {
   void (*fn)(void* arg, index_t r0, index_t r1, index_t c0, index_t c1) = nullptr;
   void* arg = nullptr;
 };
@@ -8586,7 +8577,7 @@ inline constexpr double gemm_thread_threshold = double(1 << 21);
 template <class T>
 void gemm_block(const kernel_set<T>& ks, index_t r0, index_t r1, index_t s0, index_t s1, index_t kc, index_t nc,
                 const T* ap, const T* bp, const T* bdirect, index_t ldb, T* c, index_t ldc, index_t jc, bool accumulate,
-                const gemm_epilogue* epi) {
+                const block_callback* epi) {
   const index_t MR = ks.mr, NR = ks.nr;
   alignas(64) T tile[max_tile];
   // The A sliver stays in L1 while the B slivers stream from L2.
@@ -8622,7 +8613,7 @@ void gemm_block(const kernel_set<T>& ks, index_t r0, index_t r1, index_t s0, ind
 // compute; a larger A is packed by each task for its own rows (row panels of MC).
 template <class T>
 void gemm_blocked(index_t m, index_t n, index_t k, const T* a, index_t ars, index_t acs, const T* b, index_t brs,
-                  index_t bcs, T* c, const kernel_set<T>& ks, const gemm_epilogue* epi) {
+                  index_t bcs, T* c, const kernel_set<T>& ks, const block_callback* epi) {
   const index_t MR = ks.mr, NR = ks.nr;
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const index_t threads = work >= gemm_thread_threshold ? static_cast<index_t>(num_threads()) : 1;
@@ -8637,7 +8628,7 @@ void gemm_blocked(index_t m, index_t n, index_t k, const T* a, index_t ars, inde
     for (index_t pc = 0; pc < k; pc += kstep) {
       const index_t kc = std::min(kstep, k - pc);
       const bool accumulate = pc > 0;
-      const gemm_epilogue* last = pc + kc >= k ? epi : nullptr;
+      const block_callback* last = pc + kc >= k ? epi : nullptr;
       T* bp = scratch<T, 0>(static_cast<std::size_t>(slivers * NR * kc));
       const T* bsrc = b + pc * brs + jc * bcs;
       const T* asrc = a + pc * acs;
@@ -8715,7 +8706,7 @@ void gemm_blocked(index_t m, index_t n, index_t k, const T* a, index_t ars, inde
 // pairs, the epilogue (if any) on each task's rows.
 template <class T, class Kernel>
 void gemm_dot(index_t m, index_t n, index_t k, const T* a, index_t ars, const T* b, index_t brs, index_t bcs, T* c,
-              Kernel kernel, const gemm_epilogue* epi) {
+              Kernel kernel, const block_callback* epi) {
   T* bt = scratch<T, 0>(static_cast<std::size_t>(n * k));
   for (index_t j = 0; j < n; ++j)
     for (index_t p = 0; p < k; ++p) bt[j * k + p] = b[p * brs + j * bcs];
@@ -8753,13 +8744,11 @@ inline int cpu_level() {
 #undef TEXPR_AVX512_FN
 #endif
 
-} // namespace gemm_detail
-
 /// C (m x n, row-major, contiguous) = A (m x k) * B (k x n), A and B read through row and column strides.
 /// Integers wrap around.
 template <class T>
 void gemm(index_t m, index_t n, index_t k, const T* a, index_t ars, index_t acs, const T* b, index_t brs, index_t bcs,
-          T* c, const gemm_detail::gemm_epilogue* epi = nullptr) {
+          T* c, const block_callback* epi = nullptr) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (m == 0 || n == 0) return;
     if (k == 0) {
@@ -8767,7 +8756,6 @@ void gemm(index_t m, index_t n, index_t k, const T* a, index_t ars, index_t acs,
       if (epi) epi->fn(epi->arg, 0, m, 0, n);
       return;
     }
-    using namespace gemm_detail;
 #define TEXPR_GEMM_KERNEL_SET(NAME, ISA, KERNEL, NV)                                             \
     static constexpr kernel_set<T> NAME = make_kernel_set<ISA, T, NV>(                          \
         &KERNEL<T, blocking<ISA, T, NV>::mr, NV>, &KERNEL<T, 4, NV, blocking<ISA, T, NV>::mr>);
@@ -8899,22 +8887,24 @@ void blocked_gemm::run(const N& n, const view<T, R, host>& dest, context<host>& 
   }
 }
 
-namespace detail_epilogue {
+} // namespace texpr::host_kernels
+
+namespace texpr::detail::host_impl {
 
 // The epilogue over one block of batch q's product: dest rows [r0, r1) x columns [c0, c1) = the tree, read with
 // the product from dest itself.
-template <class T, std::size_t R, class Acc> struct block_pass {
+template <class T, std::size_t R, class Acc> struct epilogue_block_pass {
   const Acc* acc;
   T* d;
   shape_t<R> shape;
   index_t rows_per_batch, q;
   static void run(void* self, index_t r0, index_t r1, index_t c0, index_t c1) {
-    const auto& s = *static_cast<const block_pass*>(self);
-    detail::host_impl::line_reader<Acc> lines(*s.acc);
+    const auto& s = *static_cast<const epilogue_block_pass*>(self);
+    line_reader<Acc> lines(*s.acc);
     index_t idx[R] = {};
-    detail::host_impl::row_index(s.q * s.rows_per_batch + r0, s.shape, idx);
+    row_index(s.q * s.rows_per_batch + r0, s.shape, idx);
     const index_t len = s.shape[R - 1];
-    for (index_t r = r0; r < r1; ++r, detail::host_impl::next_row(idx, s.shape)) {
+    for (index_t r = r0; r < r1; ++r, next_row(idx, s.shape)) {
       T* row = s.d + (s.q * s.rows_per_batch + r) * len;
       lines.template for_chunks_in<R>(idx, len, c0, c1, [&](const auto& c, index_t j0, index_t m) {
         T* out = row + j0;
@@ -8924,7 +8914,9 @@ template <class T, std::size_t R, class Acc> struct block_pass {
   }
 };
 
-} // namespace detail_epilogue
+} // namespace texpr::detail::host_impl
+
+namespace texpr::host_kernels {
 
 template <class N, class T, std::size_t R>
 void gemm_epilogue::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
@@ -8932,12 +8924,12 @@ void gemm_epilogue::run(const N& n, const view<T, R, host>& dest, context<host>&
   const auto p = detail::make_matmul_plan(detail::epilogue_matmul(n), ctx);
   T* c = dest.data();
   const auto acc = detail::read_epilogue(n, dest.shape(), ctx, static_cast<const T*>(c));
-  using pass = detail_epilogue::block_pass<T, R, std::remove_const_t<decltype(acc)>>;
+  using pass = detail::host_impl::epilogue_block_pass<T, R, std::remove_const_t<decltype(acc)>>;
   const index_t batches = p.batch_count();
   for (index_t q = 0; q < batches; ++q) {
     const auto [oa, ob] = p.offsets(q);
     pass state{&acc, c, dest.shape(), p.m, q};
-    const detail::host_impl::gemm_detail::gemm_epilogue epi{&pass::run, &state};
+    const detail::host_impl::block_callback epi{&pass::run, &state};
     detail::host_impl::gemm(p.m, p.n, p.k, p.a.data + oa, p.a.rs, p.a.cs, p.b.data + ob, p.b.rs, p.b.cs,
                             c + q * p.m * p.n, &epi);
   }
@@ -10421,7 +10413,8 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     bind_dest_.emplace(dest);  // (a view's operator= writes elements; this rebinds)
     return true;
   }
-  shape_t<R> plan_read(plan_state& st, std::size_t number) const override {
+  shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
+    auto& st = static_cast<plan_state&>(walk);
     if constexpr (reads_operand_memory<Node>()) {
       if (passes_through(node_)) {  // get(): the operand's memory, at every read (its first read shown)
         shape_t<R> strides{};
@@ -10435,7 +10428,8 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     if (st.first_computation(this)) st.elsewhere(number, false, [&] { plan_evaluate<B>(node_, true, st); });
     return contiguous_strides(node_.shape());
   }
-  bool plan_bind(plan_state& st, std::size_t number) const override {
+  bool plan_bind(plan_walk& walk, std::size_t number) const override {
+    auto& st = static_cast<plan_state&>(walk);
     if (passes_through(node_) || std::find(st.computed.begin(), st.computed.end(), this) != st.computed.end()) return false;
     (void)plan_read(st, number);
     return true;

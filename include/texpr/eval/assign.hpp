@@ -62,73 +62,73 @@ template <class F> void located(const texpr::source_location* loc, F&& f) {
 
 template <class B> constexpr void require_backend_compiler() { require_memory_compiler<B>(); }
 
-/// The evaluation entry points tensors and views call (declared in fwd.hpp).
-template <class B> struct evaluator {
-  /// Evaluates e into a fresh allocation of t.
-  template <class T, std::size_t R, class E>
-  static void assign_new(tensor<T, R, B>& t, E&& e, stream_t stream, const texpr::source_location* loc) {
-    require_backend_compiler<B>();
-    auto n = capture(std::forward<E>(e));
-    constexpr std::size_t RE = decltype(n)::rank;
-    if constexpr (RE != R) {
-      diagnose_rank<RE, R>();
-    } else {
-      located(loc, [&] {
-        context<B> ctx{stream ? stream : preferred_stream(n), {}};
+// The evaluation entry points tensors, views and writable layouts call (expr/node.hpp, evaluation_entry): found
+// by argument-dependent lookup where those templates are instantiated.
+
+/// Evaluates e into a fresh allocation of t.
+template <class T, std::size_t R, class B, class E>
+void evaluate_new(evaluation_entry, tensor<T, R, B>& t, E&& e, stream_t stream, const texpr::source_location* loc) {
+  require_backend_compiler<B>();
+  auto n = capture(std::forward<E>(e));
+  constexpr std::size_t RE = decltype(n)::rank;
+  if constexpr (RE != R) {
+    diagnose_rank<RE, R>();
+  } else {
+    located(loc, [&] {
+      context<B> ctx{stream ? stream : preferred_stream(n), {}};
+      tensor<T, R, B> out;
+      out.allocate_uninitialized(n.shape(), ctx.stream);
+      evaluate_into(out.view(), n, ctx);
+      t = std::move(out);
+    });
+  }
+}
+/// Evaluates e into t's storage; a tensor without storage (empty) takes e's shape.
+template <class T, std::size_t R, class B, class E>
+void evaluate_to(evaluation_entry, tensor<T, R, B>& t, E&& e, stream_t stream, const texpr::source_location* loc) {
+  require_backend_compiler<B>();
+  auto n = capture(std::forward<E>(e));
+  constexpr std::size_t RE = decltype(n)::rank;
+  if constexpr (RE != R) {
+    diagnose_rank<RE, R>();
+  } else {
+    located(loc, [&] {
+      context<B> ctx{stream ? stream : preferred_stream(n), {}};
+      if (t.data() == nullptr) {  // no storage yet (default, moved-from or size 0): take e's shape
         tensor<T, R, B> out;
         out.allocate_uninitialized(n.shape(), ctx.stream);
         evaluate_into(out.view(), n, ctx);
         t = std::move(out);
-      });
-    }
+        return;
+      }
+      evaluate_into(t.view(), n, ctx);
+    });
   }
-  /// Evaluates e into t's storage; a tensor without storage (empty) takes e's shape.
-  template <class T, std::size_t R, class E>
-  static void assign_to(tensor<T, R, B>& t, E&& e, stream_t stream, const texpr::source_location* loc) {
-    require_backend_compiler<B>();
-    auto n = capture(std::forward<E>(e));
-    constexpr std::size_t RE = decltype(n)::rank;
-    if constexpr (RE != R) {
-      diagnose_rank<RE, R>();
-    } else {
-      located(loc, [&] {
-        context<B> ctx{stream ? stream : preferred_stream(n), {}};
-        if (t.data() == nullptr) {  // no storage yet (default, moved-from or size 0): take e's shape
-          tensor<T, R, B> out;
-          out.allocate_uninitialized(n.shape(), ctx.stream);
-          evaluate_into(out.view(), n, ctx);
-          t = std::move(out);
-          return;
-        }
-        evaluate_into(t.view(), n, ctx);
-      });
-    }
+}
+/// Evaluates e through a view into memory texpr does not own.
+template <class T, std::size_t R, class B, class E>
+void evaluate_to_view(evaluation_entry, const view<T, R, B>& v, E&& e, const texpr::source_location* loc) {
+  require_backend_compiler<B>();
+  auto n = capture(std::forward<E>(e));
+  constexpr std::size_t RE = decltype(n)::rank;
+  if constexpr (RE != R) {
+    diagnose_rank<RE, R>();
+  } else {
+    located(loc, [&] {
+      context<B> ctx{v.stream() ? v.stream() : preferred_stream(n), {}};
+      if (v.size() > 0)
+        for (std::size_t k = 0; k != R; ++k)
+          if (v.shape()[k] > 1 && v.strides()[k] == 0)
+            throw shape_error("texpr: cannot write through a view of shape " + to_string(v.shape()) +
+                              " whose axis " + std::to_string(k) + " has stride 0 (its elements overlap)");
+      evaluate_into(v, n, ctx);
+    });
   }
-  /// Evaluates e through a view into memory texpr does not own.
-  template <class T, std::size_t R, class E>
-  static void assign_to_view(const view<T, R, B>& v, E&& e, const texpr::source_location* loc) {
-    require_backend_compiler<B>();
-    auto n = capture(std::forward<E>(e));
-    constexpr std::size_t RE = decltype(n)::rank;
-    if constexpr (RE != R) {
-      diagnose_rank<RE, R>();
-    } else {
-      located(loc, [&] {
-        context<B> ctx{v.stream() ? v.stream() : preferred_stream(n), {}};
-        if (v.size() > 0)
-          for (std::size_t k = 0; k != R; ++k)
-            if (v.shape()[k] > 1 && v.strides()[k] == 0)
-              throw shape_error("texpr: cannot write through a view of shape " + to_string(v.shape()) +
-                                " whose axis " + std::to_string(k) + " has stride 0 (its elements overlap)");
-        evaluate_into(v, n, ctx);
-      });
-    }
-  }
-  /// Evaluates e into the memory a writable layout node selects.
-  template <class L, class E> static void assign_through(const L& layout, E&& e) {
-    assign_to_view(layout_writable_storage(layout), std::forward<E>(e), nullptr);
-  }
-};
+}
+/// Evaluates e into the memory a writable layout node selects.
+template <class L, class E> void evaluate_through(evaluation_entry, const L& layout, E&& e) {
+  evaluate_to_view(evaluation_entry{}, layout_writable_storage(layout), std::forward<E>(e), nullptr);
+}
 
 /// Copies one element from Backend memory to the host, on `stream` (waits for it on cuda).
 template <class B, class T> T read_element(const T* p, stream_t stream) {

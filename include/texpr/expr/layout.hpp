@@ -58,14 +58,14 @@ template <class Op, class C, std::size_t R> class layout_expr : public expr_base
   template <operand E> const layout_expr& operator=(E&& e) const {
     static_assert(writable, "texpr: only a layout (other than broadcast_to) of a named non-const tensor or of a "
                             "mutable view can be assigned to");
-    if constexpr (writable) detail::evaluator<backend>::assign_through(*this, std::forward<E>(e));
+    if constexpr (writable) evaluate_through(detail::evaluation_entry{}, *this, std::forward<E>(e));
     return *this;
   }
   /// See the overload above (the copy assignment would otherwise rebind the node).
   const layout_expr& operator=(const layout_expr& o) const {
     static_assert(writable, "texpr: only a layout (other than broadcast_to) of a named non-const tensor or of a "
                             "mutable view can be assigned to");
-    if constexpr (writable) detail::evaluator<backend>::assign_through(*this, o);
+    if constexpr (writable) evaluate_through(detail::evaluation_entry{}, *this, o);
     return *this;
   }
   layout_expr(const layout_expr&) = default;

@@ -17,7 +17,14 @@
 namespace texpr {
 
 namespace detail {
-struct plan_state;
+/// What a saved value's plan_read / plan_bind receive: the placement walk's state (placement/report.hpp's
+/// plan_state derives from it). Defined here, beside those functions, so that expr/ names nothing of a higher
+/// layer; the implementations (autograd/) convert it back.
+struct plan_walk {
+ protected:
+  plan_walk() = default;
+  ~plan_walk() = default;
+};
 } // namespace detail
 
 /// What every saved value has, whatever its dtype: a label and a placement report of its computation.
@@ -50,10 +57,10 @@ template <class T, std::size_t R, class Backend> class slot : public slot_base {
   /// The placement walk (placement/report.hpp) reading the value, saved #`number` of `state`: its computation's
   /// lines and kernels the first time `state`'s evaluation context would compute it. Returns the strides of the
   /// value's memory.
-  virtual shape_t<R> plan_read(detail::plan_state& state, std::size_t number) const = 0;
+  virtual shape_t<R> plan_read(detail::plan_walk& state, std::size_t number) const = 0;
   /// The placement walk binding the value to a fresh result (bind, then its first read): false where bind
   /// would refuse; else its computation is planned into the result.
-  virtual bool plan_bind(detail::plan_state& state, std::size_t number) const = 0;
+  virtual bool plan_bind(detail::plan_walk& state, std::size_t number) const = 0;
   /// The value's shape.
   const shape_t<R>& shape() const { return shape_; }
 

@@ -55,7 +55,7 @@ struct plan_line {
 /// The state of one placement walk, which visits the nodes in the order evaluation reaches them. Lines are kept
 /// with their operand paths and sorted into tree order when printed (a GEMM epilogue evaluates its matmul's
 /// operands before the tree's other operands); kernels are appended as evaluation logs them.
-struct plan_state {
+struct plan_state : plan_walk {
   static constexpr std::size_t no_line = static_cast<std::size_t>(-1);
   std::vector<kernel_record> records;               ///< the kernels, in the order evaluation runs them
   std::vector<const slot_base*> seen;               ///< saved values, numbered (from 1) in order of first mention

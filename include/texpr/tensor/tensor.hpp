@@ -58,7 +58,7 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
     requires(!std::is_same_v<std::remove_cvref_t<E>, tensor>)
   tensor(E&& e, stream_t stream = nullptr,  // NOLINT: implicit on purpose, `tensor c = a + b;`
          texpr::source_location loc = texpr::source_location::current()) {
-    detail::evaluator<Backend>::assign_new(*this, std::forward<E>(e), stream, &loc);
+    evaluate_new(detail::evaluation_entry{}, *this, std::forward<E>(e), stream, &loc);
   }
 
   /// Moves o's storage here; o becomes empty (and expressions referring to o throw until o holds storage again).
@@ -74,7 +74,7 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
   tensor(const tensor&) = delete;  // texpr: tensors are move-only; copy explicitly with t.clone() or tx::eval(t)
   /// Copies o's elements into this tensor's storage (shapes must match unless this tensor is empty).
   tensor& operator=(const tensor& o) {
-    if (this != &o) detail::evaluator<Backend>::assign_to(*this, o, stream_, nullptr);
+    if (this != &o) evaluate_to(detail::evaluation_entry{}, *this, o, stream_, nullptr);
     return *this;
   }
   /// Evaluates e into this tensor's storage, on the tensor's stream; a shape mismatch throws shape_error
@@ -82,7 +82,7 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
   template <operand E>
     requires(!std::is_same_v<std::remove_cvref_t<E>, tensor>)
   tensor& operator=(E&& e) {
-    detail::evaluator<Backend>::assign_to(*this, std::forward<E>(e), stream_, nullptr);
+    evaluate_to(detail::evaluation_entry{}, *this, std::forward<E>(e), stream_, nullptr);
     return *this;
   }
   ~tensor() {

@@ -59,7 +59,7 @@ class view : public expr_base<view<T, Rank, Backend>> {
   view& operator=(const view& o) {
     static_assert(!std::is_const_v<T>, "texpr: cannot assign through a view of const elements");
     if constexpr (!std::is_const_v<T>)
-      if (this != &o) detail::evaluator<Backend>::assign_to_view(*this, o, nullptr);
+      if (this != &o) evaluate_to_view(detail::evaluation_entry{}, *this, o, nullptr);
     return *this;
   }
   /// Evaluates e into the viewed memory; shapes must match (shape_error otherwise).
@@ -67,7 +67,7 @@ class view : public expr_base<view<T, Rank, Backend>> {
     requires(!std::is_same_v<std::remove_cvref_t<E>, view>)
   view& operator=(E&& e) {
     static_assert(!std::is_const_v<T>, "texpr: cannot assign through a view of const elements");
-    if constexpr (!std::is_const_v<T>) detail::evaluator<Backend>::assign_to_view(*this, std::forward<E>(e), nullptr);
+    if constexpr (!std::is_const_v<T>) evaluate_to_view(detail::evaluation_entry{}, *this, std::forward<E>(e), nullptr);
     return *this;
   }
 
