@@ -1627,6 +1627,24 @@ concept unary_gradient_definition = requires {
   { Op::reads } -> std::convertible_to<unsigned>;
 };
 
+/// Holds when elementwise op Op of two or more operands carries its gradient: `derivative`, `reads<I>` and
+/// `gradient<I>(e, g, out, a, b, ...)` for each operand I, as for unary ops.
+template <class Op>
+concept operandwise_gradient_definition = requires {
+  { Op::derivative } -> std::convertible_to<std::string_view>;
+  { Op::template reads<0> } -> std::convertible_to<unsigned>;
+};
+
+/// Holds when op Op's definition carries its gradient, in either form.
+template <class Op>
+concept gradient_definition = unary_gradient_definition<Op> || operandwise_gradient_definition<Op>;
+
+/// What Op's gradient for operand I reads (reads_result, reads_operand(j) bits).
+template <class Op, std::size_t I> constexpr unsigned gradient_reads() {
+  if constexpr (unary_gradient_definition<Op>) return Op::reads;
+  else return Op::template reads<I>;
+}
+
 /// Holds when unary op Op carries its test reference: `domain` and `reference(long double)`, the function computed
 /// in long double from its mathematical definition (not from `apply`).
 template <class Op>
@@ -1656,6 +1674,9 @@ struct add : elementwise_op {
     if constexpr (std::is_integral_v<C>) return detail::wrap_add(a, b);
     else return a + b;
   }
+  static constexpr std::string_view derivative = "da = g, db = g";
+  template <std::size_t I> static constexpr unsigned reads = 0;
+  template <std::size_t I> static auto gradient(auto, const auto& g, const auto&, const auto&, const auto&) { return g; }
 };
 /// a - b (integers wrap around).
 struct subtract : elementwise_op {
@@ -1666,6 +1687,12 @@ struct subtract : elementwise_op {
     if constexpr (std::is_integral_v<C>) return detail::wrap_sub(a, b);
     else return a - b;
   }
+  static constexpr std::string_view derivative = "da = g, db = -g";
+  template <std::size_t I> static constexpr unsigned reads = 0;
+  template <std::size_t I> static auto gradient(auto, const auto& g, const auto&, const auto&, const auto&) {
+    if constexpr (I == 0) return g;
+    else return -g;
+  }
 };
 /// a * b (integers wrap around).
 struct multiply : elementwise_op {
@@ -1675,6 +1702,12 @@ struct multiply : elementwise_op {
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_mul(a, b);
     else return a * b;
+  }
+  static constexpr std::string_view derivative = "da = g * b, db = g * a";
+  template <std::size_t I> static constexpr unsigned reads = reads_operand(1 - I);
+  template <std::size_t I> static auto gradient(auto e, const auto& g, const auto&, const auto& a, const auto& b) {
+    if constexpr (I == 0) return e.mul(g, b);  // folded when both are constants (the seed times 1/n)
+    else return e.mul(g, a);
   }
 };
 /// a / b; integer division truncates, x / 0 is 0 and min / -1 is min (defined, never a trap).
@@ -1691,6 +1724,12 @@ struct divide : elementwise_op {
       return a / b;
     }
   }
+  static constexpr std::string_view derivative = "da = g / b, db = -g * out / b";
+  template <std::size_t I> static constexpr unsigned reads = reads_operand(1) | (I == 1 ? reads_result : 0u);
+  template <std::size_t I> static auto gradient(auto, const auto& g, const auto& out, const auto&, const auto& b) {
+    if constexpr (I == 0) return g / b;
+    else return -(g * out) / b;
+  }
 };
 /// Larger of a and b; NaN propagates, ties (±0 included) return a.
 struct maximum : elementwise_op {
@@ -1700,6 +1739,12 @@ struct maximum : elementwise_op {
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if (detail::is_nan(b)) return b;
     return b > a ? b : a;
+  }
+  static constexpr std::string_view derivative = "da = where(b > a, 0, g), db = where(b > a, g, 0) (ties go to a)";
+  template <std::size_t I> static constexpr unsigned reads = reads_operand(0) | reads_operand(1);
+  template <std::size_t I> static auto gradient(auto e, const auto& g, const auto&, const auto& a, const auto& b) {
+    if constexpr (I == 0) return e.where(b > a, 0, g);
+    else return e.where(b > a, g, 0);
   }
 };
 /// Smaller of a and b; NaN propagates, ties (±0 included) return a.
@@ -1711,13 +1756,27 @@ struct minimum : elementwise_op {
     if (detail::is_nan(b)) return b;
     return b < a ? b : a;
   }
+  static constexpr std::string_view derivative = "da = where(b < a, 0, g), db = where(b < a, g, 0) (ties go to a)";
+  template <std::size_t I> static constexpr unsigned reads = reads_operand(0) | reads_operand(1);
+  template <std::size_t I> static auto gradient(auto e, const auto& g, const auto&, const auto& a, const auto& b) {
+    if constexpr (I == 0) return e.where(b < a, 0, g);
+    else return e.where(b < a, g, 0);
+  }
 };
+struct log;  // pow's gradient reads it
 /// a raised to b (floating dtypes).
 struct pow : elementwise_op {
   static constexpr std::string_view name = "pow";
   static constexpr std::string_view summary = "a raised to b (floating dtypes)";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C a, C b) { return detail::pow_(a, b); }
+  static constexpr std::string_view derivative = "da = g * b * a^(b - 1), db = g * out * log(a)";
+  template <std::size_t I> static constexpr unsigned reads =
+      I == 0 ? reads_operand(0) | reads_operand(1) : reads_result | reads_operand(0);
+  template <std::size_t I> static auto gradient(auto e, const auto& g, const auto& out, const auto& a, const auto& b) {
+    if constexpr (I == 0) return e.mul(e.mul(g, b), e.template map<pow>(a, e.shift(b, -1)));
+    else return g * out * e.template map<log>(a);
+  }
 };
 /// ELU: x for x > 0, alpha * (exp(x) - 1) otherwise; alpha arrives as a scalar operand.
 struct elu : elementwise_op {
@@ -9846,6 +9905,10 @@ struct rule_builder {
   template <class Op, class... X> static auto map(const X&... x) { return make_map<Op>(x...); }
   /// where(c, a, b), a or b possibly a number.
   template <class C, class A, class B> static auto where(const C& c, const A& a, const B& b) { return texpr::where(c, a, b); }
+  /// a * b, folded to one constant when both are constants.
+  template <class A, class B> static auto mul(const A& a, const B& b);
+  /// a + s for a number s, folded when a is a rank-0 constant.
+  template <class A> static auto shift(const A& a, double s);
 };
 
 /// a * b, folded to one constant when both are constants (the seed 1 times 1/n, alpha, an exponent).
@@ -9871,6 +9934,9 @@ template <class A> auto shift(const A& a, double s) {
   if constexpr (is_constant_node<A>::value && A::rank == 0) return scalar_expr<T>(static_cast<T>(static_cast<double>(a.value()) + s));
   else return a + s;
 }
+
+template <class A, class B> auto rule_builder::mul(const A& a, const B& b) { return detail::mul(a, b); }
+template <class A> auto rule_builder::shift(const A& a, double s) { return detail::shift(a, s); }
 
 /// slice's gradient: g (the slice's shape) placed at the positions node n selects of zeros of its operand's shape,
 /// for every step, with one expression type whatever the parameters: g in ascending order of position (reversed
@@ -9922,74 +9988,6 @@ template <class Op2, class N, class X> auto reduce_kept(const N& n, X x) {
 
 // ---- elementwise -----------------------------------------------------------------------------------------
 
-/// d(a + b) = g, g.
-template <> struct gradient_rule<op::add> {
-  static constexpr std::string_view derivative = "da = g, db = g";
-  template <std::size_t I> static constexpr unsigned uses = 0;
-  template <std::size_t I, class N, class G, class Out, class A, class B>
-  static auto partial(const N&, const G& g, const Out&, const A&, const B&) { return g; }
-};
-/// d(a - b) = g, -g.
-template <> struct gradient_rule<op::subtract> {
-  static constexpr std::string_view derivative = "da = g, db = -g";
-  template <std::size_t I> static constexpr unsigned uses = 0;
-  template <std::size_t I, class N, class G, class Out, class A, class B>
-  static auto partial(const N&, const G& g, const Out&, const A&, const B&) {
-    if constexpr (I == 0) return g;
-    else return -g;
-  }
-};
-/// d(a * b) = g b, g a.
-template <> struct gradient_rule<op::multiply> {
-  static constexpr std::string_view derivative = "da = g * b, db = g * a";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(1 - I);
-  template <std::size_t I, class N, class G, class Out, class A, class B>
-  static auto partial(const N&, const G& g, const Out&, const A& a, const B& b) {
-    if constexpr (I == 0) return detail::mul(g, b);
-    else return detail::mul(g, a);
-  }
-};
-/// d(a / b) = g / b, -g out / b.
-template <> struct gradient_rule<op::divide> {
-  static constexpr std::string_view derivative = "da = g / b, db = -g * out / b";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(1) | (I == 1 ? detail::uses_out : 0u);
-  template <std::size_t I, class N, class G, class Out, class A, class B>
-  static auto partial(const N&, const G& g, const Out& out, const A&, const B& b) {
-    if constexpr (I == 0) return g / b;
-    else return -(g * out) / b;
-  }
-};
-/// maximum selects a unless b > a (ties and NaN in a go to a), and the gradient follows the selection.
-template <> struct gradient_rule<op::maximum> {
-  static constexpr std::string_view derivative = "da = where(b > a, 0, g), db = where(b > a, g, 0) (ties go to a)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0) | detail::uses_operand(1);
-  template <std::size_t I, class N, class G, class Out, class A, class B>
-  static auto partial(const N&, const G& g, const Out&, const A& a, const B& b) {
-    if constexpr (I == 0) return where(b > a, 0, g);
-    else return where(b > a, g, 0);
-  }
-};
-/// minimum selects a unless b < a, and the gradient follows the selection.
-template <> struct gradient_rule<op::minimum> {
-  static constexpr std::string_view derivative = "da = where(b < a, 0, g), db = where(b < a, g, 0) (ties go to a)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0) | detail::uses_operand(1);
-  template <std::size_t I, class N, class G, class Out, class A, class B>
-  static auto partial(const N&, const G& g, const Out&, const A& a, const B& b) {
-    if constexpr (I == 0) return where(b < a, 0, g);
-    else return where(b < a, g, 0);
-  }
-};
-/// d(a^b) = g b a^(b-1), g a^b log(a).
-template <> struct gradient_rule<op::pow> {
-  static constexpr std::string_view derivative = "da = g * b * a^(b - 1), db = g * out * log(a)";
-  template <std::size_t I> static constexpr unsigned uses =
-      I == 0 ? detail::uses_operand(0) | detail::uses_operand(1) : detail::uses_out | detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class A, class B>
-  static auto partial(const N&, const G& g, const Out& out, const A& a, const B& b) {
-    if constexpr (I == 0) return detail::mul(detail::mul(g, b), pow(a, detail::shift(b, -1)));
-    else return g * out * log(a);
-  }
-};
 /// d elu(x, alpha) = g for x > 0, g (out + alpha) otherwise (e^x read from the result, not recomputed).
 template <> struct gradient_rule<op::elu> {
   static constexpr std::string_view derivative =
@@ -10020,15 +10018,17 @@ template <> struct gradient_rule<op::elu> {
     }
   }
 };
-/// A unary op whose definition carries its gradient (op/definition.hpp): the rule is the definition's.
+/// An elementwise op whose definition carries its gradient (op/definition.hpp): the rule is the definition's.
 template <class Op>
-  requires op::unary_gradient_definition<Op>
+  requires op::gradient_definition<Op>
 struct gradient_rule<Op> {
   static constexpr std::string_view derivative = Op::derivative;  ///< From the op's definition.
-  template <std::size_t I> static constexpr unsigned uses = Op::reads;  ///< From the op's definition.
-  /// The definition's gradient, given the builder of other ops' nodes.
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X& x) {
-    return Op::gradient(detail::rule_builder{}, g, out, x);
+  /// From the op's definition: one `reads` for a unary op, `reads<I>` per operand otherwise.
+  template <std::size_t I> static constexpr unsigned uses = op::gradient_reads<Op, I>();
+  /// The definition's gradient for operand I, given the builder of other ops' nodes.
+  template <std::size_t I, class N, class G, class Out, class... X> static auto partial(const N&, const G& g, const Out& out, const X&... x) {
+    if constexpr (sizeof...(X) == 1) return Op::gradient(detail::rule_builder{}, g, out, x...);
+    else return Op::template gradient<I>(detail::rule_builder{}, g, out, x...);
   }
 };
 

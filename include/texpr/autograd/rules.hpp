@@ -65,6 +65,10 @@ struct rule_builder {
   template <class Op, class... X> static auto map(const X&... x) { return make_map<Op>(x...); }
   /// where(c, a, b), a or b possibly a number.
   template <class C, class A, class B> static auto where(const C& c, const A& a, const B& b) { return texpr::where(c, a, b); }
+  /// a * b, folded to one constant when both are constants.
+  template <class A, class B> static auto mul(const A& a, const B& b);
+  /// a + s for a number s, folded when a is a rank-0 constant.
+  template <class A> static auto shift(const A& a, double s);
 };
 
 /// a * b, folded to one constant when both are constants (the seed 1 times 1/n, alpha, an exponent).
@@ -90,6 +94,9 @@ template <class A> auto shift(const A& a, double s) {
   if constexpr (is_constant_node<A>::value && A::rank == 0) return scalar_expr<T>(static_cast<T>(static_cast<double>(a.value()) + s));
   else return a + s;
 }
+
+template <class A, class B> auto rule_builder::mul(const A& a, const B& b) { return detail::mul(a, b); }
+template <class A> auto rule_builder::shift(const A& a, double s) { return detail::shift(a, s); }
 
 /// slice's gradient: g (the slice's shape) placed at the positions node n selects of zeros of its operand's shape,
 /// for every step, with one expression type whatever the parameters: g in ascending order of position (reversed
@@ -141,74 +148,6 @@ template <class Op2, class N, class X> auto reduce_kept(const N& n, X x) {
 
 // ---- elementwise -----------------------------------------------------------------------------------------
 
-/// d(a + b) = g, g.
-template <> struct gradient_rule<op::add> {
-  static constexpr std::string_view derivative = "da = g, db = g";
-  template <std::size_t I> static constexpr unsigned uses = 0;
-  template <std::size_t I, class N, class G, class Out, class A, class B>
-  static auto partial(const N&, const G& g, const Out&, const A&, const B&) { return g; }
-};
-/// d(a - b) = g, -g.
-template <> struct gradient_rule<op::subtract> {
-  static constexpr std::string_view derivative = "da = g, db = -g";
-  template <std::size_t I> static constexpr unsigned uses = 0;
-  template <std::size_t I, class N, class G, class Out, class A, class B>
-  static auto partial(const N&, const G& g, const Out&, const A&, const B&) {
-    if constexpr (I == 0) return g;
-    else return -g;
-  }
-};
-/// d(a * b) = g b, g a.
-template <> struct gradient_rule<op::multiply> {
-  static constexpr std::string_view derivative = "da = g * b, db = g * a";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(1 - I);
-  template <std::size_t I, class N, class G, class Out, class A, class B>
-  static auto partial(const N&, const G& g, const Out&, const A& a, const B& b) {
-    if constexpr (I == 0) return detail::mul(g, b);
-    else return detail::mul(g, a);
-  }
-};
-/// d(a / b) = g / b, -g out / b.
-template <> struct gradient_rule<op::divide> {
-  static constexpr std::string_view derivative = "da = g / b, db = -g * out / b";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(1) | (I == 1 ? detail::uses_out : 0u);
-  template <std::size_t I, class N, class G, class Out, class A, class B>
-  static auto partial(const N&, const G& g, const Out& out, const A&, const B& b) {
-    if constexpr (I == 0) return g / b;
-    else return -(g * out) / b;
-  }
-};
-/// maximum selects a unless b > a (ties and NaN in a go to a), and the gradient follows the selection.
-template <> struct gradient_rule<op::maximum> {
-  static constexpr std::string_view derivative = "da = where(b > a, 0, g), db = where(b > a, g, 0) (ties go to a)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0) | detail::uses_operand(1);
-  template <std::size_t I, class N, class G, class Out, class A, class B>
-  static auto partial(const N&, const G& g, const Out&, const A& a, const B& b) {
-    if constexpr (I == 0) return where(b > a, 0, g);
-    else return where(b > a, g, 0);
-  }
-};
-/// minimum selects a unless b < a, and the gradient follows the selection.
-template <> struct gradient_rule<op::minimum> {
-  static constexpr std::string_view derivative = "da = where(b < a, 0, g), db = where(b < a, g, 0) (ties go to a)";
-  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0) | detail::uses_operand(1);
-  template <std::size_t I, class N, class G, class Out, class A, class B>
-  static auto partial(const N&, const G& g, const Out&, const A& a, const B& b) {
-    if constexpr (I == 0) return where(b < a, 0, g);
-    else return where(b < a, g, 0);
-  }
-};
-/// d(a^b) = g b a^(b-1), g a^b log(a).
-template <> struct gradient_rule<op::pow> {
-  static constexpr std::string_view derivative = "da = g * b * a^(b - 1), db = g * out * log(a)";
-  template <std::size_t I> static constexpr unsigned uses =
-      I == 0 ? detail::uses_operand(0) | detail::uses_operand(1) : detail::uses_out | detail::uses_operand(0);
-  template <std::size_t I, class N, class G, class Out, class A, class B>
-  static auto partial(const N&, const G& g, const Out& out, const A& a, const B& b) {
-    if constexpr (I == 0) return detail::mul(detail::mul(g, b), pow(a, detail::shift(b, -1)));
-    else return g * out * log(a);
-  }
-};
 /// d elu(x, alpha) = g for x > 0, g (out + alpha) otherwise (e^x read from the result, not recomputed).
 template <> struct gradient_rule<op::elu> {
   static constexpr std::string_view derivative =
@@ -239,15 +178,17 @@ template <> struct gradient_rule<op::elu> {
     }
   }
 };
-/// A unary op whose definition carries its gradient (op/definition.hpp): the rule is the definition's.
+/// An elementwise op whose definition carries its gradient (op/definition.hpp): the rule is the definition's.
 template <class Op>
-  requires op::unary_gradient_definition<Op>
+  requires op::gradient_definition<Op>
 struct gradient_rule<Op> {
   static constexpr std::string_view derivative = Op::derivative;  ///< From the op's definition.
-  template <std::size_t I> static constexpr unsigned uses = Op::reads;  ///< From the op's definition.
-  /// The definition's gradient, given the builder of other ops' nodes.
-  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N&, const G& g, const Out& out, const X& x) {
-    return Op::gradient(detail::rule_builder{}, g, out, x);
+  /// From the op's definition: one `reads` for a unary op, `reads<I>` per operand otherwise.
+  template <std::size_t I> static constexpr unsigned uses = op::gradient_reads<Op, I>();
+  /// The definition's gradient for operand I, given the builder of other ops' nodes.
+  template <std::size_t I, class N, class G, class Out, class... X> static auto partial(const N&, const G& g, const Out& out, const X&... x) {
+    if constexpr (sizeof...(X) == 1) return Op::gradient(detail::rule_builder{}, g, out, x...);
+    else return Op::template gradient<I>(detail::rule_builder{}, g, out, x...);
   }
 };
 

@@ -31,6 +31,24 @@ concept unary_gradient_definition = requires {
   { Op::reads } -> std::convertible_to<unsigned>;
 };
 
+/// Holds when elementwise op Op of two or more operands carries its gradient: `derivative`, `reads<I>` and
+/// `gradient<I>(e, g, out, a, b, ...)` for each operand I, as for unary ops.
+template <class Op>
+concept operandwise_gradient_definition = requires {
+  { Op::derivative } -> std::convertible_to<std::string_view>;
+  { Op::template reads<0> } -> std::convertible_to<unsigned>;
+};
+
+/// Holds when op Op's definition carries its gradient, in either form.
+template <class Op>
+concept gradient_definition = unary_gradient_definition<Op> || operandwise_gradient_definition<Op>;
+
+/// What Op's gradient for operand I reads (reads_result, reads_operand(j) bits).
+template <class Op, std::size_t I> constexpr unsigned gradient_reads() {
+  if constexpr (unary_gradient_definition<Op>) return Op::reads;
+  else return Op::template reads<I>;
+}
+
 /// Holds when unary op Op carries its test reference: `domain` and `reference(long double)`, the function computed
 /// in long double from its mathematical definition (not from `apply`).
 template <class Op>

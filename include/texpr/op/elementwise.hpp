@@ -24,6 +24,9 @@ struct add : elementwise_op {
     if constexpr (std::is_integral_v<C>) return detail::wrap_add(a, b);
     else return a + b;
   }
+  static constexpr std::string_view derivative = "da = g, db = g";
+  template <std::size_t I> static constexpr unsigned reads = 0;
+  template <std::size_t I> static auto gradient(auto, const auto& g, const auto&, const auto&, const auto&) { return g; }
 };
 /// a - b (integers wrap around).
 struct subtract : elementwise_op {
@@ -34,6 +37,12 @@ struct subtract : elementwise_op {
     if constexpr (std::is_integral_v<C>) return detail::wrap_sub(a, b);
     else return a - b;
   }
+  static constexpr std::string_view derivative = "da = g, db = -g";
+  template <std::size_t I> static constexpr unsigned reads = 0;
+  template <std::size_t I> static auto gradient(auto, const auto& g, const auto&, const auto&, const auto&) {
+    if constexpr (I == 0) return g;
+    else return -g;
+  }
 };
 /// a * b (integers wrap around).
 struct multiply : elementwise_op {
@@ -43,6 +52,12 @@ struct multiply : elementwise_op {
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_mul(a, b);
     else return a * b;
+  }
+  static constexpr std::string_view derivative = "da = g * b, db = g * a";
+  template <std::size_t I> static constexpr unsigned reads = reads_operand(1 - I);
+  template <std::size_t I> static auto gradient(auto e, const auto& g, const auto&, const auto& a, const auto& b) {
+    if constexpr (I == 0) return e.mul(g, b);  // folded when both are constants (the seed times 1/n)
+    else return e.mul(g, a);
   }
 };
 /// a / b; integer division truncates, x / 0 is 0 and min / -1 is min (defined, never a trap).
@@ -59,6 +74,12 @@ struct divide : elementwise_op {
       return a / b;
     }
   }
+  static constexpr std::string_view derivative = "da = g / b, db = -g * out / b";
+  template <std::size_t I> static constexpr unsigned reads = reads_operand(1) | (I == 1 ? reads_result : 0u);
+  template <std::size_t I> static auto gradient(auto, const auto& g, const auto& out, const auto&, const auto& b) {
+    if constexpr (I == 0) return g / b;
+    else return -(g * out) / b;
+  }
 };
 /// Larger of a and b; NaN propagates, ties (±0 included) return a.
 struct maximum : elementwise_op {
@@ -68,6 +89,12 @@ struct maximum : elementwise_op {
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if (detail::is_nan(b)) return b;
     return b > a ? b : a;
+  }
+  static constexpr std::string_view derivative = "da = where(b > a, 0, g), db = where(b > a, g, 0) (ties go to a)";
+  template <std::size_t I> static constexpr unsigned reads = reads_operand(0) | reads_operand(1);
+  template <std::size_t I> static auto gradient(auto e, const auto& g, const auto&, const auto& a, const auto& b) {
+    if constexpr (I == 0) return e.where(b > a, 0, g);
+    else return e.where(b > a, g, 0);
   }
 };
 /// Smaller of a and b; NaN propagates, ties (±0 included) return a.
@@ -79,13 +106,27 @@ struct minimum : elementwise_op {
     if (detail::is_nan(b)) return b;
     return b < a ? b : a;
   }
+  static constexpr std::string_view derivative = "da = where(b < a, 0, g), db = where(b < a, g, 0) (ties go to a)";
+  template <std::size_t I> static constexpr unsigned reads = reads_operand(0) | reads_operand(1);
+  template <std::size_t I> static auto gradient(auto e, const auto& g, const auto&, const auto& a, const auto& b) {
+    if constexpr (I == 0) return e.where(b < a, 0, g);
+    else return e.where(b < a, g, 0);
+  }
 };
+struct log;  // pow's gradient reads it
 /// a raised to b (floating dtypes).
 struct pow : elementwise_op {
   static constexpr std::string_view name = "pow";
   static constexpr std::string_view summary = "a raised to b (floating dtypes)";
   static constexpr auto dtypes = floating;
   template <class C> TEXPR_HOST_DEVICE static C apply(C a, C b) { return detail::pow_(a, b); }
+  static constexpr std::string_view derivative = "da = g * b * a^(b - 1), db = g * out * log(a)";
+  template <std::size_t I> static constexpr unsigned reads =
+      I == 0 ? reads_operand(0) | reads_operand(1) : reads_result | reads_operand(0);
+  template <std::size_t I> static auto gradient(auto e, const auto& g, const auto& out, const auto& a, const auto& b) {
+    if constexpr (I == 0) return e.mul(e.mul(g, b), e.template map<pow>(a, e.shift(b, -1)));
+    else return g * out * e.template map<log>(a);
+  }
 };
 /// ELU: x for x > 0, alpha * (exp(x) - 1) otherwise; alpha arrives as a scalar operand.
 struct elu : elementwise_op {
