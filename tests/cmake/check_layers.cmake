@@ -21,6 +21,7 @@ set(_rank_optim 9)
 set(_rank_interop 10)
 set(_rank_dist 10)
 set(_rank_texpr 100)
+set(_rank_compiled_kernels 100)
 
 function(_layer_of path out)  # path relative to include/texpr
   string(REGEX MATCH "^[^/]+" _first "${path}")

@@ -555,4 +555,13 @@ void gemm(index_t m, index_t n, index_t k, const T* a, index_t ars, index_t acs,
   }
 }
 
+#if defined(TEXPR_COMPILED_KERNELS)
+// Compiled mode (texpr/compiled_kernels.hpp): the float and double GEMMs, their micro-kernels for every ISA, are
+// compiled once, in the one translation unit that includes that header, instead of in every TU that multiplies.
+extern template void gemm<float>(index_t, index_t, index_t, const float*, index_t, index_t, const float*, index_t,
+                                 index_t, float*, const block_callback*);
+extern template void gemm<double>(index_t, index_t, index_t, const double*, index_t, index_t, const double*, index_t,
+                                  index_t, double*, const block_callback*);
+#endif
+
 } // namespace texpr::detail::host_impl

@@ -1,0 +1,2 @@
+// Compiled mode's one translation unit (texpr/compiled_kernels.hpp): the host GEMM family is compiled here only.
+#include <texpr/compiled_kernels.hpp>
