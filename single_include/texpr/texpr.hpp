@@ -8844,6 +8844,22 @@ void gemm(index_t m, index_t n, index_t k, const T* a, index_t ars, index_t acs,
   }
 }
 
+#if defined(TEXPR_COMPILED_KERNELS)
+// Compiled mode (texpr/compiled_kernels.hpp): the float and double GEMMs, their micro-kernels for every ISA, are
+// compiled once, in the one translation unit that defines TEXPR_COMPILED_KERNELS_HERE, instead of in every TU
+// that multiplies.
+#if defined(TEXPR_COMPILED_KERNELS_HERE)
+#define TEXPR_GEMM_INSTANTIATION template
+#else
+#define TEXPR_GEMM_INSTANTIATION extern template
+#endif
+TEXPR_GEMM_INSTANTIATION void gemm<float>(index_t, index_t, index_t, const float*, index_t, index_t, const float*,
+                                          index_t, index_t, float*, const block_callback*);
+TEXPR_GEMM_INSTANTIATION void gemm<double>(index_t, index_t, index_t, const double*, index_t, index_t, const double*,
+                                           index_t, index_t, double*, const block_callback*);
+#undef TEXPR_GEMM_INSTANTIATION
+#endif
+
 } // namespace texpr::detail::host_impl
 #endif // TEXPR_SI_TEXPR_BACKEND_HOST_GEMM_HPP
 // ---- end texpr/backend/host/gemm.hpp ----
