@@ -259,3 +259,125 @@ TEST_CASE("cuda graphs: the kernel log equals the placement plan") {
   check_plan("softmax(matmul(x, w), 1)", tx::softmax(tx::matmul(x, w), 1));
   check_plan("concat(1, matmul(x, w), a)", tx::concat(1, tx::matmul(x, w), a));
 }
+
+// ---- the same step captured once into a CUDA graph (tx::capture_step) and replayed ----
+
+namespace {
+
+/// The seed's step on fixed buffers: the batch lives in staging tensors (a new batch is copied into them), the six
+/// updates are in place.
+struct captured_setup {
+  model m{tx::random::normal<float, tx::cuda>({features, hidden}, 1, 0.0f, 0.03f),
+          tx::random::normal<float, tx::cuda>({hidden, hidden}, 2, 0.0f, 0.06f),
+          tx::random::normal<float, tx::cuda>({hidden, classes}, 3, 0.0f, 0.06f),
+          tx::zeros<float, tx::cuda>({hidden}),
+          tx::zeros<float, tx::cuda>({hidden}),
+          tx::zeros<float, tx::cuda>({classes})};
+  ctensor<2> x = tx::zeros<float, tx::cuda>({batch, features});
+  tx::tensor<std::int64_t, 1, tx::cuda> labels = tx::zeros<std::int64_t, tx::cuda>({batch});
+  float lr = 0.1f;
+
+  auto graphs() const { return train_step(x.view(), labels.view(), m); }
+  void update(const auto& r) {
+    m.w1 -= lr * std::get<1>(r);
+    m.b1 -= lr * std::get<2>(r);
+    m.w2 -= lr * std::get<3>(r);
+    m.b2 -= lr * std::get<4>(r);
+    m.w3 -= lr * std::get<5>(r);
+    m.b3 -= lr * std::get<6>(r);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the mlp step captured into a CUDA graph: replay is one graph launch, no allocation, no sync") {
+  captured_setup s;
+  const auto graphs = s.graphs();
+  static_assert(tx::capturable<std::tuple_element_t<0, decltype(graphs)>>);
+  // Warm-up, eagerly: fills texpr's device cache and sets up cuBLAS's workspace on this stream.
+  sd::record eager;
+  for (int step = 0; step < 2; ++step) {
+    const sd::scope rec;
+    s.update(tx::eval_all(graphs));
+    eager = rec.taken();
+  }
+  const sd::scope rec_capture;
+  const auto step = tx::capture_step(graphs, [&](const auto& r) { s.update(r); });
+  const auto captured = rec_capture.taken();
+  MESSAGE("capture:\n" << sd::describe(captured));
+  REQUIRE(captured.captures.size() == 1);
+  CHECK_FALSE(captured.captures[0].invalidated);
+  CHECK(captured.captures[0].mode == cudaStreamCaptureModeThreadLocal);
+  // The capture records what the eager step enqueues, no more, and allocates nothing.
+  CHECK(captured.launches.size() == eager.launches.size());
+  CHECK(captured.gemms.size() == eager.gemms.size());
+  CHECK(captured.allocations.empty());
+  CHECK(captured.syncs.empty());
+  CHECK(step.graph().nodes() == captured.launches.size() + captured.gemms.size() + captured.memsets + captured.copies.size());
+  for (const auto& l : captured.launches) CHECK(l.stream == step.graph().stream());
+  for (const auto& g : captured.gemms) {
+    CHECK(g.stream == step.graph().stream());
+    CHECK(g.workspace > 0);  // cuBLAS was given texpr's workspace: it does not allocate inside the capture
+  }
+
+  const sd::scope rec_replay;
+  constexpr int replays = 5;
+  for (int i = 0; i < replays; ++i) step.replay();
+  const auto replayed = rec_replay.taken();
+  MESSAGE("replays:\n" << sd::describe(replayed));
+  CHECK(replayed.graph_launches.size() == replays);
+  CHECK(replayed.launches.empty());
+  CHECK(replayed.gemms.empty());
+  CHECK(replayed.allocations.empty());
+  CHECK(replayed.syncs.empty());
+  CHECK(replayed.copies.empty());
+  for (const auto& g : replayed.graph_launches) CHECK(g.nodes == step.graph().nodes());
+
+  // The loss is read after a replay, outside the graph: one sync.
+  const sd::scope rec_read;
+  (void)std::get<0>(step.results()).item();
+  CHECK(rec_read.taken().syncs.size() == 1);
+}
+
+TEST_CASE("texpr's work never runs on the legacy default stream") {
+  captured_setup s;
+  const sd::scope rec;
+  s.update(tx::eval_all(s.graphs()));
+  const ctensor<1> c = tx::zeros<float, tx::cuda>({10}) + 1.0f;
+  const auto r = rec.taken();
+  REQUIRE_FALSE(r.launches.empty());
+  for (const auto& l : r.launches) CHECK(l.stream != nullptr);
+  for (const auto& g : r.gemms) CHECK(g.stream != nullptr);
+  CHECK(c.stream() == tx::cuda_stream());
+  CHECK(s.m.w1.stream() == tx::cuda_stream());
+}
+
+TEST_CASE("a capture that waits for the device or finds no cached block throws cuda_error naming the call") {
+  captured_setup s;
+  const auto graphs = s.graphs();
+  s.update(tx::eval_all(graphs));  // warm-up
+  SUBCASE("item() inside the capture: the copy to pageable host memory (and the wait) is refused") {
+    try {
+      (void)tx::capture_step(graphs, [&](const auto& r) { (void)std::get<0>(r).item(); });
+      FAIL("the capture did not throw");
+    } catch (const tx::cuda_error& e) {
+      MESSAGE(std::string(e.what()));
+      const std::string call = e.call();
+      CHECK((call.find("cudaMemcpyAsync") != std::string::npos || call.find("cudaStreamSynchronize") != std::string::npos));
+      CHECK(e.code() == cudaErrorStreamCaptureUnsupported);
+    }
+  }
+  SUBCASE("an allocation the warm-up did not leave in the cache") {
+    try {
+      (void)tx::capture_step(graphs, [&](const auto&) { const ctensor<1> big = tx::zeros<float, tx::cuda>({12345679}); });
+      FAIL("the capture did not throw");
+    } catch (const tx::cuda_error& e) {
+      MESSAGE(std::string(e.what()));
+      CHECK(std::string(e.call()).find("tx::capture_step: allocate") != std::string::npos);
+    }
+  }
+  // After a failed capture, eager work and a new capture still work.
+  s.update(tx::eval_all(graphs));
+  const auto step = tx::capture_step(graphs, [&](const auto& r) { s.update(r); });
+  CHECK(step.graph().nodes() > 0);
+}

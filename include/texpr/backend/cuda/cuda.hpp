@@ -11,9 +11,11 @@
 #include "texpr/backend/cuda/elementwise.hpp"
 #include "texpr/backend/cuda/error.hpp"
 #include "texpr/backend/cuda/gemm.hpp"
+#include "texpr/backend/cuda/graph.hpp"
 #include "texpr/backend/cuda/layout.hpp"
 #include "texpr/backend/cuda/memory.hpp"
 #include "texpr/backend/cuda/reduce.hpp"
 #include "texpr/backend/cuda/registry.hpp"
+#include "texpr/backend/cuda/stream.hpp"
 
 #endif // __CUDACC__
