@@ -5,6 +5,7 @@
 
 #include <texpr/texpr.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -295,11 +296,13 @@ TEST_CASE("the mlp step captured into a CUDA graph: replay is one graph launch, 
   const auto graphs = s.graphs();
   static_assert(tx::capturable<std::tuple_element_t<0, decltype(graphs)>>);
   // Warm-up, eagerly: fills texpr's device cache and sets up cuBLAS's workspace on this stream.
-  sd::record eager;
+  sd::record eager, cold;
+  tx::detail::device_block_cache::instance().release_all();  // so that the first step below allocates every block
   for (int step = 0; step < 2; ++step) {
     const sd::scope rec;
     s.update(tx::eval_all(graphs));
     eager = rec.taken();
+    if (step == 0) cold = eager;
   }
   const sd::scope rec_capture;
   const auto step = tx::capture_step(graphs, [&](const auto& r) { s.update(r); });
@@ -320,18 +323,41 @@ TEST_CASE("the mlp step captured into a CUDA graph: replay is one graph launch, 
     CHECK(g.workspace > 0);  // cuBLAS was given texpr's workspace: it does not allocate inside the capture
   }
 
+  // Each step: the next batch is copied into the staging tensors (same addresses), then one replay.
+  const tx::tensor<float, 2> host_x({batch, features});
+  const tx::tensor<std::int64_t, 1> host_y({batch});
+  const void* const staged = s.x.data();
   const sd::scope rec_replay;
   constexpr int replays = 5;
-  for (int i = 0; i < replays; ++i) step.replay();
+  for (int i = 0; i < replays; ++i) {
+    tx::copy_into(s.x, host_x);
+    tx::copy_into(s.labels, host_y);
+    step.replay();
+  }
   const auto replayed = rec_replay.taken();
+  CHECK(s.x.data() == staged);
   MESSAGE("replays:\n" << sd::describe(replayed));
   CHECK(replayed.graph_launches.size() == replays);
   CHECK(replayed.launches.empty());
   CHECK(replayed.gemms.empty());
   CHECK(replayed.allocations.empty());
   CHECK(replayed.syncs.empty());
-  CHECK(replayed.copies.empty());
+  CHECK(replayed.copies_of(sd::copy_kind::host_to_device) == 2 * replays);
+  CHECK(replayed.copies.size() == 2 * replays);
   for (const auto& g : replayed.graph_launches) CHECK(g.nodes == step.graph().nodes());
+
+  // The graph's blocks stay reserved for it: an eager step now cannot take any of them from the cache (it allocates
+  // every block afresh, as the first step did) and its results live elsewhere.
+  {
+    const auto from_pool = [](const sd::record& r) {
+      return std::count_if(r.allocations.begin(), r.allocations.end(), [](const auto& a) { return a.stream_ordered; });
+    };
+    const sd::scope rec_eager;
+    const auto r = tx::eval_all(graphs);
+    CHECK(from_pool(rec_eager.taken()) == from_pool(cold));
+    CHECK(std::get<0>(r).data() != std::get<0>(step.results()).data());
+    CHECK(std::get<1>(r).data() != std::get<1>(step.results()).data());
+  }
 
   // The loss is read after a replay, outside the graph: one sync.
   const sd::scope rec_read;
