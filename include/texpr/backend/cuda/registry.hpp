@@ -55,6 +55,19 @@ struct composed {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// Softmax cross-entropy in one launch: a warp per row, the mean finished by the last block (cross_entropy.hpp).
+/// Runs the composite itself, so tx::placement lists its operands and this kernel, not an expansion.
+struct row_cross_entropy {
+  static constexpr std::string_view name = "row_cross_entropy";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
+  /// The composite is computed directly, not expanded into other rows.
+  static constexpr bool runs_composite = true;
+  /// dest = the cross_entropy node n (rank 0), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 /// Concatenation: each operand evaluated by a fused kernel into its slice of the destination (layout.hpp).
 struct copy_slices {
   static constexpr std::string_view name = "copy_slices";  ///< Shown by tx::placement.
@@ -172,7 +185,7 @@ struct cublas_gemm {
   X(logsumexp,      declared + half_floats,                    block_reduce) \
   X(softmax,        declared + half_floats,                    composed) \
   X(log_softmax,    declared + half_floats,                    composed) \
-  X(cross_entropy,  declared + half_floats,                    composed) \
+  X(cross_entropy,  declared + half_floats,                    row_cross_entropy) \
   X(layer_norm,     declared + half_floats,                    composed) \
   X(matmul,         declared + half_floats - signed_integral,  cublas_gemm)
 // clang-format on
