@@ -83,13 +83,14 @@ else
 fi
 step example 60 "$bin/examples/cuda/cuda_placement"
 step mlp 90 "$bin/examples/mlp/mlp_cuda" --steps 150 --print-every 50
+step mlp-captured 90 "$bin/examples/mlp/mlp_cuda" --steps 150 --print-every 50 --capture 1
 step bench 120 bash -c "set -o pipefail; '$bin/bench/gpu/texpr_gpu_bench' | tee '$logdir/bench.txt'"
 step torch-compare 240 python3 "$root/bench/gpu/torch_compare.py" "$logdir/bench.txt"
 
 # Last: the slowest step, and the one a short device lease can best do without.
 if command -v compute-sanitizer >/dev/null 2>&1; then
   step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 1 "$bin/tests/cuda/texpr_cuda_tests" \
-    --test-case="destinations*,empty inputs*,views over*,a fused graph*"
+    --test-case="destinations*,empty inputs*,views over*,a fused graph*,a captured step*,optimisers on the device*"
 else
   echo "=== memcheck: compute-sanitizer not found, skipped"
 fi
