@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
     // Evaluate the loss and all six gradients together: shared memos (forward matmuls, incoming gradients)
     // are computed once.
     const auto result = tx::eval_all(graphs);  // (loss, d w1, d b1, d w2, d b2, d w3, d b3)
-    opt.step(result);                          // w -= lr * dw: one fused in-place pass per parameter
+    opt.step(result);                          // w -= lr * dw in place (cuda: one launch for all six)
     last_loss = std::get<0>(result).item();
     if (step == 0) first_loss = last_loss;
     if (halved_at < 0 && last_loss <= 0.5 * first_loss) halved_at = step;

@@ -603,3 +603,71 @@ TEST_CASE("a captured step replayed equals the same steps run eagerly") {
     REQUIRE(std::abs(w_eager.data()[i] - w_captured.data()[i]) <= 1e-5f * (1 + std::abs(w_eager.data()[i])));
   CHECK(step.graph().nodes() > 0);
 }
+
+namespace {
+/// cross_entropy of logits z (rows x classes) and labels in long double: NaN for a label outside [0, classes).
+ld cross_entropy_reference(const tx::tensor<float, 2>& z, const std::vector<std::int64_t>& labels) {
+  ld total = 0;
+  const tx::index_t rows = z.extent(0), classes = z.extent(1);
+  for (tx::index_t r = 0; r < rows; ++r) {
+    ld m = -std::numeric_limits<ld>::infinity();
+    for (tx::index_t j = 0; j < classes; ++j) m = std::max<ld>(m, z(r, j));
+    ld s = 0;
+    for (tx::index_t j = 0; j < classes; ++j) s += std::exp(static_cast<ld>(z(r, j)) - m);
+    const std::int64_t l = labels[static_cast<std::size_t>(r)];
+    total += l >= 0 && l < classes ? std::log(s) + m - z(r, l) : std::numeric_limits<ld>::quiet_NaN();
+  }
+  return total / static_cast<ld>(rows);
+}
+} // namespace
+
+TEST_CASE("cross_entropy in one launch: many rows, strided logits, int32 labels, NaN and bad labels, 16-bit") {
+  for (const tx::index_t rows : {1, 37, 70000}) {  // 70000 rows: more than one row per warp
+    INFO("rows " << rows);
+    const tx::index_t classes = rows == 1 ? 1000 : 13;  // 1000: a row longer than a warp
+    auto hz = test::random<float, 2>({rows, classes}, -8, 8);
+    std::vector<std::int64_t> labels(static_cast<std::size_t>(rows));
+    tx::tensor<std::int64_t, 1> hl({rows});
+    tx::tensor<std::int32_t, 1> hl32({rows});
+    for (tx::index_t i = 0; i < rows; ++i) {
+      labels[static_cast<std::size_t>(i)] = (i * 7 + 3) % classes;
+      hl(i) = labels[static_cast<std::size_t>(i)];
+      hl32(i) = static_cast<std::int32_t>(hl(i));
+    }
+    const auto z = dev(hz);
+    const auto l = dev(hl);
+    const auto l32 = dev(hl32);
+    const ld want = cross_entropy_reference(hz, labels);
+    tx::kernel_log log;
+    const float got = tx::cross_entropy(z, l).item();
+    CHECK(log.count("row_cross_entropy") == 1);
+    CHECK(std::abs(got - want) <= 1e-5L * (1 + std::abs(want)));
+    CHECK(std::abs(tx::cross_entropy(z, l32).item() - want) <= 1e-5L * (1 + std::abs(want)));
+    // The same logits read transposed (a strided operand).
+    const auto zt = dev(tx::tensor<float, 2>(tx::transpose(hz)));
+    CHECK(std::abs(tx::cross_entropy(tx::transpose(zt), l).item() - want) <= 1e-5L * (1 + std::abs(want)));
+    // bfloat16 logits (computed in float): within bfloat16's rounding of the inputs.
+    const auto zb = tx::eval(tx::cast<tx::bfloat16>(z));
+    CHECK(std::abs(static_cast<float>(tx::cross_entropy(zb, l).item()) - want) <= 0.05L * (1 + std::abs(want)));
+  }
+  auto hz = test::random<float, 2>({4, 5}, -1, 1);
+  tx::tensor<std::int64_t, 1> hl({4});
+  for (tx::index_t i = 0; i < 4; ++i) hl(i) = i;
+  SUBCASE("a NaN logit gives NaN") {
+    hz(2, 3) = std::numeric_limits<float>::quiet_NaN();
+    CHECK(std::isnan(tx::cross_entropy(dev(hz), dev(hl)).item()));
+  }
+  SUBCASE("a label outside [0, classes) gives NaN") {
+    hl(1) = 5;
+    CHECK(std::isnan(tx::cross_entropy(dev(hz), dev(hl)).item()));
+    hl(1) = -1;
+    CHECK(std::isnan(tx::cross_entropy(dev(hz), dev(hl)).item()));
+  }
+  SUBCASE("large finite logits lose nothing to the shift") {
+    hz(0, 0) = 1e30f;
+    const float got = tx::cross_entropy(dev(hz), dev(hl)).item();
+    std::vector<std::int64_t> labels{0, 1, 2, 3};
+    const ld want = cross_entropy_reference(hz, labels);
+    CHECK(std::abs(got - want) <= 1e-5L * (1 + std::abs(want)));
+  }
+}

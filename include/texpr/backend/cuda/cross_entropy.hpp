@@ -35,7 +35,7 @@ template <class A> __device__ A warp_max(A v) {
 #pragma unroll
   for (int o = 16; o > 0; o /= 2) {
     const A other = __shfl_xor_sync(0xffffffffu, v, o);
-    v = (other > v || v != v) ? other : v;  // NaN wins, as in the host's max
+    v = (other > v || other != other) ? other : v;  // NaN wins (a NaN v stays), as in the host's max
   }
   return v;
 }
