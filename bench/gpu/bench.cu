@@ -20,17 +20,19 @@ namespace {
 constexpr int warmups = 3;
 constexpr int reps = 15;
 
-/// Median milliseconds of f() on the default stream.
+/// Median milliseconds of f() on texpr's stream (tx::cuda_stream(): every texpr call and every anchor here runs on
+/// it; events on the legacy default stream would not wait for its work).
 double time_ms(const std::function<void()>& f) {
+  const cudaStream_t stream = tx::cuda_stream();
   cudaEvent_t start, stop;
   TEXPR_CUDA_CHECK(cudaEventCreate(&start));
   TEXPR_CUDA_CHECK(cudaEventCreate(&stop));
   for (int i = 0; i < warmups; ++i) f();
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
-    TEXPR_CUDA_CHECK(cudaEventRecord(start));
+    TEXPR_CUDA_CHECK(cudaEventRecord(start, stream));
     f();
-    TEXPR_CUDA_CHECK(cudaEventRecord(stop));
+    TEXPR_CUDA_CHECK(cudaEventRecord(stop, stream));
     TEXPR_CUDA_CHECK(cudaEventSynchronize(stop));
     float ms = 0;
     TEXPR_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
@@ -77,7 +79,11 @@ auto logits(const X& x, const W1& w1, const B1& b1, const W2& w2, const B2& b2, 
 }
 
 /// The host peer benchmark's MLP (bench/peers): 784-256-256-10 ELU, MSE loss; the forward pass at batch 64 and one
-/// SGD step at batch 128 (the six gradients, then w1's update), timed for torch_compare.py's eager PyTorch.
+/// SGD step at batch 128 (the six gradients, then all six parameters updated in place by tx::optim::sgd: one
+/// multi-tensor launch), each eager and captured into a CUDA graph (tx::capture_step, then one replay per step).
+/// torch_compare.py runs the same cases in PyTorch (eager, CUDA graph, torch.compile). Every step after the first
+/// takes its temporaries from texpr's device block cache (no driver allocation), as PyTorch's take theirs from its
+/// caching allocator.
 void bench_mlp() {
   const auto w1 = pattern(784, 256, 3, 1 / std::sqrt(784.0)), w2 = pattern(256, 256, 5, 1 / 16.0),
              w3 = pattern(256, 10, 7, 1 / 16.0);
@@ -85,25 +91,51 @@ void bench_mlp() {
   const auto x64 = pattern(64, 784, 1, 1), y64 = pattern(64, 10, 2, 1);
   const auto x128 = pattern(128, 784, 1, 1), y128 = pattern(128, 10, 2, 1);
   tx::tensor<float, 0, tx::cuda> loss(tx::shape_t<0>{});
-  const double fwd_ms = time_ms([&] { loss = tx::mean(tx::square(logits(x64, w1, b1, w2, b2, w3, b3) - y64)); });
+  const auto forward = tx::mean(tx::square(logits(x64, w1, b1, w2, b2, w3, b3) - y64));
+  const double fwd_ms = time_ms([&] { loss = forward; });
   std::printf("%-34s %9.3f ms  loss %.6f\n", "MLP forward, batch 64", fwd_ms, static_cast<double>(loss.item()));
-  tx::tensor<float, 2, tx::cuda> w1_after(w1.shape());
-  const double step_ms = time_ms([&] {
-    auto p1 = tx::param<struct w1_tag>(w1);
-    auto q1 = tx::param<struct b1_tag>(b1);
-    auto p2 = tx::param<struct w2_tag>(w2);
-    auto q2 = tx::param<struct b2_tag>(b2);
-    auto p3 = tx::param<struct w3_tag>(w3);
-    auto q3 = tx::param<struct b3_tag>(b3);
-    auto [l, g1, h1, g2, h2, g3, h3] = tx::eval_all(
-        tx::value_and_grad(tx::mean(tx::square(logits(x128, p1, q1, p2, q2, p3, q3) - y128)), p1, q1, p2, q2, p3, q3));
-    w1_after = w1 - 0.1f * g1;
-    loss = l;
-  });
-  const float step_loss = loss.item();
-  const float moved = tx::sum(tx::abs(w1_after - w1)).item();
-  std::printf("%-34s %9.3f ms  loss %.6f, sum |w1 update| %.6f\n", "SGD step, batch 128", step_ms,
-              static_cast<double>(step_loss), static_cast<double>(moved));
+  {
+    const auto captured = tx::capture_step(forward);  // warmed up by the eager runs above
+    const double ms = time_ms([&] { captured.replay(); });
+    std::printf("%-34s %9.3f ms  loss %.6f\n", "MLP forward captured, batch 64", ms,
+                static_cast<double>(std::get<0>(captured.results()).item()));
+  }
+  // The SGD step on copies of the parameters, eager then captured: each variant runs warm-ups + repetitions steps
+  // from the same start, so both print the loss of the same step.
+  const auto sgd_case = [&](bool capture) {
+    tx::tensor<float, 2, tx::cuda> p1 = w1.clone(), p2 = w2.clone(), p3 = w3.clone();
+    tx::tensor<float, 1, tx::cuda> q1 = b1.clone(), q2 = b2.clone(), q3 = b3.clone();
+    tx::optim::sgd opt(std::tie(p1, q1, p2, q2, p3, q3), {.lr = 0.1});
+    auto P1 = tx::param<struct w1_tag>(p1);
+    auto Q1 = tx::param<struct b1_tag>(q1);
+    auto P2 = tx::param<struct w2_tag>(p2);
+    auto Q2 = tx::param<struct b2_tag>(q2);
+    auto P3 = tx::param<struct w3_tag>(p3);
+    auto Q3 = tx::param<struct b3_tag>(q3);
+    const auto graphs =
+        tx::value_and_grad(tx::mean(tx::square(logits(x128, P1, Q1, P2, Q2, P3, Q3) - y128)), P1, Q1, P2, Q2, P3, Q3);
+    double ms = 0;
+    float last = 0;
+    opt.step(tx::eval_all(graphs));  // the first step, eagerly: fills the cache (and is what capture needs)
+    if (capture) {
+      const auto step = tx::capture_step(graphs, [&](const auto& r) { opt.step(r); });
+      ms = time_ms([&] { step.replay(); });  // warm-ups + repetitions replays
+      last = std::get<0>(step.results()).item();
+    } else {
+      ms = time_ms([&] {
+        const auto r = tx::eval_all(graphs);
+        opt.step(r);
+        loss = std::get<0>(r);
+      });
+      last = loss.item();
+    }
+    const float moved = tx::sum(tx::abs(p1 - w1)).item();
+    std::printf("%-34s %9.3f ms  loss %.6f, sum |w1 - w1 at start| %.6f\n",
+                capture ? "SGD step captured, batch 128" : "SGD step, batch 128", ms, static_cast<double>(last),
+                static_cast<double>(moved));
+  };
+  sgd_case(false);
+  sgd_case(true);
 }
 
 template <class T> void bench_matmul(const char* name, cudaDataType_t type, cublasComputeType_t compute, tx::index_t n) {
@@ -112,6 +144,7 @@ template <class T> void bench_matmul(const char* name, cudaDataType_t type, cubl
   tx::tensor<T, 2, tx::cuda> c(tx::shape_t<2>{n, n});
   cublasHandle_t h;
   TEXPR_CUDA_CHECK(cublasCreate(&h));
+  TEXPR_CUDA_CHECK(cublasSetStream(h, tx::cuda_stream()));
   using S = std::conditional_t<std::is_same_v<T, double>, double, float>;
   const S alpha(1), beta(0);
   const int ni = static_cast<int>(n);
@@ -143,7 +176,8 @@ int main() {
 
   // Anchor: device-to-device copy (reads n, writes n)
   const double copy_ms = time_ms([&] {
-    TEXPR_CUDA_CHECK(cudaMemcpyAsync(y.data(), a.data(), static_cast<std::size_t>(fbytes), cudaMemcpyDeviceToDevice));
+    TEXPR_CUDA_CHECK(cudaMemcpyAsync(y.data(), a.data(), static_cast<std::size_t>(fbytes), cudaMemcpyDeviceToDevice,
+                                     tx::cuda_stream()));
   });
   row("cudaMemcpy D2D (anchor)", copy_ms, "itself", copy_ms, 2 * fbytes, 0);
 
@@ -151,12 +185,15 @@ int main() {
   const double chain_ms = time_ms([&] { y = tx::sigmoid(a * b + c) * 0.5f - tx::abs(a); });
   row("6-op chain (fused)", chain_ms, "D2D copy, same bytes", copy_ms * 2, 4 * fbytes, 0);
 
-  // sum over everything vs raw cub::DeviceReduce::Sum
+  // sum over everything vs raw cub::DeviceReduce::Sum. Scratch alike on both sides: CUB's temporary storage is
+  // allocated once before timing; texpr's comes from its device block cache (filled by the warm-ups: no driver
+  // allocation in the timed runs).
   tx::tensor<float, 0, tx::cuda> s(tx::shape_t<0>{});
   std::size_t temp_bytes = 0;
-  TEXPR_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, a.data(), s.data(), n));
+  TEXPR_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, a.data(), s.data(), n, tx::cuda_stream()));
   tx::detail::device_scratch temp(temp_bytes, nullptr);
-  const double cub_ms = time_ms([&] { TEXPR_CUDA_CHECK(cub::DeviceReduce::Sum(temp.p, temp_bytes, a.data(), s.data(), n)); });
+  const double cub_ms = time_ms(
+      [&] { TEXPR_CUDA_CHECK(cub::DeviceReduce::Sum(temp.p, temp_bytes, a.data(), s.data(), n, tx::cuda_stream())); });
   const double sum_ms = time_ms([&] { s = tx::sum(a); });
   row("sum (64 Mi float)", sum_ms, "cub::DeviceReduce::Sum", cub_ms, fbytes, 0);
   const double fused_sum_ms = time_ms([&] { s = tx::sum(a * b); });

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -174,7 +175,41 @@ int main(int argc, char** argv) {
   double first_loss = 0, last_loss = 0;
   long halved_at = -1;
   const auto start = std::chrono::steady_clock::now();
-  for (long step = 0; step < steps; ++step) {
+  // --capture (cuda): the step is captured once into a CUDA graph and replayed, the batch copied into fixed staging
+  // tensors that the graphs read (docs/semantics.md, "Capturing a step into a CUDA graph").
+  const bool capture = arg(argc, argv, "--capture", 0) != 0;
+#if defined(__CUDACC__)
+  const bool captured_run = capture;
+  if (capture) {
+    tensor<2> xs(tx::shape_t<2>{batch, features});
+    tx::tensor<std::int64_t, 1, backend> ys(tx::shape_t<1>{batch});
+    const auto graphs = train_step(batch_t<backend>(xs.view()), labels_t<backend>(ys.view()), m);  // built once
+    const auto update = [&](const auto& r) { opt.step(r); };
+    std::optional<decltype(tx::capture_step(graphs, update))> captured;
+    for (long step = 0; step < steps; ++step) {
+      const tx::index_t first = (step * batch) % (train_n - batch + 1);
+      xs = batch_t<backend>(x_train.data() + first * features, {batch, features});  // into the same memory
+      ys = labels_t<backend>(y_train.data() + first, {batch});
+      if (step == 0) {  // the first step eagerly (it fills texpr's device cache), then the capture
+        const auto result = tx::eval_all(graphs);
+        opt.step(result);
+        last_loss = std::get<0>(result).item();
+        captured.emplace(tx::capture_step(graphs, update));
+        std::printf("captured the step: %zu graph nodes, replayed with one launch per step\n", captured->graph().nodes());
+      } else {
+        captured->replay();
+        last_loss = std::get<0>(captured->results()).item();
+      }
+      if (step == 0) first_loss = last_loss;
+      if (halved_at < 0 && last_loss <= 0.5 * first_loss) halved_at = step;
+      if (step % every == 0 || step + 1 == steps) std::printf("step %4ld  loss %.5f\n", step, last_loss);
+    }
+  }
+#else
+  const bool captured_run = false;
+  if (capture) std::printf("--capture needs the cuda build (mlp_cuda); running eagerly\n");
+#endif
+  for (long step = 0; step < steps && !captured_run; ++step) {
     const tx::index_t first = (step * batch) % (train_n - batch + 1);
     const batch_t<backend> xb(x_train.data() + first * features, {batch, features});
     const labels_t<backend> yb(y_train.data() + first, {batch});
@@ -187,7 +222,7 @@ int main(int argc, char** argv) {
     // Evaluate the loss and all six gradients together: shared memos (forward matmuls, incoming gradients)
     // are computed once.
     const auto result = tx::eval_all(graphs);  // (loss, d w1, d b1, d w2, d b2, d w3, d b3)
-    opt.step(result);                          // w -= lr * dw: one fused in-place pass per parameter
+    opt.step(result);                          // w -= lr * dw in place (cuda: one launch for all six)
     last_loss = std::get<0>(result).item();
     if (step == 0) first_loss = last_loss;
     if (halved_at < 0 && last_loss <= 0.5 * first_loss) halved_at = step;

@@ -24,6 +24,7 @@
 #include "texpr/expr/saved.hpp"
 #include "texpr/expr/softmax.hpp"
 #include "texpr/placement/runs_on.hpp"
+#include "texpr/placement/capturable.hpp"
 #include "texpr/placement/report.hpp"
 #include "texpr/eval/assign.hpp"
 #include "texpr/eval/print.hpp"
@@ -37,4 +38,5 @@
 #include "texpr/optim/clip.hpp"
 #if defined(__CUDACC__)
 #include "texpr/backend/cuda/cuda.hpp"
+#include "texpr/capture/capture.hpp"
 #endif

@@ -2,10 +2,10 @@
 # class that only a higher layer defines (a forward declaration is an include in disguise: the lower layer then
 # depends on code above it). fwd.hpp, the light public forward header, may declare the public types of any layer. Each directory under
 # include/texpr is a layer; a header may include headers of its own layer or lower ones:
-#   core, detail (and fwd.hpp) < registry < op < expr < tensor < placement < eval < backend < autograd < optim < interop, dist
+#   core, detail (and fwd.hpp) < registry < op < expr < tensor < placement < eval < backend < autograd < optim, capture < interop, dist
 #   < texpr.hpp (interop and dist headers are optional: texpr.hpp does not include them)
 # Usage: cmake -DINCLUDE_DIR=<repo>/include -P check_layers.cmake
-set(_order core detail registry op expr tensor placement eval backend autograd optim interop dist)
+set(_order core detail registry op expr tensor placement eval backend autograd optim capture interop dist)
 set(_rank_core 0)
 set(_rank_detail 0)
 set(_rank_fwd 0)
@@ -18,6 +18,7 @@ set(_rank_eval 6)
 set(_rank_backend 7)
 set(_rank_autograd 8)
 set(_rank_optim 9)
+set(_rank_capture 9)
 set(_rank_interop 10)
 set(_rank_dist 10)
 set(_rank_texpr 100)

@@ -501,3 +501,173 @@ TEST_CASE("training ops on the device: dropout, layer_norm and slice gradients a
     CHECK(test::close(gb(k), want_b[static_cast<std::size_t>(k)], rows, 1e-5L));
   }
 }
+
+namespace {
+/// Three steps of an optimiser made by `make` over device parameters (the steps after the first are multi-tensor
+/// launches), against `rule` (one element's update at step t, PyTorch's formulas, in long double) applied on the
+/// host; relative 1e-5.
+template <class Make, class Rule> void compare_optimiser(const char* name, Make make, Rule rule) {
+  INFO(name);
+  auto w1 = test::random<float, 2>({37, 19}, -1, 1), w2 = test::random<float, 2>({19, 5}, -2, 2);
+  auto b1 = test::random<float, 1>({19}, -0.5, 0.5), b2 = test::random<float, 1>({5}, -3, 3);
+  const auto g1 = test::random<float, 2>({37, 19}, -1, 1), g2 = test::random<float, 2>({19, 5}, -3, 3);
+  const auto h1 = test::random<float, 1>({19}, -2, 2), h2 = test::random<float, 1>({5}, -0.1, 0.1);
+  auto dw1 = dev(w1), dw2 = dev(w2);
+  auto db1 = dev(b1), db2 = dev(b2);
+  const auto dg1 = dev(g1), dg2 = dev(g2);
+  const auto dh1 = dev(h1), dh2 = dev(h2);
+  auto opt = make(std::tie(dw1, db1, dw2, db2));
+  for (int step = 0; step < 3; ++step) opt.step(std::tie(dg1, dh1, dg2, dh2));
+  const auto check = [&](const auto& p0, const auto& g, const auto& got_dev) {
+    const auto got = tx::to_host(got_dev);
+    for (tx::index_t i = 0; i < p0.size(); ++i) {
+      ld p = p0.data()[i], s1 = 0, s2 = 0;
+      for (int t = 1; t <= 3; ++t) rule(p, static_cast<ld>(g.data()[i]), s1, s2, t);
+      REQUIRE(std::abs(static_cast<ld>(got.data()[i]) - p) <= 1e-5L * (1 + std::abs(p)));
+    }
+  };
+  check(w1, g1, dw1);
+  check(b1, h1, db1);
+  check(w2, g2, dw2);
+  check(b2, h2, db2);
+}
+} // namespace
+
+TEST_CASE("optimisers on the device: multi-tensor steps against PyTorch's formulas") {
+  compare_optimiser("sgd", [](auto p) { return tx::optim::sgd(p, {.lr = 0.1, .weight_decay = 0.01}); },
+                    [](ld& p, ld g, ld&, ld&, int) { p -= 0.1L * (g + 0.01L * p); });
+  const auto momentum = [](ld lr, ld mom, ld damp, ld wd, bool nesterov) {
+    return [=](ld& p, ld g, ld& b, ld&, int t) {
+      const ld d = g + wd * p;
+      b = t == 1 ? d : mom * b + (1 - damp) * d;
+      p -= nesterov ? lr * (d + mom * b) : lr * b;
+    };
+  };
+  compare_optimiser("sgd momentum", [](auto p) { return tx::optim::sgd(p, {.lr = 0.05, .momentum = 0.9, .dampening = 0.1}); },
+                    momentum(0.05L, 0.9L, 0.1L, 0, false));
+  compare_optimiser("sgd nesterov",
+                    [](auto p) { return tx::optim::sgd(p, {.lr = 0.05, .momentum = 0.8, .weight_decay = 1e-3, .nesterov = true}); },
+                    momentum(0.05L, 0.8L, 0, 1e-3L, true));
+  const auto adam = [](ld lr, ld wd, bool decoupled) {
+    return [=](ld& p, ld g, ld& m, ld& v, int t) {
+      const ld b1 = 0.9L, b2 = 0.999L, eps = 1e-8L;
+      const ld d = decoupled ? g : g + wd * p;
+      m = b1 * m + (1 - b1) * d;
+      v = b2 * v + (1 - b2) * d * d;
+      const ld decay = decoupled ? 1 - lr * wd : 1;
+      p = decay * p - lr / (1 - std::pow(b1, static_cast<ld>(t))) * m / (std::sqrt(v) / std::sqrt(1 - std::pow(b2, static_cast<ld>(t))) + eps);
+    };
+  };
+  compare_optimiser("adam", [](auto p) { return tx::optim::adam(p, {.lr = 1e-2, .weight_decay = 1e-3}); }, adam(1e-2L, 1e-3L, false));
+  compare_optimiser("adamw", [](auto p) { return tx::optim::adamw(p, {.lr = 1e-2, .weight_decay = 0.05}); }, adam(1e-2L, 0.05L, true));
+}
+
+namespace capture_tags {
+struct w;
+struct b;
+} // namespace capture_tags
+
+TEST_CASE("a captured step replayed equals the same steps run eagerly") {
+  // loss = cross_entropy(x w + b, y); SGD. Two copies of the parameters: one stepped eagerly, one by replays.
+  auto hx = test::random<float, 2>({16, 12}, -1, 1);
+  auto hw = test::random<float, 2>({12, 6}, -0.5, 0.5);
+  auto hb = test::random<float, 1>({6}, -0.2, 0.2);
+  tx::tensor<std::int64_t, 1> hy({16});
+  for (tx::index_t i = 0; i < 16; ++i) hy(i) = (i * 5) % 6;
+  auto x = dev(hx);
+  auto y = dev(hy);
+  auto we = dev(hw), wc = dev(hw);
+  auto be = dev(hb), bc = dev(hb);
+  const auto graphs_of = [&](const auto& w, const auto& b) {
+    auto W = tx::param<capture_tags::w>(w);
+    auto B = tx::param<capture_tags::b>(b);
+    return tx::value_and_grad(tx::cross_entropy(tx::matmul(x.view(), W) + B, y.view()), W, B);
+  };
+  tx::optim::sgd eager_opt(std::tie(we, be), {.lr = 0.5});
+  tx::optim::sgd captured_opt(std::tie(wc, bc), {.lr = 0.5});
+  const auto eager_graphs = graphs_of(we, be);
+  const auto captured_graphs = graphs_of(wc, bc);
+  captured_opt.step(tx::eval_all(captured_graphs));  // warm-up, also a step
+  eager_opt.step(tx::eval_all(eager_graphs));
+  auto step = tx::capture_step(captured_graphs, [&](const auto& r) { captured_opt.step(r); });  // runs nothing yet
+  float eager_loss = 0;
+  for (int i = 0; i < 4; ++i) {
+    step.replay();
+    const auto r = tx::eval_all(eager_graphs);
+    eager_loss = std::get<0>(r).item();
+    eager_opt.step(r);
+  }
+  CHECK(std::abs(std::get<0>(step.results()).item() - eager_loss) <= 1e-5f * (1 + std::abs(eager_loss)));
+  const auto w_eager = tx::to_host(we), w_captured = tx::to_host(wc);
+  for (tx::index_t i = 0; i < w_eager.size(); ++i)
+    REQUIRE(std::abs(w_eager.data()[i] - w_captured.data()[i]) <= 1e-5f * (1 + std::abs(w_eager.data()[i])));
+  CHECK(step.graph().nodes() > 0);
+}
+
+namespace {
+/// cross_entropy of logits z (rows x classes) and labels in long double: NaN for a label outside [0, classes).
+ld cross_entropy_reference(const tx::tensor<float, 2>& z, const std::vector<std::int64_t>& labels) {
+  ld total = 0;
+  const tx::index_t rows = z.extent(0), classes = z.extent(1);
+  for (tx::index_t r = 0; r < rows; ++r) {
+    ld m = -std::numeric_limits<ld>::infinity();
+    for (tx::index_t j = 0; j < classes; ++j) m = std::max<ld>(m, z(r, j));
+    ld s = 0;
+    for (tx::index_t j = 0; j < classes; ++j) s += std::exp(static_cast<ld>(z(r, j)) - m);
+    const std::int64_t l = labels[static_cast<std::size_t>(r)];
+    total += l >= 0 && l < classes ? std::log(s) + m - z(r, l) : std::numeric_limits<ld>::quiet_NaN();
+  }
+  return total / static_cast<ld>(rows);
+}
+} // namespace
+
+TEST_CASE("cross_entropy in one launch: many rows, strided logits, int32 labels, NaN and bad labels, 16-bit") {
+  for (const tx::index_t rows : {1, 37, 70000}) {  // 70000 rows: more than one row per warp
+    INFO("rows " << rows);
+    const tx::index_t classes = rows == 1 ? 1000 : 13;  // 1000: a row longer than a warp
+    auto hz = test::random<float, 2>({rows, classes}, -8, 8);
+    std::vector<std::int64_t> labels(static_cast<std::size_t>(rows));
+    tx::tensor<std::int64_t, 1> hl({rows});
+    tx::tensor<std::int32_t, 1> hl32({rows});
+    for (tx::index_t i = 0; i < rows; ++i) {
+      labels[static_cast<std::size_t>(i)] = (i * 7 + 3) % classes;
+      hl(i) = labels[static_cast<std::size_t>(i)];
+      hl32(i) = static_cast<std::int32_t>(hl(i));
+    }
+    const auto z = dev(hz);
+    const auto l = dev(hl);
+    const auto l32 = dev(hl32);
+    const ld want = cross_entropy_reference(hz, labels);
+    tx::kernel_log log;
+    const float got = tx::cross_entropy(z, l).item();
+    CHECK(log.count("row_cross_entropy") == 1);
+    CHECK(std::abs(got - want) <= 1e-5L * (1 + std::abs(want)));
+    CHECK(std::abs(tx::cross_entropy(z, l32).item() - want) <= 1e-5L * (1 + std::abs(want)));
+    // The same logits read transposed (a strided operand).
+    const auto zt = dev(tx::tensor<float, 2>(tx::transpose(hz)));
+    CHECK(std::abs(tx::cross_entropy(tx::transpose(zt), l).item() - want) <= 1e-5L * (1 + std::abs(want)));
+    // bfloat16 logits (computed in float): within bfloat16's rounding of the inputs.
+    const auto zb = tx::eval(tx::cast<tx::bfloat16>(z));
+    CHECK(std::abs(static_cast<float>(tx::cross_entropy(zb, l).item()) - want) <= 0.05L * (1 + std::abs(want)));
+  }
+  auto hz = test::random<float, 2>({4, 5}, -1, 1);
+  tx::tensor<std::int64_t, 1> hl({4});
+  for (tx::index_t i = 0; i < 4; ++i) hl(i) = i;
+  SUBCASE("a NaN logit gives NaN") {
+    hz(2, 3) = std::numeric_limits<float>::quiet_NaN();
+    CHECK(std::isnan(tx::cross_entropy(dev(hz), dev(hl)).item()));
+  }
+  SUBCASE("a label outside [0, classes) gives NaN") {
+    hl(1) = 5;
+    CHECK(std::isnan(tx::cross_entropy(dev(hz), dev(hl)).item()));
+    hl(1) = -1;
+    CHECK(std::isnan(tx::cross_entropy(dev(hz), dev(hl)).item()));
+  }
+  SUBCASE("large finite logits lose nothing to the shift") {
+    hz(0, 0) = 1e30f;
+    const float got = tx::cross_entropy(dev(hz), dev(hl)).item();
+    std::vector<std::int64_t> labels{0, 1, 2, 3};
+    const ld want = cross_entropy_reference(hz, labels);
+    CHECK(std::abs(got - want) <= 1e-5L * (1 + std::abs(want)));
+  }
+}

@@ -3,7 +3,9 @@
 // a machine without a GPU or driver. Every call is recorded (texpr_standin::snapshot) and nothing executes: kernels
 // and GEMMs do not run, so device values are garbage. Allocations are real host memory (256-byte aligned, as the
 // device pool's are) so that copies and memsets really move bytes and a stray host read does not crash; one device
-// of compute capability 9.0 with 132 SMs is reported. Limits: no kernel, event timing, graph, texture, multi-device
+// of compute capability 9.0 with 132 SMs is reported. Stream capture counts the work recorded on the captured stream
+// and refuses what CUDA refuses then (host waits, host copies, cudaMalloc); a graph launch is recorded as one call.
+// Limits: no kernel, event timing, graph contents, texture, multi-device
 // or driver-API behaviour; a call texpr does not make is missing and shows up as an undefined symbol at link time.
 #include "standin.hpp"
 
@@ -36,6 +38,13 @@ struct CUmemPoolHandle_st {
 };
 struct cublasContext {
   cudaStream_t stream = nullptr;
+  std::size_t workspace = 0;
+};
+struct CUgraph_st {
+  std::size_t nodes = 0;
+};
+struct CUgraphExec_st {
+  std::size_t nodes = 0;
 };
 
 namespace texpr_standin {
@@ -49,6 +58,7 @@ struct state {
   std::unordered_map<const void*, std::string> kernels;  // host stub -> demangled device name
   std::map<std::uintptr_t, std::size_t> live;            // allocation start -> bytes
   std::size_t work = 0;                                  // launches and GEMMs so far, never reset
+  std::map<const void*, capture> capturing;              // streams being captured
   CUmemPoolHandle_st pool;
 };
 
@@ -107,6 +117,29 @@ void record_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind k
   if (!async && to_host) s.rec.syncs.push_back(sync_kind::synchronous_copy);
 }
 
+/// Counts a node into the capture of `stream`, if one runs (the caller holds the mutex).
+void add_node(state& s, const void* stream) {
+  const auto it = s.capturing.find(stream);
+  if (it != s.capturing.end()) ++it->second.nodes;
+}
+
+/// Whether `stream` is being captured; a call that is not allowed then invalidates the capture.
+bool capture_refuses(const void* stream) {
+  state& s = the_state();
+  std::lock_guard lock(s.mutex);
+  const auto it = s.capturing.find(stream);
+  if (it == s.capturing.end()) return false;
+  it->second.invalidated = true;
+  return true;
+}
+
+/// Whether any capture runs (a call that is never allowed during capture, cudaMalloc, then fails).
+bool any_capture() {
+  state& s = the_state();
+  std::lock_guard lock(s.mutex);
+  return !s.capturing.empty();
+}
+
 void record_sync(sync_kind kind) {
   state& s = the_state();
   std::lock_guard lock(s.mutex);
@@ -123,6 +156,7 @@ void record_launch(const void* stub, dim3 grid, dim3 block, std::size_t shared, 
                             shared,
                             stream,
                             s.work++});
+  add_node(s, stream);
 }
 
 void record_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, long long m, long long n, long long k,
@@ -131,7 +165,8 @@ void record_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, l
   std::lock_guard lock(s.mutex);
   s.rec.gemms.push_back({static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), static_cast<int>(batch),
                          static_cast<int>(ta), static_cast<int>(tb), static_cast<int>(at), static_cast<int>(bt),
-                         static_cast<int>(ct), compute, h ? h->stream : nullptr, s.work++});
+                         static_cast<int>(ct), compute, h ? h->stream : nullptr, s.work++, h ? h->workspace : 0});
+  add_node(s, h ? h->stream : nullptr);
 }
 
 // The launch configuration nvcc's <<<>>> pushes and the host stub pops, per thread as in the runtime.
@@ -219,6 +254,7 @@ std::string describe(const record& r) {
   out << "\nfrees " << r.frees << "\nsyncs " << r.syncs.size() << ":";
   static const char* const sync_names[] = {"stream", "device", "event", "synchronous_copy"};
   for (const auto k : r.syncs) out << " " << sync_names[static_cast<int>(k)];
+  out << "\ncaptures " << r.captures.size() << ", graph launches " << r.graph_launches.size();
   out << "\ncopies " << r.copies.size() << " (h2d " << r.copies_of(copy_kind::host_to_device) << ", d2h "
       << r.copies_of(copy_kind::device_to_host) << ", d2d " << r.copies_of(copy_kind::device_to_device) << "), memsets "
       << r.memsets << "\n";
@@ -260,6 +296,9 @@ record scope::taken() const {
   r.syncs = tail(now.syncs, start_.syncs);
   r.copies = tail(now.copies, start_.copies);
   r.memsets = now.memsets > start_.memsets ? now.memsets - start_.memsets : 0;
+  r.captures = tail(now.captures, start_.captures);
+  r.graph_launches = tail(now.graph_launches, start_.graph_launches);
+  r.workspaces = now.workspaces > start_.workspaces ? now.workspaces - start_.workspaces : 0;
   return r;
 }
 
@@ -426,6 +465,12 @@ const char* cudaGetErrorName(cudaError_t error) {
       return "cudaErrorNoDevice";
     case cudaErrorMissingConfiguration:
       return "cudaErrorMissingConfiguration";
+    case cudaErrorStreamCaptureUnsupported:
+      return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorStreamCaptureInvalidated:
+      return "cudaErrorStreamCaptureInvalidated";
+    case cudaErrorIllegalState:
+      return "cudaErrorIllegalState";
     default:
       return "cudaError (texpr CUDA stand-in)";
   }
@@ -436,6 +481,7 @@ const char* cudaGetErrorString(cudaError_t error) {
 }
 
 cudaError_t cudaMalloc(void** p, std::size_t bytes) {
+  if (texpr_standin::any_capture()) return cudaErrorStreamCaptureUnsupported;  // not allowed during capture
   *p = texpr_standin::allocate(bytes, false);
   return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
@@ -463,18 +509,26 @@ cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
 
 cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return cudaSuccess; }
 
-cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t) {
+cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t stream) {
   if (bytes) std::memset(p, value, bytes);
   auto& s = the_state();
   std::lock_guard lock(s.mutex);
   ++s.rec.memsets;
+  texpr_standin::add_node(s, stream);
   return cudaSuccess;
 }
 
 cudaError_t cudaMemset(void* p, int value, std::size_t bytes) { return cudaMemsetAsync(p, value, bytes, nullptr); }
 
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t) {
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream) {
+  // A copy to or from host memory is not captured (the stand-in has no pinned memory: all host memory is pageable).
+  if (kind != cudaMemcpyDeviceToDevice && texpr_standin::capture_refuses(stream)) return cudaErrorStreamCaptureUnsupported;
   texpr_standin::record_copy(dst, src, bytes, kind, true);
+  {
+    auto& s = the_state();
+    std::lock_guard lock(s.mutex);
+    texpr_standin::add_node(s, stream);
+  }
   return cudaSuccess;
 }
 
@@ -513,12 +567,14 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   return cudaSuccess;
 }
 
-cudaError_t cudaStreamSynchronize(cudaStream_t) {
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  if (texpr_standin::capture_refuses(stream)) return cudaErrorStreamCaptureUnsupported;
   texpr_standin::record_sync(texpr_standin::sync_kind::stream);
   return cudaSuccess;
 }
 
 cudaError_t cudaDeviceSynchronize() {
+  if (texpr_standin::any_capture()) return cudaErrorStreamCaptureUnsupported;
   texpr_standin::record_sync(texpr_standin::sync_kind::device);
   return cudaSuccess;
 }
@@ -547,6 +603,70 @@ cudaError_t cudaEventSynchronize(cudaEvent_t) {
   return cudaSuccess;
 }
 
+// ---- stream capture and graphs: a capture counts the nodes recorded on its stream; a launch records the graph ----
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
+  if (stream == nullptr || stream == cudaStreamLegacy) return cudaErrorStreamCaptureUnsupported;
+  auto& s = the_state();
+  std::lock_guard lock(s.mutex);
+  if (s.capturing.count(stream)) return cudaErrorIllegalState;
+  s.capturing[stream] = texpr_standin::capture{stream, static_cast<int>(mode), 0, false};
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
+  auto& s = the_state();
+  std::lock_guard lock(s.mutex);
+  const auto it = s.capturing.find(stream);
+  *graph = nullptr;
+  if (it == s.capturing.end()) return cudaErrorIllegalState;
+  const texpr_standin::capture c = it->second;
+  s.capturing.erase(it);
+  s.rec.captures.push_back(c);
+  if (c.invalidated) return cudaErrorStreamCaptureInvalidated;
+  *graph = new CUgraph_st{c.nodes};
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
+  auto& s = the_state();
+  std::lock_guard lock(s.mutex);
+  const auto it = s.capturing.find(stream);
+  *status = it == s.capturing.end() ? cudaStreamCaptureStatusNone
+            : it->second.invalidated ? cudaStreamCaptureStatusInvalidated
+                                     : cudaStreamCaptureStatusActive;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, std::size_t* count) {
+  if (nodes) return cudaErrorInvalidValue;  // the stand-in has no node handles: only the count
+  *count = graph->nodes;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
+  *exec = new CUgraphExec_st{graph->nodes};
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  auto& s = the_state();
+  std::lock_guard lock(s.mutex);
+  s.rec.graph_launches.push_back({exec->nodes, stream});
+  ++s.work;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  delete exec;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  delete graph;
+  return cudaSuccess;
+}
+
 // ---- cuBLAS (cublas_api.h; cublas_v2.h maps cublasCreate to cublasCreate_v2 and so on) ----
 
 cublasStatus_t cublasCreate_v2(cublasHandle_t* handle) {
@@ -561,6 +681,7 @@ cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
 
 cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream) {
   handle->stream = stream;
+  handle->workspace = 0;  // as in cuBLAS: setting the stream resets the workspace to cuBLAS's own pool
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -571,7 +692,15 @@ cublasStatus_t cublasGetStream_v2(cublasHandle_t handle, cudaStream_t* stream) {
 
 cublasStatus_t cublasSetMathMode(cublasHandle_t, cublasMath_t) { return CUBLAS_STATUS_SUCCESS; }
 
-cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t, void*, std::size_t) { return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void* workspace, std::size_t bytes) {
+  handle->workspace = workspace ? bytes : 0;
+  if (workspace) {
+    auto& s = the_state();
+    std::lock_guard lock(s.mutex);
+    ++s.rec.workspaces;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
 
 const char* cublasGetStatusName(cublasStatus_t status) {
   return status == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS (texpr CUDA stand-in)";

@@ -41,6 +41,7 @@ struct gemm {
   int compute_type = 0;          ///< cublasComputeType_t (68: CUBLAS_COMPUTE_32F), or the legacy cudaDataType_t.
   const void* stream = nullptr;  ///< The stream the handle was set to.
   std::size_t order = 0;         ///< Position among all launches and GEMMs since the program started.
+  std::size_t workspace = 0;     ///< Bytes of the workspace set on the handle (0: cuBLAS's own pool).
 };
 
 /// One device allocation (cudaMalloc or cudaMallocAsync).
@@ -62,6 +63,20 @@ struct copy {
 /// What made the host wait for the device.
 enum class sync_kind { stream, device, event, synchronous_copy };
 
+/// One cudaGraphLaunch (the graph's kernels are not recorded again: they ran at capture).
+struct graph_launch {
+  std::size_t nodes = 0;         ///< Nodes of the launched graph (kernels, GEMMs, copies, memsets captured).
+  const void* stream = nullptr;  ///< The stream it was enqueued on.
+};
+
+/// One stream capture, from cudaStreamBeginCapture to cudaStreamEndCapture.
+struct capture {
+  const void* stream = nullptr;  ///< The captured stream.
+  int mode = 0;                  ///< cudaStreamCaptureMode (1: thread-local).
+  std::size_t nodes = 0;         ///< Launches, GEMMs, copies and memsets recorded into it.
+  bool invalidated = false;      ///< A call not allowed during capture ended it (cudaStreamEndCapture failed).
+};
+
 /// Everything recorded since the last reset(): vectors in call order.
 struct record {
   std::vector<launch> launches;         ///< Kernel launches.
@@ -71,6 +86,9 @@ struct record {
   std::vector<sync_kind> syncs;         ///< Host waits (stream, device, event synchronize; synchronous copies).
   std::vector<copy> copies;             ///< Copies of any direction.
   std::size_t memsets = 0;              ///< cudaMemset and cudaMemsetAsync calls.
+  std::vector<capture> captures;        ///< Finished stream captures.
+  std::vector<graph_launch> graph_launches;  ///< cudaGraphLaunch calls.
+  std::size_t workspaces = 0;           ///< cublasSetWorkspace calls with a non-null workspace.
 
   /// Sum of the allocations' bytes.
   std::size_t allocated_bytes() const;

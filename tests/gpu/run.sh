@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds (sm_90) and runs every CUDA test (tests/cuda and the interop program), the CUDA examples (placement, MLP
-# training), compute-sanitizer memcheck on part of the test program, the GPU benchmarks and the PyTorch comparison,
-# in under 8 minutes on one H200 with no network.
+# training), compute-sanitizer memcheck on part of the test program, the GPU benchmarks (texpr eager and captured
+# into a CUDA graph) and the PyTorch comparison (eager, CUDA graph, torch.compile when Triton is there: its
+# autotuning is most of that step's time; TEXPR_TORCH_COMPILE=0 skips it), in under 9 minutes on one H200 with no
+# network.
 #
 # Prepare here:    bash tests/gpu/prepare.sh --build  (copies doctest.h, and dlpack.h if installed, into the
 #                                                     git-ignored .gpu-carry/, and builds the programs there;
@@ -81,13 +83,14 @@ else
 fi
 step example 60 "$bin/examples/cuda/cuda_placement"
 step mlp 90 "$bin/examples/mlp/mlp_cuda" --steps 150 --print-every 50
+step mlp-captured 90 "$bin/examples/mlp/mlp_cuda" --steps 150 --print-every 50 --capture 1
 step bench 120 bash -c "set -o pipefail; '$bin/bench/gpu/texpr_gpu_bench' | tee '$logdir/bench.txt'"
-step torch-compare 120 python3 "$root/bench/gpu/torch_compare.py" "$logdir/bench.txt"
+step torch-compare 240 python3 "$root/bench/gpu/torch_compare.py" "$logdir/bench.txt"
 
 # Last: the slowest step, and the one a short device lease can best do without.
 if command -v compute-sanitizer >/dev/null 2>&1; then
   step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 1 "$bin/tests/cuda/texpr_cuda_tests" \
-    --test-case="destinations*,empty inputs*,views over*,a fused graph*"
+    --test-case="destinations*,empty inputs*,views over*,a fused graph*,a captured step*,optimisers on the device*"
 else
   echo "=== memcheck: compute-sanitizer not found, skipped"
 fi

@@ -456,7 +456,7 @@ template <operand... E> auto eval_all(const E&... e) {
   detail::require_backend_compiler<B>();
   stream_t stream = nullptr;
   ((stream = stream ? stream : detail::preferred_stream(detail::capture(e))), ...);
-  context<B> ctx{stream, {}};
+  context<B> ctx{detail::memory<B>::resolve(stream), {}};
   return std::tuple{detail::eval_in(e, ctx)...};
 }
 /// eval_all over a tuple of expressions (what tx::grad and tx::value_and_grad return).

@@ -38,6 +38,7 @@ template <class Backend> constexpr void require_memory_compiler() {
 /// Backend memory. Outside nvcc, memory<cuda> is this stand-in (callers check require_memory_compiler first, so the
 /// one error above is the only one); under nvcc backend/cuda/memory.hpp specialises it.
 template <class Backend> struct memory {
+  static stream_t resolve(stream_t s) noexcept { return s; }  // the stream work on `s` runs on
   static void* allocate(std::size_t, stream_t) { return nullptr; }
   static void release(void*, stream_t) noexcept {}
   static void zero(void*, std::size_t, stream_t) {}
@@ -232,6 +233,8 @@ class host_block_cache {
 
 template <> struct memory<host> {
   static constexpr std::size_t alignment = host_block_cache::alignment;  // a cache line; full vectors load aligned
+  /// Host work has no stream.
+  static stream_t resolve(stream_t s) noexcept { return s; }
   /// Number of host buffers allocated so far (tests use it to prove fusion allocates no temporaries).
   static inline std::atomic<std::size_t> allocations{0};
   // Every block carries its class size in a header of one alignment unit before the data, so that release (which

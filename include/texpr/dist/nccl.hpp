@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "texpr/backend/cuda/stream.hpp"
 #include "texpr/core/backend.hpp"
 #include "texpr/core/dtype.hpp"
 #include "texpr/core/shape.hpp"
@@ -68,8 +69,12 @@ class nccl_comm {
   ncclComm_t native() const noexcept { return comm_; }
   /// The stream used for tensors on the default stream.
   cudaStream_t stream() const noexcept { return stream_; }
-  /// The stream a collective on memory of stream `s` runs on: `s`, or the communicator's when `s` is the default.
-  cudaStream_t stream_for(stream_t s) const noexcept { return s ? reinterpret_cast<cudaStream_t>(s) : stream_; }
+  /// The stream a collective on memory of stream `s` runs on: `s`; for the default, the communicator's, else
+  /// texpr's stream (tx::cuda_stream(), where texpr wrote the memory), never the legacy stream.
+  cudaStream_t stream_for(stream_t s) const {
+    if (s) return reinterpret_cast<cudaStream_t>(s);
+    return stream_ ? stream_ : cuda_stream();
+  }
 
   /// Throws std::runtime_error naming the NCCL call when `status` is not ncclSuccess.
   static void check(ncclResult_t status, const char* call) {

@@ -75,7 +75,7 @@ void evaluate_new(evaluation_entry, tensor<T, R, B>& t, E&& e, stream_t stream, 
     diagnose_rank<RE, R>();
   } else {
     located(loc, [&] {
-      context<B> ctx{stream ? stream : preferred_stream(n), {}};
+      context<B> ctx{memory<B>::resolve(stream ? stream : preferred_stream(n)), {}};
       tensor<T, R, B> out;
       out.allocate_uninitialized(n.shape(), ctx.stream);
       evaluate_into(out.view(), n, ctx);
@@ -93,7 +93,7 @@ void evaluate_to(evaluation_entry, tensor<T, R, B>& t, E&& e, stream_t stream, c
     diagnose_rank<RE, R>();
   } else {
     located(loc, [&] {
-      context<B> ctx{stream ? stream : preferred_stream(n), {}};
+      context<B> ctx{memory<B>::resolve(stream ? stream : preferred_stream(n)), {}};
       if (t.data() == nullptr) {  // no storage yet (default, moved-from or size 0): take e's shape
         tensor<T, R, B> out;
         out.allocate_uninitialized(n.shape(), ctx.stream);
@@ -115,7 +115,7 @@ void evaluate_to_view(evaluation_entry, const view<T, R, B>& v, E&& e, const tex
     diagnose_rank<RE, R>();
   } else {
     located(loc, [&] {
-      context<B> ctx{v.stream() ? v.stream() : preferred_stream(n), {}};
+      context<B> ctx{memory<B>::resolve(v.stream() ? v.stream() : preferred_stream(n)), {}};
       if (v.size() > 0)
         for (std::size_t k = 0; k != R; ++k)
           if (v.shape()[k] > 1 && v.strides()[k] == 0)
@@ -164,7 +164,7 @@ template <class Derived> auto expr_base<Derived>::item(texpr::source_location lo
   auto n = detail::capture(self);
   typename N::value_type result{};
   detail::located(&loc, [&] {
-    context<B> ctx{detail::preferred_stream(n), {}};
+    context<B> ctx{detail::memory<B>::resolve(detail::preferred_stream(n)), {}};
     auto v = detail::materialize(n, ctx);
     if (v.data() == nullptr) throw shape_error("texpr: item() of an empty rank-0 tensor");
     result = detail::read_element<B>(v.data(), ctx.stream);

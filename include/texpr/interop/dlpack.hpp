@@ -17,6 +17,9 @@ directory to the include path"
 #include <type_traits>
 #include <utility>
 
+#if defined(__CUDACC__)
+#include "texpr/backend/cuda/stream.hpp"
+#endif
 #include "texpr/core/backend.hpp"
 #include "texpr/core/config.hpp"
 #include "texpr/core/dtype.hpp"
@@ -190,7 +193,7 @@ template <class B> std::int32_t dlpack_export_device([[maybe_unused]] const void
       TEXPR_CUDA_CHECK(cudaPointerGetAttributes(&a, p));
       if (a.type == cudaMemoryTypeDevice) dev = a.device;
     }
-    TEXPR_CUDA_CHECK(cudaStreamSynchronize(stream));
+    TEXPR_CUDA_CHECK(cudaStreamSynchronize(resolve_stream(stream)));  // a null stream is texpr's
     kernel_log::record_sync();
     return dev;
 #else

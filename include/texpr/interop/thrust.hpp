@@ -42,7 +42,9 @@ template <class V>
 concept device_vector_type = detail::is_device_vector<std::remove_cvref_t<V>>::value;
 
 /// A rank-1 cuda view of a thrust::device_vector's elements (const elements for a const vector). The vector must
-/// outlive the view and keep its size (a resize may move the memory). The view runs on the default stream.
+/// outlive the view and keep its size (a resize may move the memory). Evaluations through the view run on texpr's
+/// stream (tx::cuda_stream()), which does not wait for the legacy default stream thrust's algorithms use: before
+/// thrust reads what texpr wrote, synchronise it (or run thrust with thrust::cuda::par.on(tx::cuda_stream())).
 template <class V>
   requires device_vector_type<V>
 view<detail::device_vector_element_t<V>, 1, cuda> as_view(V&& v) {

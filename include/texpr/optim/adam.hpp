@@ -94,6 +94,28 @@ template <bool Decoupled, class Options, class... P> class adam_family : public 
     const double bias2_sqrt = std::sqrt(1 - std::pow(o.beta2, t));
     const double decay = Decoupled ? 1 - lr * o.weight_decay : 1.0;
     const bool l2 = !Decoupled && o.weight_decay != 0;
+#if defined(__CUDACC__)
+    // cuda, float or double: one launch for all parameters once the moments exist (m, v and p in one pass).
+    if constexpr (multi_tensor_update_v<P...>) {
+      using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
+      const bool ready = [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return ((!std::get<I>(moments_).first.empty() || std::get<I>(this->params_)->size() == 0) && ...);
+      }(std::index_sequence_for<P...>{});
+      if (ready) {
+        const cuda_impl::adam_rule<T> rule{static_cast<T>(o.beta1), static_cast<T>(o.beta2),
+                                           static_cast<T>(l2 ? o.weight_decay : 0.0), static_cast<T>(decay),
+                                           static_cast<T>(step_size), static_cast<T>(bias2_sqrt), static_cast<T>(o.eps)};
+        const bool done = this->multi_tensor_step(grads, rule, name, [&](auto i) {
+          auto& [m, v] = std::get<decltype(i)::value>(moments_);
+          return std::pair<T*, T*>{m.data(), v.data()};
+        });
+        if (done) {
+          ++this->steps_;
+          return;
+        }
+      }
+    }
+#endif
     this->for_each_gradient(grads, [&](auto i, auto& p, auto g) {
       auto& [m, v] = std::get<decltype(i)::value>(moments_);
       if (m.empty() && p.size() != 0) {  // the first step: zero moments on the parameter's backend and stream

@@ -10,12 +10,27 @@
 #include <type_traits>
 #include <utility>
 
+#include "texpr/core/backend.hpp"
 #include "texpr/core/shape.hpp"
 #include "texpr/eval/assign.hpp"
 #include "texpr/tensor/tensor.hpp"
 #include "texpr/tensor/view.hpp"
 
+#if defined(__CUDACC__)
+#include <array>
+#include <string_view>
+
+#include "texpr/backend/cuda/multi_tensor.hpp"
+#endif
+
 namespace texpr::detail {
+
+/// Whether parameters P... can be updated by multi-tensor launches: cuda tensors of one dtype, float or double,
+/// in a CUDA translation unit (other dtypes and the host keep one fused pass per tensor written).
+template <class... P>
+inline constexpr bool multi_tensor_update_v =
+    cuda_compiler_v && (std::is_same_v<typename P::backend, cuda> && ...) &&
+    ((std::is_same_v<typename P::value_type, float> && ...) || (std::is_same_v<typename P::value_type, double> && ...));
 
 /// What an optimiser updates: a mutable tx::tensor.
 template <class P> struct optim_parameter : std::false_type {};
@@ -91,6 +106,46 @@ template <class... P> class optimizer_parameters {
       }
     }
   }
+
+#if defined(__CUDACC__)
+  /// Updates every parameter with `rule` in multi-tensor launches (one per multi_tensor_width parameters);
+  /// state(i) gives parameter i's state pointers (s1, s2; null for none). Returns false, having changed nothing,
+  /// when a gradient is not contiguous or the parameters are on different streams (the caller then takes its
+  /// per-tensor path). Gradients are checked as for_each_gradient checks them.
+  template <class Grads, class Rule, class State>
+  bool multi_tensor_step(const Grads& grads, const Rule& rule, std::string_view op, State&& state) {
+    using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
+    std::array<T*, size> ps{};
+    std::array<const T*, size> gs{};
+    std::array<index_t, size> ns{};
+    std::array<std::pair<T*, T*>, size> ss{};
+    bool ok = true;
+    stream_t stream = nullptr;
+    for_each_gradient(grads, [&](auto i, auto& p, auto g) {
+      constexpr std::size_t k = decltype(i)::value;
+      if (k == 0) stream = p.stream();
+      ok = ok && g.is_contiguous() && p.stream() == stream;
+      ps[k] = p.data();
+      gs[k] = g.data();
+      ns[k] = p.size();
+      ss[k] = state(i);
+    });
+    if (!ok) return false;
+    for (std::size_t first = 0; first < size; first += cuda_impl::multi_tensor_width) {
+      cuda_impl::multi_tensor_table<T> table;
+      for (std::size_t k = first; k < size && k < first + cuda_impl::multi_tensor_width; ++k) {
+        const int j = table.count++;
+        table.p[j] = ps[k];
+        table.g[j] = gs[k];
+        table.s1[j] = ss[k].first;
+        table.s2[j] = ss[k].second;
+        table.n[j] = ns[k];
+      }
+      cuda_impl::launch_multi_tensor(table, rule, stream, op);
+    }
+    return true;
+  }
+#endif
 
   std::tuple<P*...> params_;  ///< The parameters, in the order they were given.
   std::int64_t steps_ = 0;    ///< Steps taken.

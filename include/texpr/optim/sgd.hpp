@@ -58,8 +58,9 @@ namespace texpr::optim {
 ///   momentum 0:        p -= lr d                                                  (1 pass, no state)
 ///   momentum buffer b: b = d at the first step, else b = momentum b + (1 - dampening) d;
 ///                      p -= lr b, or with Nesterov p -= lr (d + momentum b)       (2 passes)
-/// Each pass is one fused in-place elementwise evaluation on the parameters' backend; the buffers are allocated at
-/// the first step, so later steps allocate nothing.
+/// Each pass is one fused in-place elementwise evaluation on the parameters' backend; on cuda with float or double
+/// parameters (and contiguous gradients) a step is instead one multi-tensor launch per 8 parameters, both passes in
+/// it. The buffers are allocated at the first step, so later steps allocate nothing.
 /// `tx::optim::sgd opt(std::tie(m.w, m.b), {.lr = 0.1, .momentum = 0.9}); opt.step(grads);`
 template <class... P> class sgd : public detail::optimizer_parameters<P...> {
   using base = detail::optimizer_parameters<P...>;
@@ -88,6 +89,28 @@ template <class... P> class sgd : public detail::optimizer_parameters<P...> {
   template <class Grads> void step(const Grads& grads, double lr) {
     const sgd_options& o = options_;
     const bool first = this->steps_ == 0;
+#if defined(__CUDACC__)
+    // cuda, float or double: one launch for all parameters (once the momentum buffers exist).
+    if constexpr (detail::multi_tensor_update_v<P...>) {
+      using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
+      bool done = false;
+      if (o.momentum == 0) {
+        const detail::cuda_impl::sgd_plain_rule<T> rule{static_cast<T>(lr), static_cast<T>(o.weight_decay)};
+        done = this->multi_tensor_step(grads, rule, "sgd", [](auto) { return std::pair<T*, T*>{}; });
+      } else if (!first) {
+        const detail::cuda_impl::sgd_momentum_rule<T> rule{static_cast<T>(lr), static_cast<T>(o.weight_decay),
+                                                           static_cast<T>(o.momentum), static_cast<T>(o.dampening),
+                                                           o.nesterov};
+        done = this->multi_tensor_step(grads, rule, "sgd", [&](auto i) {
+          return std::pair<T*, T*>{std::get<decltype(i)::value>(buffers_).data(), nullptr};
+        });
+      }
+      if (done) {
+        ++this->steps_;
+        return;
+      }
+    }
+#endif
     this->for_each_gradient(grads, [&](auto i, auto& p, auto g) {
       const auto pv = std::as_const(p).view();
       if (o.momentum == 0) {

@@ -386,7 +386,8 @@ void plan_computed_operands(const N& n, plan_state& st) {
       });
       ++j;
     });
-  } else if constexpr (std::derived_from<Op, op::composite_op>) {
+  } else if constexpr (std::derived_from<Op, op::composite_op> &&
+                       !requires { kernel<Op, typename N::kernel_dtype, B>::runs_composite; }) {
     plan_composite_impl<B>(n, st, std::make_index_sequence<N::children::size>{});
   } else {
     int j = 0;

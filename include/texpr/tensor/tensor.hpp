@@ -190,6 +190,7 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
 
   void allocate(const shape_t<Rank>& shape, stream_t stream, bool zero) {
     detail::require_memory_compiler<Backend>();
+    stream = detail::memory<Backend>::resolve(stream);
     const index_t n = checked_size(shape);
     const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(n);
     // Allocate before releasing, so a failed allocation leaves this tensor as it was.

@@ -41,6 +41,16 @@ tensor<std::remove_const_t<T>, R, cuda> to_device(const view<T, R, host>& v, str
   return to_device(packed, stream);
 }
 
+/// Copies a host tensor into an existing device tensor of the same shape, on the device tensor's stream (enqueued;
+/// returns once the source may be reused). The device tensor keeps its address: this is how a new batch reaches a
+/// captured step (tx::capture_step) through its staging tensors. Different shapes throw shape_error naming both.
+template <class T, std::size_t R> void copy_into(tensor<T, R, cuda>& dst, const tensor<T, R, host>& src) {
+  if (dst.shape() != src.shape())
+    throw shape_error("texpr: copy_into a device tensor of shape " + to_string(dst.shape()) + " from a host tensor of shape " +
+                      to_string(src.shape()));
+  detail::memory<cuda>::copy_from_host(dst.data(), src.data(), sizeof(T) * static_cast<std::size_t>(src.size()), dst.stream());
+}
+
 /// Copies a device tensor to a new host tensor on the tensor's stream (or `stream`) and waits for it.
 template <class T, std::size_t R> tensor<T, R, host> to_host(const tensor<T, R, cuda>& t, stream_t stream = nullptr) {
   tensor<T, R, host> h;

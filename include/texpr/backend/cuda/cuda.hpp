@@ -7,13 +7,17 @@
 #if defined(__CUDACC__)
 
 #include "texpr/backend/cuda/copy.hpp"
+#include "texpr/backend/cuda/cross_entropy.hpp"
 #include "texpr/backend/cuda/device.hpp"
 #include "texpr/backend/cuda/elementwise.hpp"
 #include "texpr/backend/cuda/error.hpp"
 #include "texpr/backend/cuda/gemm.hpp"
+#include "texpr/backend/cuda/multi_tensor.hpp"
+#include "texpr/backend/cuda/graph.hpp"
 #include "texpr/backend/cuda/layout.hpp"
 #include "texpr/backend/cuda/memory.hpp"
 #include "texpr/backend/cuda/reduce.hpp"
 #include "texpr/backend/cuda/registry.hpp"
+#include "texpr/backend/cuda/stream.hpp"
 
 #endif // __CUDACC__

@@ -1,6 +1,7 @@
 // cuda_kernels::fused_elementwise: one grid-stride kernel per evaluated elementwise tree. Dense trees read by linear
 // index, four elements per thread, with vector loads and stores when every operand and the destination are aligned;
-// broadcast or strided trees unravel the index and read through at().
+// broadcast or strided trees unravel the index once per ilp consecutive elements (32-bit division when the element
+// count fits, no 64-bit division or remainder per dimension) and step along the last axis, reading through at().
 #pragma once
 
 #if defined(__CUDACC__)
@@ -72,18 +73,59 @@ __global__ void __launch_bounds__(block_threads) assign_dense(T* __restrict__ d,
   }
 }
 
-/// Broadcast or strided operands, or a strided destination: unravel the flat index over the output shape.
-template <class T, std::size_t R, class Acc>
-__global__ void __launch_bounds__(block_threads)
-    assign_strided(T* d, Acc acc, index_pack<R> shape, index_pack<R> dest_strides, index_t n) {
-  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<index_t>(gridDim.x) * blockDim.x) {
-    index_t idx[R > 0 ? R : 1] = {};
-    unravel(i, shape, idx);
-    index_t off = 0;
+/// Row-major unravel of `flat` over shape in index type I: 32-bit division and remainder (about a third of the
+/// instructions of the 64-bit sequence) when the caller knows the element count fits.
+template <class I, std::size_t R>
+__device__ inline void unravel_as(I flat, const index_pack<R>& shape, index_t* idx) {
 #pragma unroll
-    for (std::size_t k = 0; k != R; ++k) off += idx[k] * dest_strides.v[k];
-    d[off] = acc.at(idx);
+  for (int d = static_cast<int>(R) - 1; d > 0; --d) {
+    const I e = static_cast<I>(shape.v[d]);
+    idx[d] = static_cast<index_t>(flat % e);
+    flat /= e;
+  }
+  if constexpr (R > 0) idx[0] = static_cast<index_t>(flat);
+}
+
+/// Broadcast or strided operands, or a strided destination: each thread takes ilp consecutive elements of the
+/// output per step, unravels the first (in index type I: uint32_t when n < 2^32) and steps the others along the
+/// last axis with a carry, so there is one unravel per ilp elements; the loads are issued before the stores.
+template <class T, std::size_t R, class Acc, class I>
+__global__ void __launch_bounds__(block_threads)
+    assign_strided(T* d, Acc acc, index_pack<R> shape, index_pack<R> dest_strides, I n) {
+  const I chunks = static_cast<I>((static_cast<index_t>(n) + ilp - 1) / ilp);
+  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
+  for (I c = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; c < chunks; c += stride) {
+    const I first = c * ilp;
+    index_t idx[R > 0 ? R : 1] = {};
+    unravel_as<I>(first, shape, idx);
+    const int count = static_cast<index_t>(n) - static_cast<index_t>(first) < ilp
+                          ? static_cast<int>(static_cast<index_t>(n) - static_cast<index_t>(first))
+                          : ilp;
+    T v[ilp];
+    index_t off[ilp];
+#pragma unroll
+    for (int k = 0; k < ilp; ++k) {
+      if (k < count) {
+        v[k] = acc.at(idx);
+        index_t o = 0;
+#pragma unroll
+        for (std::size_t q = 0; q != R; ++q) o += idx[q] * dest_strides.v[q];
+        off[k] = o;
+        if constexpr (R > 0) {  // the next element: one step along the last axis, carried outwards (unrolled: idx
+          ++idx[R - 1];         // stays in registers)
+#pragma unroll
+          for (int q = static_cast<int>(R) - 1; q > 0; --q) {
+            if (idx[q] == shape.v[q]) {
+              idx[q] = 0;
+              ++idx[q - 1];
+            }
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < ilp; ++k)
+      if (k < count) d[off[k]] = v[k];
   }
 }
 
@@ -108,8 +150,14 @@ void fused_elementwise::assign(const view<T, R, cuda>& dest, const Acc& acc, con
       assign_dense<T, Acc><<<grid_for(ceil_div(n, block_threads * ilp)), block_threads, 0, stream>>>(d, acc, n);
     }
   } else {
-    assign_strided<T, R, Acc><<<grid_for(ceil_div(n, block_threads)), block_threads, 0, stream>>>(
-        d, acc, pack(dest.shape()), pack(dest.strides()), n);
+    const unsigned grid = grid_for(ceil_div(n, block_threads * ilp));
+    // 32-bit index arithmetic while the element count (and so every flat index and chunk start) fits.
+    if (n < (index_t(1) << 32) - block_threads * ilp)
+      assign_strided<T, R, Acc, std::uint32_t><<<grid, block_threads, 0, stream>>>(
+          d, acc, pack(dest.shape()), pack(dest.strides()), static_cast<std::uint32_t>(n));
+    else
+      assign_strided<T, R, Acc, index_t><<<grid, block_threads, 0, stream>>>(d, acc, pack(dest.shape()),
+                                                                              pack(dest.strides()), n);
   }
   TEXPR_CUDA_CHECK_LAUNCH();
 }

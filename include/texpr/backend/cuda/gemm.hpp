@@ -12,13 +12,17 @@
 #include <climits>
 #include <stdexcept>
 #include <cstddef>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <type_traits>
 
 #include "texpr/backend/cuda/error.hpp"
 #include "texpr/backend/cuda/registry.hpp"
 #include "texpr/core/config.hpp"
 #include "texpr/core/dtype.hpp"
+#include "texpr/core/kernel_log.hpp"
 #include "texpr/core/shape.hpp"
 #include "texpr/core/stream.hpp"
 #include "texpr/eval/matmul_plan.hpp"
@@ -56,6 +60,39 @@ inline cublasHandle_t cublas_handle() {
   if (dev < 0 || dev >= 64) throw cuda_error("cudaGetDevice(&dev)", "device ordinal beyond texpr's 64-device cache", __FILE__, __LINE__, 0);
   if (!handles.h[dev]) TEXPR_CUDA_CHECK(cublasCreate(&handles.h[dev]));
   return handles.h[dev];
+}
+
+/// cuBLAS's workspace for GEMMs on `stream` (32 MiB on compute capability 9.x, 4 MiB before, as cuBLAS
+/// recommends): allocated once per device and stream outside texpr's block cache and kept until the process ends,
+/// so that cuBLAS never allocates inside a GEMM (which it would do inside a CUDA graph capture).
+struct cublas_workspace {
+  void* p = nullptr;
+  std::size_t bytes = 0;
+};
+inline cublas_workspace workspace_for(stream_t stream) {
+  int dev = 0;
+  TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
+  static std::mutex mutex;
+  static auto* spaces = new std::map<std::pair<int, stream_t>, cublas_workspace>;  // never destroyed: used at exit
+  std::lock_guard<std::mutex> lock(mutex);
+  cublas_workspace& w = (*spaces)[{dev, stream}];
+  if (!w.p) {
+    int major = 0;
+    TEXPR_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    const std::size_t bytes = std::size_t(major >= 9 ? 32 : 4) << 20;
+    TEXPR_CUDA_CHECK(cudaMalloc(&w.p, bytes));
+    w.bytes = bytes;
+    kernel_log::record_allocation(bytes);
+  }
+  return w;
+}
+
+/// Points handle h at `stream` and at the workspace texpr keeps for it (cublasSetStream resets the workspace to
+/// cuBLAS's own pool, so both are set together).
+inline void bind_cublas(cublasHandle_t h, stream_t stream) {
+  const cublas_workspace w = workspace_for(stream);
+  TEXPR_CUDA_CHECK(cublasSetStream(h, stream));
+  TEXPR_CUDA_CHECK(cublasSetWorkspace(h, w.p, w.bytes));
 }
 
 template <class T> struct gemm_types;
@@ -129,7 +166,7 @@ void gemm(const matmul_plan<T, BR>& p, T* c, stream_t stream) {
   using types = gemm_types<T>;
   const typename types::scale alpha(1), beta(0);
   cublasHandle_t h = cublas_handle();
-  TEXPR_CUDA_CHECK(cublasSetStream(h, stream));
+  bind_cublas(h, stream);
   // The last batch dimension is cuBLAS's strided batch; any others are a loop here.
   const index_t inner = BR > 0 ? p.batch[BR > 0 ? BR - 1 : 0] : 1;
   const index_t a_step = BR > 0 ? p.a.batch_strides[BR > 0 ? BR - 1 : 0] : 0;

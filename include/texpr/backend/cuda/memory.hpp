@@ -9,10 +9,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
 #include "texpr/backend/cuda/error.hpp"
+#include "texpr/backend/cuda/stream.hpp"
 #include "texpr/core/backend.hpp"
 #include "texpr/core/kernel_log.hpp"
 #include "texpr/core/stream.hpp"
@@ -37,6 +40,21 @@ inline void keep_pool_memory() {
   std::uint64_t threshold = UINT64_MAX;
   TEXPR_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
   done.fetch_or(bit, std::memory_order_relaxed);
+}
+
+/// The blocks one captured CUDA graph reads and writes. The graph's replays reuse the addresses it captured, so
+/// every block it touched stays reserved for it until it is destroyed: blocks released during capture (or later,
+/// by tensors that captured work wrote) come back here, and only later allocations of the same capture take them.
+struct graph_pool {
+  int device = 0;                                       ///< Device of the capture.
+  stream_t stream = nullptr;                            ///< The capturing stream.
+  std::vector<std::pair<void*, std::size_t>> free;      ///< Reserved blocks no tensor holds now, with their class size.
+};
+
+/// The graph pool of the capture running on this thread (nullptr outside capture).
+inline graph_pool*& active_graph_pool() noexcept {
+  thread_local graph_pool* pool = nullptr;
+  return pool;
 }
 
 /// Released device blocks kept for reuse, per (device, stream) and size class, like PyTorch's caching allocator:
@@ -78,9 +96,48 @@ class device_block_cache {
     }
     return nullptr;
   }
-  /// Keeps a released block; false (the caller frees it) when the cache is full.
-  bool give(int device, stream_t stream, void* p, std::size_t bytes) noexcept {
+  /// During capture into `g`: a block of exactly `bytes` from g's own blocks, else from the cache (it then belongs
+  /// to g); nullptr when neither has one.
+  void* take_for_graph(graph_pool& g, std::size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t i = 0; i != g.free.size(); ++i) {
+      if (g.free[i].second == bytes) {
+        void* p = g.free[i].first;
+        g.free[i] = g.free.back();
+        g.free.pop_back();
+        return p;
+      }
+    }
+    for (std::size_t i = 0; i != free_.size(); ++i) {
+      const block& b = free_[i];
+      if (b.bytes == bytes && b.stream == g.stream && b.device == g.device) {
+        void* p = b.p;
+        cached_ -= bytes;
+        free_[i] = free_.back();
+        free_.pop_back();
+        pinned_[p] = &g;
+        return p;
+      }
+    }
+    return nullptr;
+  }
+  /// Keeps a released block: in the graph pool that owns it, or in `capturing` (the pool of a capture running on
+  /// this thread) when released on its stream, else in the cache; false (the caller frees it) when the cache is full.
+  bool give(int device, stream_t stream, void* p, std::size_t bytes, graph_pool* capturing = nullptr) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    try {
+      if (const auto it = pinned_.find(p); it != pinned_.end()) {
+        it->second->free.emplace_back(p, bytes);
+        return true;
+      }
+      if (capturing && capturing->stream == stream && capturing->device == device) {
+        capturing->free.emplace_back(p, bytes);
+        pinned_[p] = capturing;
+        return true;
+      }
+    } catch (...) {
+      return false;  // out of host memory: the block goes back to the driver
+    }
     if (cached_ + bytes > limit_ || free_.size() >= max_blocks) return false;
     try {
       free_.push_back({p, bytes, stream, device});
@@ -103,6 +160,33 @@ class device_block_cache {
     const std::size_t n = it->second;
     sizes_.erase(it);
     return n;
+  }
+  /// Ends g's reservation (its graph is destroyed): its free blocks return to the cache (or the driver) in order
+  /// on g's stream, and blocks tensors still hold are released to the cache as usual later.
+  void release_graph_pool(graph_pool& g) noexcept {
+    std::vector<std::pair<void*, std::size_t>> overflow;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (auto it = pinned_.begin(); it != pinned_.end();) {
+        if (it->second == &g) it = pinned_.erase(it);
+        else ++it;
+      }
+      for (const auto& [p, bytes] : g.free) {
+        bool kept = false;
+        if (cached_ + bytes <= limit_ && free_.size() < max_blocks) {
+          try {
+            free_.push_back({p, bytes, g.stream, g.device});
+            cached_ += bytes;
+            kept = true;
+          } catch (...) {
+          }
+        }
+        if (!kept) overflow.emplace_back(p, bytes);
+      }
+      g.free.clear();
+    }
+    for (const auto& [p, bytes] : overflow)
+      if (cudaFreeAsync(p, g.stream) != cudaSuccess) (void)cudaGetLastError();
   }
   /// Hands every cached block back to the driver (each freed on the stream that released it).
   void release_all() noexcept {
@@ -141,22 +225,37 @@ class device_block_cache {
   std::mutex mutex_;
   std::vector<block> free_;
   std::unordered_map<void*, std::size_t> sizes_;
+  std::unordered_map<void*, graph_pool*> pinned_;  // blocks reserved for a captured graph
   std::size_t cached_ = 0, limit_ = 0;
 };
 
 /// Device memory from the current device's stream-ordered pool through texpr's block cache; every operation is
 /// enqueued on `stream`.
 template <> struct memory<cuda> {
+  /// The stream work asked for on `s` runs on: `s`, or texpr's stream (never the legacy default stream).
+  static stream_t resolve(stream_t s) { return resolve_stream(s); }
   /// Enqueues an allocation; out of memory (after handing the cache back) throws cuda_error and changes nothing
-  /// else.
+  /// else. During a capture on `stream` the block comes from the capture's pool or the cache, never the driver.
   static void* allocate(std::size_t bytes, stream_t stream) {
     if (bytes == 0) return nullptr;
+    stream = resolve_stream(stream);
     keep_pool_memory();
     int dev = 0;
     TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
     auto& cache = device_block_cache::instance();
     const std::size_t total = device_block_cache::size_class(bytes);
-    void* p = cache.take(dev, stream, total);
+    graph_pool* capturing = active_graph_pool();
+    void* p = nullptr;
+    if (capturing && capturing->stream == stream && capturing->device == dev) {
+      p = cache.take_for_graph(*capturing, total);
+      if (!p)
+        throw cuda_error("tx::capture_step: allocate(" + std::to_string(total) + " bytes)",
+                         "no block of that size in texpr's device cache (an allocation during capture would not be "
+                         "replayed): run the step once on the same stream before capturing it",
+                         __FILE__, __LINE__, static_cast<int>(cudaErrorStreamCaptureUnsupported));
+    } else {
+      p = cache.take(dev, stream, total);
+    }
     if (!p) {
       cudaError_t e = cudaMallocAsync(&p, total, stream);
       if (e == cudaErrorMemoryAllocation) {  // the cache may hold what is missing: give it back and retry once
@@ -181,28 +280,37 @@ template <> struct memory<cuda> {
   /// goes to the cache for the next allocation on `stream`, or back to the driver.
   static void release(void* p, stream_t stream) noexcept {
     if (!p) return;
+    if (!stream) {
+      try {
+        stream = resolve_stream(stream);
+      } catch (...) {  // no device: nothing was enqueued on texpr's stream either
+      }
+    }
     const std::size_t total = device_block_cache::instance().forget(p);
     int dev = 0;
-    if (total && cudaGetDevice(&dev) == cudaSuccess && device_block_cache::instance().give(dev, stream, p, total)) return;
+    if (total && cudaGetDevice(&dev) == cudaSuccess &&
+        device_block_cache::instance().give(dev, stream, p, total, active_graph_pool()))
+      return;
     // A destructor cannot report a failure; clear it so it does not surface at an unrelated later check.
     if (cudaFreeAsync(p, stream) != cudaSuccess) (void)cudaGetLastError();
   }
   static void zero(void* p, std::size_t bytes, stream_t stream) {
-    if (bytes) TEXPR_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream));
+    if (bytes) TEXPR_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, resolve_stream(stream)));
   }
   static void copy(void* dst, const void* src, std::size_t bytes, stream_t stream) {
-    if (bytes) TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
+    if (bytes) TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, resolve_stream(stream)));
   }
   /// The one synchronising operation: the host needs the bytes when this returns.
   static void copy_to_host(void* dst, const void* src, std::size_t bytes, stream_t stream) {
     if (!bytes) return;
+    stream = resolve_stream(stream);
     TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
     TEXPR_CUDA_CHECK(cudaStreamSynchronize(stream));
     kernel_log::record_sync();
   }
   /// Host to device; from pageable memory the runtime stages the source before returning.
   static void copy_from_host(void* dst, const void* src, std::size_t bytes, stream_t stream) {
-    if (bytes) TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
+    if (bytes) TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, resolve_stream(stream)));
   }
 };
 
@@ -210,7 +318,7 @@ template <> struct memory<cuda> {
 struct device_scratch {
   void* p = nullptr;
   stream_t stream = nullptr;
-  device_scratch(std::size_t bytes, stream_t s) : p(memory<cuda>::allocate(bytes, s)), stream(s) {}
+  device_scratch(std::size_t bytes, stream_t s) : stream(resolve_stream(s)) { p = memory<cuda>::allocate(bytes, stream); }
   device_scratch(const device_scratch&) = delete;
   device_scratch& operator=(const device_scratch&) = delete;
   ~device_scratch() { memory<cuda>::release(p, stream); }

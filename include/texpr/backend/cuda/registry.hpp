@@ -26,6 +26,9 @@ namespace texpr::cuda_kernels {
 /// One fused kernel per evaluated elementwise tree: vector loads when aligned, grid-stride (elementwise.hpp).
 struct fused_elementwise {
   static constexpr std::string_view name = "fused_elementwise";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
   /// One element of an elementwise op (16-bit floats computed in float), on host and device.
   template <class Op, class R, class... V> TEXPR_HOST_DEVICE static R apply(V... v) { return detail::apply_op<Op, R>(v...); }
   /// dest = acc, elementwise, enqueued on ctx.stream; dest may be strided.
@@ -35,6 +38,8 @@ struct fused_elementwise {
 /// A layout as the operand's memory with other extents and strides: no kernel, no copy (layout.hpp).
 struct strided_view {
   static constexpr std::string_view name = "strided_view";  ///< Shown by tx::placement.
+  /// Enqueues nothing (a view of memory): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
   /// The memory layout node n describes.
   template <class N> static texpr::view<const typename N::value_type, N::rank, cuda> view_of(const N& n, context<cuda>& ctx);
 };
@@ -43,13 +48,32 @@ struct strided_view {
 /// the op's expansion, whose passes are other rows of this table (layout.hpp).
 struct composed {
   static constexpr std::string_view name = "composed";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
   /// dest = the composite node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// Softmax cross-entropy in one launch: a warp per row, the mean finished by the last block (cross_entropy.hpp).
+/// Runs the composite itself, so tx::placement lists its operands and this kernel, not an expansion.
+struct row_cross_entropy {
+  static constexpr std::string_view name = "row_cross_entropy";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
+  /// The composite is computed directly, not expanded into other rows.
+  static constexpr bool runs_composite = true;
+  /// dest = the cross_entropy node n (rank 0), enqueued on ctx.stream.
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
 /// Concatenation: each operand evaluated by a fused kernel into its slice of the destination (layout.hpp).
 struct copy_slices {
   static constexpr std::string_view name = "copy_slices";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
   /// dest = the concat node n (dest contiguous), enqueued on ctx.stream.
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
@@ -58,6 +82,9 @@ struct copy_slices {
 /// axis a warp or a block per line (reduce.hpp).
 struct block_reduce {
   static constexpr std::string_view name = "block_reduce";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
   /// dest = the reduction node n (dest contiguous), enqueued on ctx.stream.
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
@@ -65,6 +92,9 @@ struct block_reduce {
 /// cuBLAS (cublasGemmStridedBatchedEx): fp32 (TF32 opt-in), fp64, and fp16/bf16 with fp32 accumulation (gemm.hpp).
 struct cublas_gemm {
   static constexpr std::string_view name = "cublas_gemm";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
   /// Whether cuBLAS reads an (r x c) operand with row stride rs and column stride cs in place: one unit stride and
   /// a leading dimension no smaller than the other extent. run copies any other operand to contiguous memory
   /// first, and tx::placement lists that copy.
@@ -155,7 +185,7 @@ struct cublas_gemm {
   X(logsumexp,      declared + half_floats,                    block_reduce) \
   X(softmax,        declared + half_floats,                    composed) \
   X(log_softmax,    declared + half_floats,                    composed) \
-  X(cross_entropy,  declared + half_floats,                    composed) \
+  X(cross_entropy,  declared + half_floats,                    row_cross_entropy) \
   X(layer_norm,     declared + half_floats,                    composed) \
   X(matmul,         declared + half_floats - signed_integral,  cublas_gemm)
 // clang-format on
