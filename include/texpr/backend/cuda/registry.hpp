@@ -126,8 +126,8 @@ struct cublas_gemm {
   X(logical_or,     declared,                                  fused_elementwise) \
   X(logical_not,    declared,                                  fused_elementwise) \
   X(where,          declared + half_floats,                    fused_elementwise) \
-  X(cast<T>,        declared,                                  fused_elementwise) \
-  X(copy,           declared,                                  fused_elementwise) \
+  X(cast<T>,        declared + float8,                         fused_elementwise) \
+  X(copy,           declared + float8,                         fused_elementwise) \
   X(arange,         declared + half_floats,                    fused_elementwise) \
   X(uniform,        declared + half_floats,                    fused_elementwise) \
   X(normal,         declared + half_floats,                    fused_elementwise) \
