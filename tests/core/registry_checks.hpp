@@ -1065,6 +1065,8 @@ template <class B, class Rows, class Select> std::size_t check_rows(Select selec
       using Op = typename Row::template op_for<T>;
       if constexpr (is_chained<Op>) {
         // counted by its dtype's chain
+      } else if constexpr (!tx::has_kernel_for<Op, T, B>) {
+        // needs a newer GPU than one this unit is built for: evaluating it would not compile
       } else if constexpr (is_where<Op>) {
         check_where<B, T>();
         ++checked;
