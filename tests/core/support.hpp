@@ -41,6 +41,8 @@ template <class T> T integer_bound(double v) {
 /// so the full range of int64 is reachable: bounds beyond T's range clamp to its extremes).
 template <class T> T uniform(double lo, double hi) {
   if constexpr (std::is_same_v<T, bool>) return std::uniform_int_distribution<int>(0, 1)(rng()) == 1;
+  else if constexpr (std::is_integral_v<T> && sizeof(T) == 1)  // (uniform_int_distribution takes no char types)
+    return static_cast<T>(std::uniform_int_distribution<int>(integer_bound<T>(lo), integer_bound<T>(hi))(rng()));
   else if constexpr (std::is_integral_v<T>)
     return std::uniform_int_distribution<T>(integer_bound<T>(lo), integer_bound<T>(hi))(rng());
   else if constexpr (tx::is_narrow_float_v<T>) return T(static_cast<float>(std::uniform_real_distribution<double>(lo, hi)(rng())));

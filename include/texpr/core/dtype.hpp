@@ -115,6 +115,7 @@ struct bfloat16 {
 namespace dtype {
 struct float32 {};   ///< float
 struct float64 {};   ///< double
+struct int8 {};      ///< std::int8_t
 struct int32 {};     ///< std::int32_t
 struct int64 {};     ///< std::int64_t
 struct boolean {};   ///< bool
@@ -129,6 +130,7 @@ struct unknown {};   ///< any other element type (user-defined)
 template <class T> struct dtype_tag { using type = dtype::unknown; };
 template <> struct dtype_tag<float> { using type = dtype::float32; };
 template <> struct dtype_tag<double> { using type = dtype::float64; };
+template <> struct dtype_tag<std::int8_t> { using type = dtype::int8; };
 template <> struct dtype_tag<std::int32_t> { using type = dtype::int32; };
 template <> struct dtype_tag<std::int64_t> { using type = dtype::int64; };
 template <> struct dtype_tag<bool> { using type = dtype::boolean; };
@@ -144,6 +146,7 @@ template <class T> using dtype_tag_t = typename dtype_tag<T>::type;
 template <class T> inline constexpr std::string_view dtype_name_v = "unknown";
 template <> inline constexpr std::string_view dtype_name_v<float> = "float32";
 template <> inline constexpr std::string_view dtype_name_v<double> = "float64";
+template <> inline constexpr std::string_view dtype_name_v<std::int8_t> = "int8";
 template <> inline constexpr std::string_view dtype_name_v<std::int32_t> = "int32";
 template <> inline constexpr std::string_view dtype_name_v<std::int64_t> = "int64";
 template <> inline constexpr std::string_view dtype_name_v<bool> = "bool";

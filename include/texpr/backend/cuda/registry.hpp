@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 #include "texpr/core/backend.hpp"
@@ -77,6 +78,15 @@ struct cublas_gemm {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// cuBLASLt (cublasLtMatmul): scaled_matmul of int8 (int32 accumulation) and float8_e4m3 (float accumulation and
+/// output, sm_89+), the scales folded into alpha; operands copied to its "TN" layout when they are not in it
+/// (scaled_gemm.hpp). cuBLASLt has no float8_e5m2 x float8_e5m2 GEMM.
+struct cublaslt_gemm {
+  static constexpr std::string_view name = "cublaslt_gemm";  ///< Shown by tx::placement.
+  /// dest = the scaled_matmul node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 } // namespace texpr::cuda_kernels
 
 // clang-format off
@@ -86,7 +96,8 @@ struct cublas_gemm {
 /// targets include an older one does not compile (core/arch.hpp: the targets; docs/semantics.md). Differences
 /// from the host table, all deliberate (tests/core/test_registry.cpp checks that there are no others): every op
 /// that computes in floating point also takes the 16-bit floats (computed and accumulated in float), and matmul
-/// has no integer kernel (cuBLAS has none). cuBLAS has bfloat16 GEMMs from sm_80 on.
+/// has no integer kernel (cuBLAS has none), and scaled_matmul has no float8_e5m2 one (cuBLASLt pairs E5M2 only with
+/// E4M3). cuBLAS has bfloat16 GEMMs from sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
 #define TEXPR_CUDA_REGISTRY(X) \
   X(add,            declared + half_floats,                    fused_elementwise,  any_arch) \
   X(subtract,       declared + half_floats,                    fused_elementwise,  any_arch) \
@@ -129,8 +140,8 @@ struct cublas_gemm {
   X(logical_or,     declared,                                  fused_elementwise,  any_arch) \
   X(logical_not,    declared,                                  fused_elementwise,  any_arch) \
   X(where,          declared + half_floats,                    fused_elementwise,  any_arch) \
-  X(cast<T>,        declared + float8,                         fused_elementwise,  any_arch) \
-  X(copy,           declared + float8,                         fused_elementwise,  any_arch) \
+  X(cast<T>,        declared + eight_bit,                      fused_elementwise,  any_arch) \
+  X(copy,           declared + eight_bit,                      fused_elementwise,  any_arch) \
   X(arange,         declared + half_floats,                    fused_elementwise,  any_arch) \
   X(uniform,        declared + half_floats,                    fused_elementwise,  any_arch) \
   X(normal,         declared + half_floats,                    fused_elementwise,  any_arch) \
@@ -159,7 +170,8 @@ struct cublas_gemm {
   X(log_softmax,    declared + half_floats,                    composed,           any_arch) \
   X(cross_entropy,  declared + half_floats,                    composed,           any_arch) \
   X(layer_norm,     declared + half_floats,                    composed,           any_arch) \
-  X(matmul,         declared + half_floats - signed_integral,  cublas_gemm,        sm_80(dtype_set<bfloat16>{}))
+  X(matmul,         declared + half_floats - signed_integral,  cublas_gemm,        sm_80(dtype_set<bfloat16>{})) \
+  X(scaled_matmul,  declared - dtype_set<float8_e5m2>{},       cublaslt_gemm,      sm_75(dtype_set<std::int8_t>{}) + sm_89(float8))
 // clang-format on
 
 namespace texpr {
