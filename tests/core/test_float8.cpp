@@ -11,14 +11,14 @@ namespace {
 // The format facts, restated from the OCP FP8 spec (not read from texpr's format structs).
 template <class T> struct spec;
 template <> struct spec<tx::float8_e4m3> {
-  static constexpr int exponent_bits = 4, mantissa_bits = 3, bias = 7;
+  static constexpr int mantissa_bits = 3, bias = 7;  // 4 exponent bits
   static constexpr std::uint8_t max_code = 0x7E;  // 448; 0x7F is NaN
   static constexpr long double max_value = 448.0L;
   static bool is_nan(std::uint8_t c) { return (c & 0x7F) == 0x7F; }
   static bool is_inf(std::uint8_t) { return false; }
 };
 template <> struct spec<tx::float8_e5m2> {
-  static constexpr int exponent_bits = 5, mantissa_bits = 2, bias = 15;
+  static constexpr int mantissa_bits = 2, bias = 15;  // 5 exponent bits
   static constexpr std::uint8_t max_code = 0x7B;  // 57344; 0x7C is infinity
   static constexpr long double max_value = 57344.0L;
   static bool is_nan(std::uint8_t c) { return (c & 0x7F) > 0x7C; }
