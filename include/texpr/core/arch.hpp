@@ -27,6 +27,7 @@ template <int... Archs> struct cuda_targets {
 };
 
 namespace detail {
+/// cuda_targets of Archs / Scale (nvcc's list writes sm_75 as 750).
 template <int Scale, int... Archs> struct scaled_targets {
   using type = cuda_targets<(Archs / Scale)...>;
 };

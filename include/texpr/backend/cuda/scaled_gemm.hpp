@@ -41,6 +41,7 @@ inline cublasLtHandle_t cublaslt_handle() {
   return handles.h[dev];
 }
 
+/// cuBLASLt's types for 8-bit operands of dtype T: operands, result, scale (alpha) and compute.
 template <class T> struct lt_types;
 template <> struct lt_types<std::int8_t> {
   static constexpr cudaDataType_t in = CUDA_R_8I, out = CUDA_R_32I, scale = CUDA_R_32I;
