@@ -1,6 +1,7 @@
 // cuda_kernels::cublaslt_gemm: scaled_matmul of 8-bit operands on the GPU through cuBLASLt (cublasLtMatmul): int8
 // with int32 accumulation (CUBLAS_COMPUTE_32I), float8_e4m3 with float accumulation and output (FP8 tensor cores,
-// sm_89+), the per-tensor scales folded into alpha. One cached cuBLASLt handle per device and thread.
+// sm_89+), the per-tensor scales folded into alpha. One cached cuBLASLt handle per device and thread, and one
+// cached plan (descriptors, algorithm) per shape.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -10,7 +11,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <type_traits>
 
@@ -52,13 +56,72 @@ template <> struct lt_types<float8_e4m3> {
   static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
 };
 
-/// Destroys a cuBLASLt descriptor at scope exit.
+/// Destroys a cuBLASLt descriptor with its owner.
 template <class H, cublasStatus_t (*Destroy)(H)> struct lt_owned {
   H h = nullptr;
+  lt_owned() = default;
+  lt_owned(const lt_owned&) = delete;
+  lt_owned& operator=(const lt_owned&) = delete;
   ~lt_owned() {
     if (h) (void)Destroy(h);
   }
 };
+
+/// The descriptors and the algorithm of one GEMM shape, chosen once per thread, device and shape (the heuristic
+/// query and the descriptors cost tens of microseconds: a tenth of a large FP8 GEMM's time on a fast GPU).
+struct lt_plan {
+  lt_owned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op;
+  lt_owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> la, lb, lc;
+  cublasLtMatmulAlgo_t algo{};
+  bool found = false;
+};
+
+/// The largest power of two (at most 256) dividing base's address and every step in bytes: what cuBLASLt may
+/// assume of every pointer a GEMM over these batches passes (it assumes 256 unless told).
+inline std::uint32_t lt_alignment(const void* base, std::uintptr_t step_bytes) {
+  const std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(base) | step_bytes | 256u;
+  return static_cast<std::uint32_t>(bits & (~bits + 1));
+}
+
+/// The cached plan for (device, 8-bit dtype T, m, n, k, lda, ldb, the operands' and result's alignments) with a
+/// workspace of ws bytes.
+template <class T>
+const lt_plan& lt_plan_for(int m, int n, int k, std::int64_t lda, std::int64_t ldb, std::uint32_t align_a,
+                           std::uint32_t align_b, std::uint32_t align_c, std::uint64_t ws) {
+  using types = lt_types<T>;
+  using key_t = std::tuple<int, int, int, int, std::int64_t, std::int64_t, std::uint32_t, std::uint32_t, std::uint32_t, std::uint64_t>;
+  thread_local std::map<key_t, std::unique_ptr<lt_plan>> plans;
+  int dev = 0;
+  TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
+  auto& slot = plans[key_t{dev, m, n, k, lda, ldb, align_a, align_b, align_c, ws}];
+  if (slot) return *slot;
+  auto p = std::make_unique<lt_plan>();
+  TEXPR_CUDA_CHECK(cublasLtMatmulDescCreate(&p->op.h, types::compute, types::scale));
+  const cublasOperation_t transposed = CUBLAS_OP_T, plain = CUBLAS_OP_N;
+  TEXPR_CUDA_CHECK(cublasLtMatmulDescSetAttribute(p->op.h, CUBLASLT_MATMUL_DESC_TRANSA, &transposed, sizeof transposed));
+  TEXPR_CUDA_CHECK(cublasLtMatmulDescSetAttribute(p->op.h, CUBLASLT_MATMUL_DESC_TRANSB, &plain, sizeof plain));
+  // cuBLAS's first operand is our B seen transposed: stored as k x n column-major (ld = B's column stride).
+  const auto u = [](int v) { return static_cast<std::uint64_t>(v); };
+  TEXPR_CUDA_CHECK(cublasLtMatrixLayoutCreate(&p->la.h, types::in, u(k), u(n), ldb));
+  TEXPR_CUDA_CHECK(cublasLtMatrixLayoutCreate(&p->lb.h, types::in, u(k), u(m), lda));
+  TEXPR_CUDA_CHECK(cublasLtMatrixLayoutCreate(&p->lc.h, types::out, u(n), u(m), n));
+  lt_owned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref;
+  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&pref.h));
+  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  // cuBLAS's A is our B, its B our A.
+  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_b, sizeof align_b));
+  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_a, sizeof align_a));
+  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof align_c));
+  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof align_c));
+  cublasLtMatmulHeuristicResult_t best{};
+  int found = 0;
+  TEXPR_CUDA_CHECK(cublasLtMatmulAlgoGetHeuristic(cublaslt_handle(), p->op.h, p->la.h, p->lb.h, p->lc.h, p->lc.h, pref.h, 1,
+                                                  &best, &found));
+  p->algo = best.algo;
+  p->found = found > 0;
+  slot = std::move(p);
+  return *slot;
+}
 
 /// C (batch of m x n, row-major, contiguous, R) = scale * A B for 8-bit operands, A row-major and B column-major
 /// (each matrix's k elements contiguous: cuBLASLt's 8-bit GEMMs take only the "TN" layout). As for cuBLAS, C^T =
@@ -71,40 +134,30 @@ void lt_gemm(const matmul_plan<T, BR>& p, R* c, float scale, tensor<std::int8_t,
     TEXPR_CUDA_CHECK(cudaMemsetAsync(c, 0, sizeof(R) * static_cast<std::size_t>(batches * p.m * p.n), stream));
     return;
   }
-  using types = lt_types<T>;
   const int m = blas_int(p.m, "dimension m"), n = blas_int(p.n, "dimension n"), k = blas_int(p.k, "dimension k");
   // A: its row stride, B: its column stride (a vector's is k: it is one row, or one column)
   const std::int64_t lda = p.m == 1 ? p.k : p.a.rs, ldb = p.n == 1 ? p.k : p.b.cs;
-  lt_owned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op;
-  TEXPR_CUDA_CHECK(cublasLtMatmulDescCreate(&op.h, types::compute, types::scale));
-  const cublasOperation_t transposed = CUBLAS_OP_T, plain = CUBLAS_OP_N;
-  TEXPR_CUDA_CHECK(cublasLtMatmulDescSetAttribute(op.h, CUBLASLT_MATMUL_DESC_TRANSA, &transposed, sizeof transposed));
-  TEXPR_CUDA_CHECK(cublasLtMatmulDescSetAttribute(op.h, CUBLASLT_MATMUL_DESC_TRANSB, &plain, sizeof plain));
-  // cuBLAS's first operand is our B seen transposed: stored as k x n column-major (ld = B's column stride).
-  lt_owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> la, lb, lc;
-  TEXPR_CUDA_CHECK(cublasLtMatrixLayoutCreate(&la.h, types::in, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(n), ldb));
-  TEXPR_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lb.h, types::in, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(m), lda));
-  TEXPR_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lc.h, types::out, static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(m), n));
-  lt_owned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref;
-  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&pref.h));
-  const std::uint64_t ws = static_cast<std::uint64_t>(workspace.size());
-  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-  cublasLtHandle_t h = cublaslt_handle();
-  cublasLtMatmulHeuristicResult_t best{};
-  int found = 0;
-  TEXPR_CUDA_CHECK(cublasLtMatmulAlgoGetHeuristic(h, op.h, la.h, lb.h, lc.h, lc.h, pref.h, 1, &best, &found));
-  if (found == 0)
+  std::uintptr_t a_steps = 0, b_steps = 0;  // every batch offset is a sum of these (elements are bytes)
+  for (std::size_t d = 0; d != BR; ++d) {
+    a_steps |= static_cast<std::uintptr_t>(p.a.batch_strides[d]);
+    b_steps |= static_cast<std::uintptr_t>(p.b.batch_strides[d]);
+  }
+  const lt_plan& plan = lt_plan_for<T>(m, n, k, lda, ldb, lt_alignment(p.a.data, a_steps), lt_alignment(p.b.data, b_steps),
+                                       lt_alignment(c, static_cast<std::uintptr_t>(p.m * p.n) * sizeof(R)),
+                                       static_cast<std::uint64_t>(workspace.size()));
+  if (!plan.found)
     throw shape_error("texpr: scaled_matmul of " + std::string(dtype_name_v<T>) + " (" + std::to_string(p.m) + " x " +
                       std::to_string(p.k) + ") by (" + std::to_string(p.k) + " x " + std::to_string(p.n) +
                       "): cuBLASLt has no algorithm for these extents (8-bit GEMMs need k, and the leading "
                       "dimensions, multiples of 16 bytes); pad the operands");
   using scale_t = std::conditional_t<std::is_same_v<T, std::int8_t>, std::int32_t, float>;
   const scale_t alpha = static_cast<scale_t>(scale), beta = 0;
+  cublasLtHandle_t h = cublaslt_handle();
   for (index_t q = 0; q < batches; ++q) {
     const auto [oa, ob] = p.offsets(q);
     R* out = c + q * p.m * p.n;
-    TEXPR_CUDA_CHECK(cublasLtMatmul(h, op.h, &alpha, p.b.data + ob, la.h, p.a.data + oa, lb.h, &beta, out, lc.h, out, lc.h,
-                                    &best.algo, workspace.data(), workspace.size(), stream));
+    TEXPR_CUDA_CHECK(cublasLtMatmul(h, plan.op.h, &alpha, p.b.data + ob, plan.la.h, p.a.data + oa, plan.lb.h, &beta, out,
+                                    plan.lc.h, out, plan.lc.h, &plan.algo, workspace.data(), workspace.size(), stream));
   }
 }
 
