@@ -158,6 +158,50 @@ template <class T> void bench_matmul(const char* name, cudaDataType_t type, cubl
       2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n));
 }
 
+/// FP8 (E4M3) n^3 with per-tensor scales, float output: tx::scaled_matmul (B given column-major, as cuBLASLt's FP8
+/// GEMMs read it, so no copy) against cublasLtMatmul called directly with the same layout and workspace.
+void bench_scaled_matmul_fp8(tx::index_t n) {
+  tx::tensor<float, 2, tx::cuda> z(tx::shape_t<2>{n, n});
+  const tx::tensor<tx::float8_e4m3, 2, tx::cuda> a = tx::cast<tx::float8_e4m3>(z + 0.5f), bt = tx::cast<tx::float8_e4m3>(z + 0.25f);
+  const tx::view<const tx::float8_e4m3, 2, tx::cuda> b(bt.data(), {n, n}, {1, n});  // B = bt^T, column-major
+  tx::tensor<float, 2, tx::cuda> c(tx::shape_t<2>{n, n});
+  const double texpr_ms = time_ms([&] { c = tx::scaled_matmul(a, b, 2.0f, 0.5f); });
+  cublasLtHandle_t h;
+  TEXPR_CUDA_CHECK(cublasLtCreate(&h));
+  cublasLtMatmulDesc_t op;
+  TEXPR_CUDA_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t t = CUBLAS_OP_T, nt = CUBLAS_OP_N;
+  TEXPR_CUDA_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
+  TEXPR_CUDA_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &nt, sizeof nt));
+  const auto un = static_cast<std::uint64_t>(n);
+  const auto ld = static_cast<std::int64_t>(n);
+  cublasLtMatrixLayout_t la, lb, lc;
+  TEXPR_CUDA_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, un, un, ld));
+  TEXPR_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, un, un, ld));
+  TEXPR_CUDA_CHECK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, un, un, ld));
+  tx::tensor<std::int8_t, 1, tx::cuda> workspace(tx::shape_t<1>{tx::index_t(32) << 20});
+  const std::uint64_t ws = static_cast<std::uint64_t>(workspace.size());
+  cublasLtMatmulPreference_t pref;
+  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  cublasLtMatmulHeuristicResult_t best{};
+  int found = 0;
+  TEXPR_CUDA_CHECK(cublasLtMatmulAlgoGetHeuristic(h, op, la, lb, lc, lc, pref, 1, &best, &found));
+  const float alpha = 1.0f, beta = 0.0f;
+  const double ref_ms = time_ms([&] {
+    TEXPR_CUDA_CHECK(cublasLtMatmul(h, op, &alpha, bt.data(), la, a.data(), lb, &beta, c.data(), lc, c.data(), lc, &best.algo,
+                                    workspace.data(), workspace.size(), nullptr));
+  });
+  (void)cublasLtMatmulPreferenceDestroy(pref);
+  (void)cublasLtMatrixLayoutDestroy(lc);
+  (void)cublasLtMatrixLayoutDestroy(lb);
+  (void)cublasLtMatrixLayoutDestroy(la);
+  (void)cublasLtMatmulDescDestroy(op);
+  (void)cublasLtDestroy(h);
+  row("scaled_matmul fp8 " + std::to_string(n) + "^3", texpr_ms, "cublasLtMatmul", ref_ms, 0,
+      2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n));
+}
+
 } // namespace
 
 int main() {
@@ -244,5 +288,6 @@ int main() {
   bench_matmul<double>("double", CUDA_R_64F, CUBLAS_COMPUTE_64F, 4096);
   bench_matmul<tx::half>("half", CUDA_R_16F, CUBLAS_COMPUTE_32F, 8192);
   bench_matmul<tx::bfloat16>("bfloat16", CUDA_R_16BF, CUBLAS_COMPUTE_32F, 8192);
+  if (info.major * 10 + info.minor >= 89) bench_scaled_matmul_fp8(8192);  // FP8 tensor cores: sm_89 and newer
   return 0;
 }

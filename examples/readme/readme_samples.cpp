@@ -28,6 +28,9 @@ template <> struct texpr::kernel<softsign, float, texpr::host> : texpr::host_ker
 };
 // Forbid all double work on cuda (FP64 is up to 32x slower on consumer GPUs):
 template <class Op> struct texpr::forbidden<Op, double, texpr::cuda> : std::true_type {};
+// Or only where it is slow: float64 GEMMs when the build targets a consumer GPU (sm_86, sm_89, sm_120).
+template <int Arch> requires(Arch == 86 || Arch == 89 || Arch == 120)
+struct texpr::forbidden_on_arch<texpr::op::matmul, double, Arch> : std::true_type {};
 // [readme:end]
 // clang-format on
 

@@ -15,6 +15,11 @@ file(STRINGS "${SOURCE}" _unexpected REGEX "^// unexpected: ")
 list(TRANSFORM _unexpected REPLACE "^// unexpected: " "")
 file(STRINGS "${SOURCE}" _count REGEX "^// expected-errors: [0-9]+$")
 list(TRANSFORM _count REPLACE "^// expected-errors: " "")
+# `// compile-flags-ko: FLAGS` and `// compile-flags-ok: FLAGS` (space-separated): options for that mode only, when the
+# compiling twin differs by a flag rather than by TEXPR_KO (the same source built for sm_75 and for sm_90, say).
+file(STRINGS "${SOURCE}" _mode_flags REGEX "^// compile-flags-${MODE}: ")
+list(TRANSFORM _mode_flags REPLACE "^// compile-flags-${MODE}: " "")
+string(REPLACE " " ";" _mode_flags "${_mode_flags}")
 
 get_filename_component(_cname "${COMPILER}" NAME)
 if(_cname MATCHES "nvcc")
@@ -25,6 +30,7 @@ endif()
 if(MODE STREQUAL "ko")
   list(PREPEND _args -DTEXPR_KO)
 endif()
+list(PREPEND _args ${_mode_flags})
 # EXTRA_INCLUDE_DIRS (optional, a ;-list): third-party headers a snippet needs (MPI's), as system directories.
 foreach(_dir IN LISTS EXTRA_INCLUDE_DIRS)
   list(PREPEND _args -isystem "${_dir}")

@@ -2,6 +2,7 @@
 // wrapped back to the dtype (integers). Written from the documented semantics, not from texpr's functors.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -177,7 +178,7 @@ template <> struct ref<tx::op::logical_not> {
 };
 
 /// Documented conversion semantics: float to integer truncates, saturates, NaN -> 0; x -> bool is x != 0;
-/// 16-bit floats round to nearest even.
+/// 16-bit floats round to nearest even; 8-bit floats too, and saturate.
 template <class To> ld convert_ref(ld x) {
   if constexpr (std::is_same_v<To, bool>) return x != 0 ? 1 : 0;
   else if constexpr (is_int<To>) {
@@ -198,6 +199,20 @@ template <class To> ld convert_ref(ld x) {
     const ld r = std::nearbyint(ax / ulp) * ulp;  // default rounding mode: ties to even
     const ld limit = maxv + std::ldexp(1.0L, std::ilogb(maxv) - mant - 1);  // halfway to the next power
     if (ax >= limit) return std::copysign(std::numeric_limits<ld>::infinity(), x);
+    return std::copysign(r > maxv ? maxv : r, x);
+  } else if constexpr (tx::is_float8_v<To>) {
+    // OCP FP8 as CUDA's constructors convert: nearest, ties to even, saturating to the largest finite value
+    // (infinities included); NaN stays NaN.
+    constexpr bool e4m3 = std::is_same_v<To, tx::float8_e4m3>;
+    constexpr int mant = e4m3 ? 3 : 2;
+    constexpr int emin = e4m3 ? -6 : -14;
+    const ld maxv = e4m3 ? 448.0L : 57344.0L;
+    if (std::isnan(x) || x == 0) return x;
+    const ld ax = std::fabs(x);
+    if (ax >= maxv) return std::copysign(maxv, x);
+    const int e = std::max(std::ilogb(ax), emin);
+    const ld ulp = std::ldexp(1.0L, e - mant);
+    const ld r = std::nearbyint(ax / ulp) * ulp;  // default rounding mode: ties to even
     return std::copysign(r > maxv ? maxv : r, x);
   } else {
     return static_cast<ld>(static_cast<To>(x));

@@ -41,9 +41,11 @@ template <class T> T integer_bound(double v) {
 /// so the full range of int64 is reachable: bounds beyond T's range clamp to its extremes).
 template <class T> T uniform(double lo, double hi) {
   if constexpr (std::is_same_v<T, bool>) return std::uniform_int_distribution<int>(0, 1)(rng()) == 1;
+  else if constexpr (std::is_integral_v<T> && sizeof(T) == 1)  // (uniform_int_distribution takes no char types)
+    return static_cast<T>(std::uniform_int_distribution<int>(integer_bound<T>(lo), integer_bound<T>(hi))(rng()));
   else if constexpr (std::is_integral_v<T>)
     return std::uniform_int_distribution<T>(integer_bound<T>(lo), integer_bound<T>(hi))(rng());
-  else if constexpr (tx::is_float16_v<T>) return T(static_cast<float>(std::uniform_real_distribution<double>(lo, hi)(rng())));
+  else if constexpr (tx::is_narrow_float_v<T>) return T(static_cast<float>(std::uniform_real_distribution<double>(lo, hi)(rng())));
   else return static_cast<T>(std::uniform_real_distribution<double>(lo, hi)(rng()));
 }
 
@@ -73,7 +75,7 @@ template <class T, std::size_t R> tx::tensor<T, R> random(const tx::shape_t<R>& 
 
 /// Widens any dtype to long double for references.
 template <class T> ld wide(T x) {
-  if constexpr (tx::is_float16_v<T>) return static_cast<ld>(static_cast<float>(x));
+  if constexpr (tx::is_narrow_float_v<T>) return static_cast<ld>(static_cast<float>(x));
   else return static_cast<ld>(x);
 }
 
@@ -83,6 +85,8 @@ template <class T> ld tolerance() {
   else if constexpr (std::is_same_v<T, double>) return 1e-13L;
   else if constexpr (std::is_same_v<T, tx::half>) return 2e-3L;
   else if constexpr (std::is_same_v<T, tx::bfloat16>) return 1.6e-2L;
+  else if constexpr (std::is_same_v<T, tx::float8_e4m3>) return 6.25e-2L;  // half an ulp: 2^-4
+  else if constexpr (std::is_same_v<T, tx::float8_e5m2>) return 1.25e-1L;  // 2^-3
   else return 0;  // integers and bool are exact
 }
 
@@ -91,6 +95,8 @@ template <class T> ld tolerance() {
 template <class T> ld subnormal_step() {
   if constexpr (std::is_same_v<T, tx::half>) return std::ldexp(1.0L, -24);
   else if constexpr (std::is_same_v<T, tx::bfloat16>) return std::ldexp(1.0L, -133);
+  else if constexpr (std::is_same_v<T, tx::float8_e4m3>) return std::ldexp(1.0L, -9);
+  else if constexpr (std::is_same_v<T, tx::float8_e5m2>) return std::ldexp(1.0L, -16);
   else if constexpr (std::is_floating_point_v<T>) return static_cast<ld>(std::numeric_limits<T>::denorm_min());
   else return 0;
 }

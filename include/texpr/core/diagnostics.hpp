@@ -39,6 +39,26 @@ template <class Op, class Dtype, class Backend> struct kernel_forbidden {
                 "kernel_forbidden<op, dtype, backend> in the instantiation note. Cast to another dtype.");
 };
 
+/// Instantiated for the first graph node whose kernel needs a newer GPU than Target, one of the architectures the
+/// translation unit is built for (sm<75>); Needed is the oldest it runs on (sm<80>).
+template <class Op, class Dtype, class Backend, class Target, class Needed> struct kernel_needs_newer_arch {
+  static_assert(detail::always_false_v<Op, Dtype, Backend, Target, Needed>,
+                "texpr: this node's kernel needs a newer GPU architecture than one this code is built for; the node "
+                "is kernel_needs_newer_arch<op, dtype, backend, built for sm<N>, needs sm<M>> in the instantiation "
+                "note. Build only for architectures that have it (nvcc -arch=sm_M, CMAKE_CUDA_ARCHITECTURES; "
+                "TEXPR_CUDA_ARCHS for a host compiler), or convert its operands to a dtype the older GPU has "
+                "(tx::cast<float>(e)).");
+};
+
+/// Instantiated for the first graph node whose kernel user code forbids, through tx::forbidden_on_arch, on Target,
+/// one of the architectures the translation unit is built for.
+template <class Op, class Dtype, class Target> struct kernel_forbidden_on_arch {
+  static_assert(detail::always_false_v<Op, Dtype, Target>,
+                "texpr: this node's kernel is forbidden on one of the architectures this code is built for, by a "
+                "tx::forbidden_on_arch specialisation in your code; the node is kernel_forbidden_on_arch<op, dtype, "
+                "sm<N>> in the instantiation note. Cast to another dtype, or build for other architectures.");
+};
+
 /// Instantiated for the first leaf whose memory lives on another backend than the one evaluating.
 template <class LeafBackend, class Backend> struct operand_on_other_backend {
   static_assert(detail::always_false_v<LeafBackend, Backend>,

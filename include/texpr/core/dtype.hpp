@@ -1,4 +1,4 @@
-// Element types (dtypes): the 16-bit float storage types, dtype tags and names.
+// Element types (dtypes): the 16-bit float storage types, dtype tags and names (the 8-bit floats are in float8.hpp).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,8 @@
 #include <type_traits>
 
 #include "texpr/core/config.hpp"
+#include "texpr/core/float8.hpp"
+#include "texpr/detail/bits.hpp"
 
 #if defined(__CUDACC__)
 #include <cuda_bf16.h>
@@ -16,26 +18,6 @@
 namespace texpr {
 
 namespace detail {
-
-TEXPR_HOST_DEVICE inline std::uint32_t float_bits(float f) {
-#if defined(TEXPR_DEVICE_CODE)
-  return __float_as_uint(f);
-#else
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-#endif
-}
-
-TEXPR_HOST_DEVICE inline float bits_float(std::uint32_t u) {
-#if defined(TEXPR_DEVICE_CODE)
-  return __uint_as_float(u);
-#else
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-#endif
-}
 
 // IEEE binary16 conversions, round to nearest even. Device code uses the hardware conversions (one cvt
 // instruction each); host code uses the portable routines below, so it needs no CUDA headers.
@@ -133,11 +115,14 @@ struct bfloat16 {
 namespace dtype {
 struct float32 {};   ///< float
 struct float64 {};   ///< double
+struct int8 {};      ///< std::int8_t
 struct int32 {};     ///< std::int32_t
 struct int64 {};     ///< std::int64_t
 struct boolean {};   ///< bool
 struct float16 {};   ///< texpr::half
 struct bfloat16 {};  ///< texpr::bfloat16
+struct float8_e4m3 {};  ///< texpr::float8_e4m3
+struct float8_e5m2 {};  ///< texpr::float8_e5m2
 struct unknown {};   ///< any other element type (user-defined)
 } // namespace dtype
 
@@ -145,11 +130,14 @@ struct unknown {};   ///< any other element type (user-defined)
 template <class T> struct dtype_tag { using type = dtype::unknown; };
 template <> struct dtype_tag<float> { using type = dtype::float32; };
 template <> struct dtype_tag<double> { using type = dtype::float64; };
+template <> struct dtype_tag<std::int8_t> { using type = dtype::int8; };
 template <> struct dtype_tag<std::int32_t> { using type = dtype::int32; };
 template <> struct dtype_tag<std::int64_t> { using type = dtype::int64; };
 template <> struct dtype_tag<bool> { using type = dtype::boolean; };
 template <> struct dtype_tag<half> { using type = dtype::float16; };
 template <> struct dtype_tag<bfloat16> { using type = dtype::bfloat16; };
+template <> struct dtype_tag<float8_e4m3> { using type = dtype::float8_e4m3; };
+template <> struct dtype_tag<float8_e5m2> { using type = dtype::float8_e5m2; };
 
 /// The dtype tag of element type T.
 template <class T> using dtype_tag_t = typename dtype_tag<T>::type;
@@ -158,25 +146,36 @@ template <class T> using dtype_tag_t = typename dtype_tag<T>::type;
 template <class T> inline constexpr std::string_view dtype_name_v = "unknown";
 template <> inline constexpr std::string_view dtype_name_v<float> = "float32";
 template <> inline constexpr std::string_view dtype_name_v<double> = "float64";
+template <> inline constexpr std::string_view dtype_name_v<std::int8_t> = "int8";
 template <> inline constexpr std::string_view dtype_name_v<std::int32_t> = "int32";
 template <> inline constexpr std::string_view dtype_name_v<std::int64_t> = "int64";
 template <> inline constexpr std::string_view dtype_name_v<bool> = "bool";
 template <> inline constexpr std::string_view dtype_name_v<half> = "float16";
 template <> inline constexpr std::string_view dtype_name_v<bfloat16> = "bfloat16";
+template <> inline constexpr std::string_view dtype_name_v<float8_e4m3> = "float8_e4m3";
+template <> inline constexpr std::string_view dtype_name_v<float8_e5m2> = "float8_e5m2";
 
 /// True for half and bfloat16, which are stored in 16 bits and computed in float.
 template <class T>
 inline constexpr bool is_float16_v = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
 
-/// True for floating dtypes, the 16-bit ones included.
+/// True for float8_e4m3 and float8_e5m2, which are stored in 8 bits and computed in float.
 template <class T>
-inline constexpr bool is_floating_v = std::is_floating_point_v<T> || is_float16_v<T>;
+inline constexpr bool is_float8_v = std::is_same_v<T, float8_e4m3> || std::is_same_v<T, float8_e5m2>;
+
+/// True for the floats stored narrower than float and computed in float (16 and 8 bits).
+template <class T>
+inline constexpr bool is_narrow_float_v = is_float16_v<T> || is_float8_v<T>;
+
+/// True for floating dtypes, the 16-bit and 8-bit ones included.
+template <class T>
+inline constexpr bool is_floating_v = std::is_floating_point_v<T> || is_narrow_float_v<T>;
 
 /// True for the integer dtypes texpr computes with (not bool).
 template <class T>
 inline constexpr bool is_integer_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
-/// The type arithmetic on T is carried out in: float for the 16-bit floats, T otherwise.
-template <class T> using compute_t = std::conditional_t<is_float16_v<T>, float, T>;
+/// The type arithmetic on T is carried out in: float for the 16-bit and 8-bit floats, T otherwise.
+template <class T> using compute_t = std::conditional_t<is_narrow_float_v<T>, float, T>;
 
 } // namespace texpr

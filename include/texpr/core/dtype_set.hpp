@@ -19,6 +19,11 @@ template <class... T> struct dtype_set {
 inline constexpr dtype_set<float, double> floating{};
 /// The 16-bit floats, stored in 16 bits and computed in float.
 inline constexpr dtype_set<half, bfloat16> half_floats{};
+/// The 8-bit floats (OCP FP8), stored in 8 bits and computed in float.
+inline constexpr dtype_set<float8_e4m3, float8_e5m2> float8{};
+/// The 8-bit types (the 8-bit floats and int8): storage and conversion (cast, copy) and scaled_matmul, not
+/// elementwise arithmetic.
+inline constexpr dtype_set<float8_e4m3, float8_e5m2, std::int8_t> eight_bit{};
 /// int32 and int64 (texpr's integers are signed; bool is not one of them).
 inline constexpr dtype_set<std::int32_t, std::int64_t> signed_integral{};
 /// floating and signed_integral: what arithmetic is defined on.
@@ -27,13 +32,13 @@ inline constexpr dtype_set<float, double, std::int32_t, std::int64_t> numeric{};
 inline constexpr dtype_set<bool> boolean{};
 /// numeric and bool (what comparisons for equality and `where` take).
 inline constexpr dtype_set<float, double, std::int32_t, std::int64_t, bool> numeric_and_bool{};
-/// Every dtype texpr stores.
+/// Every dtype texpr computes with (the 8-bit types are added per row: `declared + eight_bit`).
 inline constexpr dtype_set<float, double, half, bfloat16, std::int32_t, std::int64_t, bool> all_dtypes{};
 
 namespace detail {
 
 /// The canonical order of dtypes (the support matrix's columns); sets are kept sorted in it.
-using dtype_order = type_list<float, double, half, bfloat16, std::int32_t, std::int64_t, bool>;
+using dtype_order = type_list<float, double, half, bfloat16, float8_e4m3, float8_e5m2, std::int8_t, std::int32_t, std::int64_t, bool>;
 
 template <class S> struct set_list;
 template <class... T> struct set_list<dtype_set<T...>> { using type = type_list<T...>; };

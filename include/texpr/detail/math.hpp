@@ -148,17 +148,19 @@ TEXPR_HOST_DEVICE constexpr To convert(From x) {
   }
 }
 
-/// Loads a stored element as its compute type (16-bit floats widen to float).
+/// Loads a stored element as its compute type (16-bit and 8-bit floats widen to float).
 template <class T>
 TEXPR_HOST_DEVICE constexpr compute_t<T> widen(T x) {
-  if constexpr (is_float16_v<T>) return static_cast<float>(x);
+  if constexpr (is_narrow_float_v<T>) return static_cast<float>(x);
   else return x;
 }
 
-/// Stores a compute value as element type T (16-bit floats round to nearest even).
+/// Stores a compute value as element type T (16-bit floats round to nearest even; 8-bit floats round once from
+/// x itself, a double included, and saturate).
 template <class T, class C>
 TEXPR_HOST_DEVICE constexpr T narrow(C x) {
-  if constexpr (is_float16_v<T>) return T(static_cast<float>(x));
+  if constexpr (is_float8_v<T>) return T(x);
+  else if constexpr (is_float16_v<T>) return T(static_cast<float>(x));
   else return convert<T>(x);
 }
 

@@ -57,7 +57,7 @@ void fill_batch_strides(const V& v, std::size_t matrix_dims, const shape_t<BR>& 
 
 /// The plan of matmul node n over its operands' memory va and vb (views).
 template <class N, class VA, class VB> auto make_matmul_plan(const N& n, const VA& va, const VB& vb) {
-  using T = typename N::value_type;
+  using T = typename N::kernel_dtype;  // the operands' (a scaled_matmul's result is wider)
   constexpr std::size_t BR = N::batch_rank;
   constexpr std::size_t RA = std::remove_cvref_t<decltype(va.shape())>{}.size();
   constexpr std::size_t RB = std::remove_cvref_t<decltype(vb.shape())>{}.size();

@@ -32,6 +32,10 @@ template <std::size_t I, std::size_t R> matrix_layout matrix_of(const shape_t<R>
   }
 }
 
+/// The result dtype of Op on T operands: T for matmul, Op::result_t<T> for scaled_matmul.
+template <class Op, class T> struct matmul_result { using type = typename Op::template result_t<T>; };
+template <class T> struct matmul_result<op::matmul, T> { using type = T; };
+
 /// The result rank of matmul on operands of ranks RA and RB.
 constexpr std::size_t matmul_rank(std::size_t ra, std::size_t rb) {
   if (ra == 1 && rb == 1) return 0;
@@ -41,17 +45,17 @@ constexpr std::size_t matmul_rank(std::size_t ra, std::size_t rb) {
 }
 } // namespace detail
 
-/// Matrix product node. Operands of rank 1 are vectors; of rank 2 or more, stacks of matrices whose leading
-/// (batch) dimensions broadcast.
-template <class A, class B> class matmul_expr : public expr_base<matmul_expr<A, B>> {
+/// Matrix product node (Op: op::matmul, or op::scaled_matmul of 8-bit operands into a wider result). Operands of
+/// rank 1 are vectors; of rank 2 or more, stacks of matrices whose leading (batch) dimensions broadcast.
+template <class A, class B, class Op = op::matmul> class matmul_expr : public expr_base<matmul_expr<A, B, Op>> {
   static_assert(A::rank >= 1 && B::rank >= 1, "texpr: matmul takes operands of rank 1 or more (vectors, matrices, stacks)");
 
  public:
   using texpr_node = void;
-  using op_type = op::matmul;
+  using op_type = Op;
   using children = detail::type_list<A, B>;
   using kernel_dtype = typename A::value_type;
-  using value_type = typename A::value_type;
+  using value_type = typename detail::matmul_result<Op, typename A::value_type>::type;
   using backend = typename detail::common_backend<typename A::backend, typename B::backend>::type;
   static constexpr std::size_t rank = detail::matmul_rank(A::rank, B::rank);
   /// Rank of the broadcast batch shape.
@@ -59,11 +63,12 @@ template <class A, class B> class matmul_expr : public expr_base<matmul_expr<A, 
 
   /// Builds the node; mismatched inner or batch dimensions, and a result whose element count overflows int64,
   /// throw shape_error naming both shapes (and the caller's file:line when given).
-  matmul_expr(A a, B b, const texpr::source_location* loc = nullptr) : c_{{std::move(a)}, {std::move(b)}} {
+  matmul_expr(A a, B b, const texpr::source_location* loc = nullptr, float scale = 1.0f)
+      : c_{{std::move(a)}, {std::move(b)}}, scale_(scale) {
     const auto as = detail::get<0>(c_).shape();
     const auto bs = detail::get<1>(c_).shape();
     auto fail = [&](const char* what) {
-      throw shape_error((loc ? detail::at(*loc) : std::string()) + "texpr: matmul " + what + ": LHS shape = " +
+      throw shape_error((loc ? detail::at(*loc) : std::string()) + "texpr: " + std::string(Op::name) + " " + what + ": LHS shape = " +
                         to_string(as) + " RHS shape = " + to_string(bs));
     };
     const index_t ka = as[A::rank - 1];
@@ -94,11 +99,16 @@ template <class A, class B> class matmul_expr : public expr_base<matmul_expr<A, 
   /// The operands (left, right).
   const detail::tuple<A, B>& operands() const { return c_; }
   /// The product of other operands of the same shapes.
-  template <class D, class E> matmul_expr<D, E> with_operands(D d, E e) const { return matmul_expr<D, E>(std::move(d), std::move(e)); }
+  template <class D, class E> matmul_expr<D, E, Op> with_operands(D d, E e) const {
+    return matmul_expr<D, E, Op>(std::move(d), std::move(e), nullptr, scale_);
+  }
+  /// The factor the product is multiplied by (scaled_matmul of 8-bit floats: scale_a * scale_b; else 1).
+  float scale() const { return scale_; }
 
  private:
   detail::tuple<A, B> c_;
   shape_t<rank> shape_{};
+  float scale_ = 1.0f;
 };
 
 /// Lazy matrix product of two operands of one dtype and backend (NumPy's matmul rules).
@@ -109,6 +119,34 @@ auto matmul(A&& a, B&& b, texpr::source_location loc = texpr::source_location::c
   detail::check_same_dtype<typename CA::value_type, typename CB::value_type>();
   detail::check_same_backend<typename CA::backend, typename CB::backend>();
   return matmul_expr<CA, CB>(detail::capture(std::forward<A>(a)), detail::capture(std::forward<B>(b)), &loc);
+}
+
+/// Lazy product of 8-bit operands into a wider result (NumPy's matmul rules): int8 operands give int32, accumulated
+/// exactly (wrapping past 2^31); 8-bit float operands give float32, accumulated in float. Evaluating it is a
+/// registry lookup like any node: on cuda it needs sm_89 for the 8-bit floats (FP8 tensor cores).
+template <operand A, operand B>
+auto scaled_matmul(A&& a, B&& b, texpr::source_location loc = texpr::source_location::current()) {
+  using CA = detail::captured_t<A>;
+  using CB = detail::captured_t<B>;
+  detail::check_same_dtype<typename CA::value_type, typename CB::value_type>();
+  detail::check_same_backend<typename CA::backend, typename CB::backend>();
+  static_assert(in_dtype_set_v<std::remove_cvref_t<decltype(eight_bit)>, typename CA::value_type>,
+                "texpr: scaled_matmul takes 8-bit operands (int8, float8_e4m3, float8_e5m2); use tx::matmul otherwise");
+  return matmul_expr<CA, CB, op::scaled_matmul>(detail::capture(std::forward<A>(a)), detail::capture(std::forward<B>(b)), &loc);
+}
+
+/// Lazy scale_a * scale_b * (a b) of 8-bit float operands (per-tensor scales, as FP8 training stores them), in
+/// float32: the product accumulates in float and is scaled once.
+template <operand A, operand B>
+auto scaled_matmul(A&& a, B&& b, float scale_a, float scale_b, texpr::source_location loc = texpr::source_location::current()) {
+  using CA = detail::captured_t<A>;
+  using CB = detail::captured_t<B>;
+  detail::check_same_dtype<typename CA::value_type, typename CB::value_type>();
+  detail::check_same_backend<typename CA::backend, typename CB::backend>();
+  static_assert(is_float8_v<typename CA::value_type>,
+                "texpr: scales apply to 8-bit float operands; an int8 product is exact in int32 (no scales)");
+  return matmul_expr<CA, CB, op::scaled_matmul>(detail::capture(std::forward<A>(a)), detail::capture(std::forward<B>(b)), &loc,
+                                                scale_a * scale_b);
 }
 
 } // namespace texpr

@@ -518,6 +518,7 @@ namespace texpr::detail {
 /// once; predicates give bool; where selects without arithmetic; cast converts (saturating, NaN to 0).
 template <class Op, class R, class... V> TEXPR_HOST_DEVICE R apply_op(V... v) {
   if constexpr (selecting_op<Op>) return Op::apply(v...);
+  else if constexpr (cast_op<Op> && is_float8_v<R>) return narrow<R>(widen(v)...);  // one rounding, from a double too
   else if constexpr (cast_op<Op>) return narrow<R>(convert<compute_t<R>>(widen(v)...));
   else if constexpr (predicate_op<Op>) return Op::apply(widen(v)...);
   else return narrow<R>(Op::apply(widen(v)...));

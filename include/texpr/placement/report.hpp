@@ -64,6 +64,7 @@ struct plan_state : plan_walk {
   std::size_t section = 0;                          ///< where lines go now
   std::vector<int> path;                            ///< the current node's operand path
   bool quiet = false;                               ///< lines are dropped (a saved value's operand read again)
+  std::vector<int> archs;                           ///< the architectures checked (cuda): every one must run it
 
   /// The number of saved value s (from 1); numbers it when new.
   int number(const slot_base* s) {
@@ -140,12 +141,35 @@ inline std::string format_line(std::size_t depth, const plan_line& l) {
   return line;
 }
 
-/// The kernel column of a node with op Op on dtype T: its implementation, or why there is none.
+/// The architectures a tx::forbidden_on_arch policy is looked up for in the report (the compile-time checks look
+/// it up for the build's targets, whatever they are).
+using reported_cuda_archs = cuda_targets<75, 80, 86, 87, 89, 90, 100, 103, 110, 120, 121>;
+
+/// The first of the walk's architectures on which user code forbids (Op, T), or 0.
+template <class Op, class T, int... A>
+int forbidden_arch_among(const std::vector<int>& archs, cuda_targets<A...>) {
+  for (int a : archs) {
+    bool forbidden = false;
+    ((forbidden = forbidden || (a == A && forbidden_on_arch<Op, T, A>::value)), ...);
+    if (forbidden) return a;
+  }
+  return 0;
+}
+
+/// The kernel column of a node with op Op on dtype T: its implementation, or why there is none (no kernel, one the
+/// user forbids, or one that needs a newer GPU than one of the walk's architectures st.archs).
 template <class Op, class T, class B>
-std::string kernel_column() {
-  if constexpr (has_kernel<Op, T, B>)
-    return std::string(kernel<Op, T, B>::name);
-  else if constexpr (registered_kernel<Op, T, B>)
+std::string kernel_column(const plan_state& st) {
+  if constexpr (has_kernel<Op, T, B>) {
+    constexpr int needs = kernel_min_arch_v<Op, T, B>;
+    for (int a : st.archs)
+      if (a < needs)
+        return "ERROR: " + std::string(kernel<Op, T, B>::name) + " needs sm_" + std::to_string(needs) + ", built for sm_" +
+               std::to_string(a);
+    if (const int a = forbidden_arch_among<Op, T>(st.archs, reported_cuda_archs{}))
+      return "ERROR: forbidden on sm_" + std::to_string(a) + " by tx::forbidden_on_arch";
+    return std::string(kernel<Op, T, B>::name) + (needs ? " (sm_" + std::to_string(needs) + "+)" : std::string());
+  } else if constexpr (registered_kernel<Op, T, B>)
     return "ERROR: forbidden by tx::forbidden";
   else
     return "ERROR: no kernel (evaluation would not compile)";
@@ -211,7 +235,7 @@ std::size_t plan_read(const N& n, plan_state& st, std::string_view fused) {
     return st.line(op_label<Op>(), dtype_name_v<typename N::kernel_dtype>, to_string(n.shape()), N::backend::name,
                    "constant");
   } else if constexpr (k == op::kind::generator || k == op::kind::elementwise) {
-    const std::size_t i = node_line<B>(n, st, kernel_column<Op, typename N::kernel_dtype, B>() + std::string(fused));
+    const std::size_t i = node_line<B>(n, st, kernel_column<Op, typename N::kernel_dtype, B>(st) + std::string(fused));
     int j = 0;
     for_each_operand(n, [&](const auto& c) { st.operand(j++, [&] { plan_read<B>(c, st, fused); }); });
     return i;
@@ -247,7 +271,7 @@ planned_memory<N::rank> plan_materialize(const N& n, plan_state& st) {
     return {i, n.storage(ctx).strides()};
   } else if constexpr (k == op::kind::layout) {
     using C = std::remove_cvref_t<decltype(n.child())>;
-    std::string how = kernel_column<Op, typename N::kernel_dtype, B>();
+    std::string how = kernel_column<Op, typename N::kernel_dtype, B>(st);
     if constexpr (kind_of_v<C> != op::kind::memory && kind_of_v<C> != op::kind::layout)
       how += " (evaluates its operand first)";
     const std::size_t i = node_line<B>(n, st, std::move(how));
@@ -299,7 +323,7 @@ template <class B, class N>
 void plan_epilogue_path(const N& n, plan_state& st) {
   if constexpr (is_matmul_node_v<N>) {
     node_line<B>(n, st,
-                 kernel_column<typename N::op_type, typename N::kernel_dtype, B>() + " (runs the epilogue above)");
+                 kernel_column<typename N::op_type, typename N::kernel_dtype, B>(st) + " (runs the epilogue above)");
     st.operand(0, [&] { plan_materialize<B>(get<0>(n.operands()), st); });
     st.operand(1, [&] { plan_materialize<B>(get<1>(n.operands()), st); });
   } else {
@@ -433,13 +457,13 @@ std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st) {
     }
   }
   if constexpr (k == op::kind::elementwise || k == op::kind::generator) {
-    const std::size_t i = node_line<B>(n, st, kernel_column<Op, T, B>());
+    const std::size_t i = node_line<B>(n, st, kernel_column<Op, T, B>(st));
     int j = 0;
     for_each_operand(n, [&](const auto& c) { st.operand(j++, [&] { plan_read<B>(c, st); }); });
     record_node<B, N>(st);
     return i;
   } else if constexpr (k == op::kind::computed) {
-    const std::size_t i = node_line<B>(n, st, kernel_column<Op, T, B>());
+    const std::size_t i = node_line<B>(n, st, kernel_column<Op, T, B>(st));
     plan_computed_operands<B>(n, st);
     record_node<B, N>(st);
     return i;
@@ -491,6 +515,9 @@ inline std::string render(plan_state& st, bool several) {
   return out;
 }
 
+/// The architectures of a cuda_targets list, for the walk.
+template <int... A> std::vector<int> arch_vector(cuda_targets<A...>) { return {A...}; }
+
 /// The report's column headings.
 inline std::string report_heading() {
   std::string head = "node";
@@ -513,15 +540,20 @@ inline std::string report_heading() {
 /// are the memory of its operands and kept intermediates). Saved values (autograd) appear as `saved #k` leaves and
 /// their computations are listed once after the graph. Works for graphs that would not compile for Backend too:
 /// offending nodes read "ERROR: ...".
-template <class Backend = void, operand E>
+/// On cuda, the report is for the architectures Targets (default: those this translation unit is built for,
+/// build_cuda_targets), which its first line names; a kernel that needs a newer one reads "ERROR: ... needs sm_80".
+template <class Backend = void, class Targets = build_cuda_targets, operand E>
 std::string placement(const E& e) {
   using N = detail::captured_t<const E&>;
   using B = std::conditional_t<std::is_void_v<Backend>, typename N::backend, Backend>;
   static_assert(backend_tag<B>, "texpr: placement of a graph with no tensor operand needs an explicit backend");
+  using checked = std::conditional_t<std::is_same_v<B, cuda>, Targets, cuda_targets<>>;
   detail::plan_state st;
+  st.archs = detail::arch_vector(checked{});
   detail::plan_result<B>(detail::capture(e), st, 0);
-  return "texpr placement on " + std::string(B::name) + (runs_on<const E&, B> ? "" : " (DOES NOT RUN)") + "\n" +
-         detail::report_heading() + detail::render(st, false);
+  const bool runs = detail::graph_check<N, B, checked>::ok;
+  return "texpr placement on " + std::string(B::name) + (checked::count ? " for " + checked::names() : std::string()) +
+         (runs ? "" : " (DOES NOT RUN)") + "\n" + detail::report_heading() + detail::render(st, false);
 }
 
 /// The kernels tx::eval_all(e...) runs, in order, as tx::kernel_log records them: the same walk and decisions as

@@ -19,5 +19,6 @@
 #include "texpr/backend/cuda/reduce.hpp"
 #include "texpr/backend/cuda/registry.hpp"
 #include "texpr/backend/cuda/stream.hpp"
+#include "texpr/backend/cuda/scaled_gemm.hpp"
 
 #endif // __CUDACC__

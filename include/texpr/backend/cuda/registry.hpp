@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 #include "texpr/core/backend.hpp"
@@ -107,98 +108,112 @@ struct cublas_gemm {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// cuBLASLt (cublasLtMatmul): scaled_matmul of int8 (int32 accumulation) and float8_e4m3 (float accumulation and
+/// output, sm_89+), the scales folded into alpha; operands copied to its "TN" layout when they are not in it
+/// (scaled_gemm.hpp). cuBLASLt has no float8_e5m2 x float8_e5m2 GEMM.
+struct cublaslt_gemm {
+  static constexpr std::string_view name = "cublaslt_gemm";  ///< Shown by tx::placement.
+  /// dest = the scaled_matmul node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 } // namespace texpr::cuda_kernels
 
 // clang-format off
 /// The cuda table. Columns: op tag (in texpr::op; T is the dtype where the op depends on it), dtypes (the op's
-/// declared set, adjusted), implementation. Differences from the host table, all deliberate (tests/core/
-/// test_registry.cpp checks that there are no others): every op that computes in floating point also takes the
-/// 16-bit floats (computed and accumulated in float), and matmul has no integer kernel (cuBLAS has none).
+/// declared set, adjusted), implementation, and the oldest GPU architecture the kernel runs on (any_arch; sm_80:
+/// every dtype of the row needs sm_80 or newer; sm_80(set): those dtypes do). A graph checked for a build whose
+/// targets include an older one does not compile (core/arch.hpp: the targets; docs/semantics.md). Differences
+/// from the host table, all deliberate (tests/core/test_registry.cpp checks that there are no others): every op
+/// that computes in floating point also takes the 16-bit floats (computed and accumulated in float), and matmul
+/// has no integer kernel (cuBLAS has none), and scaled_matmul has no float8_e5m2 one (cuBLASLt pairs E5M2 only with
+/// E4M3). cuBLAS has bfloat16 GEMMs from sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
 #define TEXPR_CUDA_REGISTRY(X) \
-  X(add,            declared + half_floats,                    fused_elementwise) \
-  X(subtract,       declared + half_floats,                    fused_elementwise) \
-  X(multiply,       declared + half_floats,                    fused_elementwise) \
-  X(divide,         declared + half_floats,                    fused_elementwise) \
-  X(maximum,        declared + half_floats,                    fused_elementwise) \
-  X(minimum,        declared + half_floats,                    fused_elementwise) \
-  X(pow,            declared + half_floats,                    fused_elementwise) \
-  X(elu,            declared + half_floats,                    fused_elementwise) \
-  X(exp,            declared + half_floats,                    fused_elementwise) \
-  X(log,            declared + half_floats,                    fused_elementwise) \
-  X(sqrt,           declared + half_floats,                    fused_elementwise) \
-  X(tanh,           declared + half_floats,                    fused_elementwise) \
-  X(sigmoid,        declared + half_floats,                    fused_elementwise) \
-  X(negate,         declared + half_floats,                    fused_elementwise) \
-  X(abs,            declared + half_floats,                    fused_elementwise) \
-  X(relu,           declared + half_floats,                    fused_elementwise) \
-  X(log1p,          declared + half_floats,                    fused_elementwise) \
-  X(expm1,          declared + half_floats,                    fused_elementwise) \
-  X(softplus,       declared + half_floats,                    fused_elementwise) \
-  X(gelu,           declared + half_floats,                    fused_elementwise) \
-  X(gelu_grad,      declared + half_floats,                    fused_elementwise) \
-  X(silu,           declared + half_floats,                    fused_elementwise) \
-  X(mish,           declared + half_floats,                    fused_elementwise) \
-  X(square,         declared + half_floats,                    fused_elementwise) \
-  X(rsqrt,          declared + half_floats,                    fused_elementwise) \
-  X(sign,           declared + half_floats,                    fused_elementwise) \
-  X(floor,          declared + half_floats,                    fused_elementwise) \
-  X(ceil,           declared + half_floats,                    fused_elementwise) \
-  X(round,          declared + half_floats,                    fused_elementwise) \
-  X(sin,            declared + half_floats,                    fused_elementwise) \
-  X(cos,            declared + half_floats,                    fused_elementwise) \
-  X(clamp,          declared + half_floats,                    fused_elementwise) \
-  X(equal,          declared + half_floats,                    fused_elementwise) \
-  X(not_equal,      declared + half_floats,                    fused_elementwise) \
-  X(less,           declared + half_floats,                    fused_elementwise) \
-  X(less_equal,     declared + half_floats,                    fused_elementwise) \
-  X(greater,        declared + half_floats,                    fused_elementwise) \
-  X(greater_equal,  declared + half_floats,                    fused_elementwise) \
-  X(logical_and,    declared,                                  fused_elementwise) \
-  X(logical_or,     declared,                                  fused_elementwise) \
-  X(logical_not,    declared,                                  fused_elementwise) \
-  X(where,          declared + half_floats,                    fused_elementwise) \
-  X(cast<T>,        declared,                                  fused_elementwise) \
-  X(copy,           declared,                                  fused_elementwise) \
-  X(arange,         declared + half_floats,                    fused_elementwise) \
-  X(uniform,        declared + half_floats,                    fused_elementwise) \
-  X(normal,         declared + half_floats,                    fused_elementwise) \
-  X(dropout_mask,   declared + half_floats,                    fused_elementwise) \
-  X(pick,           declared + half_floats,                    fused_elementwise) \
-  X(transpose,      declared,                                  strided_view) \
-  X(permute,        declared,                                  strided_view) \
-  X(reshape,        declared,                                  strided_view) \
-  X(slice,          declared,                                  strided_view) \
-  X(unsqueeze,      declared,                                  strided_view) \
-  X(squeeze,        declared,                                  strided_view) \
-  X(broadcast_to,   declared,                                  strided_view) \
-  X(concat,         declared,                                  copy_slices) \
-  X(sum,            declared + half_floats,                    block_reduce) \
-  X(sum_to,         declared + half_floats,                    block_reduce) \
-  X(mean,           declared + half_floats,                    block_reduce) \
-  X(prod,           declared + half_floats,                    block_reduce) \
-  X(max,            declared + half_floats,                    block_reduce) \
-  X(min,            declared + half_floats,                    block_reduce) \
-  X(argmax,         declared + half_floats,                    block_reduce) \
-  X(argmin,         declared + half_floats,                    block_reduce) \
-  X(var,            declared + half_floats,                    block_reduce) \
-  X(stddev,         declared + half_floats,                    block_reduce) \
-  X(logsumexp,      declared + half_floats,                    block_reduce) \
-  X(softmax,        declared + half_floats,                    composed) \
-  X(log_softmax,    declared + half_floats,                    composed) \
-  X(cross_entropy,  declared + half_floats,                    row_cross_entropy) \
-  X(layer_norm,     declared + half_floats,                    composed) \
-  X(matmul,         declared + half_floats - signed_integral,  cublas_gemm)
+  X(add,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(subtract,       declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(multiply,       declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(divide,         declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(maximum,        declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(minimum,        declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(pow,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(elu,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(exp,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(log,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(sqrt,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(tanh,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(sigmoid,        declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(negate,         declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(abs,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(relu,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(log1p,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(expm1,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(softplus,       declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(gelu,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(gelu_grad,      declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(silu,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(mish,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(square,         declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(rsqrt,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(sign,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(floor,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(ceil,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(round,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(sin,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(cos,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(clamp,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(equal,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(not_equal,      declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(less,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(less_equal,     declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(greater,        declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(greater_equal,  declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(logical_and,    declared,                                  fused_elementwise,  any_arch) \
+  X(logical_or,     declared,                                  fused_elementwise,  any_arch) \
+  X(logical_not,    declared,                                  fused_elementwise,  any_arch) \
+  X(where,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(cast<T>,        declared + eight_bit,                      fused_elementwise,  any_arch) \
+  X(copy,           declared + eight_bit,                      fused_elementwise,  any_arch) \
+  X(arange,         declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(uniform,        declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(normal,         declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(dropout_mask,   declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(pick,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(transpose,      declared,                                  strided_view,       any_arch) \
+  X(permute,        declared,                                  strided_view,       any_arch) \
+  X(reshape,        declared,                                  strided_view,       any_arch) \
+  X(slice,          declared,                                  strided_view,       any_arch) \
+  X(unsqueeze,      declared,                                  strided_view,       any_arch) \
+  X(squeeze,        declared,                                  strided_view,       any_arch) \
+  X(broadcast_to,   declared,                                  strided_view,       any_arch) \
+  X(concat,         declared,                                  copy_slices,        any_arch) \
+  X(sum,            declared + half_floats,                    block_reduce,       any_arch) \
+  X(sum_to,         declared + half_floats,                    block_reduce,       any_arch) \
+  X(mean,           declared + half_floats,                    block_reduce,       any_arch) \
+  X(prod,           declared + half_floats,                    block_reduce,       any_arch) \
+  X(max,            declared + half_floats,                    block_reduce,       any_arch) \
+  X(min,            declared + half_floats,                    block_reduce,       any_arch) \
+  X(argmax,         declared + half_floats,                    block_reduce,       any_arch) \
+  X(argmin,         declared + half_floats,                    block_reduce,       any_arch) \
+  X(var,            declared + half_floats,                    block_reduce,       any_arch) \
+  X(stddev,         declared + half_floats,                    block_reduce,       any_arch) \
+  X(logsumexp,      declared + half_floats,                    block_reduce,       any_arch) \
+  X(softmax,        declared + half_floats,                    composed,           any_arch) \
+  X(log_softmax,    declared + half_floats,                    composed,           any_arch) \
+  X(cross_entropy,  declared + half_floats,                    row_cross_entropy,  any_arch) \
+  X(layer_norm,     declared + half_floats,                    composed,           any_arch) \
+  X(matmul,         declared + half_floats - signed_integral,  cublas_gemm,        sm_80(dtype_set<bfloat16>{})) \
+  X(scaled_matmul,  declared - dtype_set<float8_e5m2>{},       cublaslt_gemm,      sm_75(dtype_set<std::int8_t>{}) + sm_89(float8))
 // clang-format on
 
 namespace texpr {
 
-#define TEXPR_CUDA_ROW(OP, DTYPES, IMPL) TEXPR_REGISTRY_SPECIALISATION(cuda, cuda_kernels, OP, DTYPES, IMPL)
+#define TEXPR_CUDA_ROW(OP, DTYPES, IMPL, ARCH) TEXPR_REGISTRY_SPECIALISATION_ARCH(cuda, cuda_kernels, OP, DTYPES, IMPL, ARCH)
 TEXPR_CUDA_REGISTRY(TEXPR_CUDA_ROW)
 #undef TEXPR_CUDA_ROW
 
 namespace detail::cuda_rows {
 using T = dtype_parameter;  // what `cast<T>` names in the rows below
-#define TEXPR_CUDA_ROW(OP, DTYPES, IMPL) TEXPR_REGISTRY_ROW_TYPE(cuda, cuda_kernels, OP, DTYPES, IMPL)
+#define TEXPR_CUDA_ROW(OP, DTYPES, IMPL, ARCH) TEXPR_REGISTRY_ROW_TYPE_ARCH(cuda, cuda_kernels, OP, DTYPES, IMPL, ARCH)
 using rows = type_list<TEXPR_CUDA_REGISTRY(TEXPR_CUDA_ROW) void>;
 #undef TEXPR_CUDA_ROW
 } // namespace detail::cuda_rows

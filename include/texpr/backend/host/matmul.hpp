@@ -1,13 +1,18 @@
-// host_kernels::blocked_gemm: a matmul node as a batch of GEMMs (gemm.hpp) reading its operands in place; and
+// host_kernels::blocked_gemm: a matmul node as a batch of GEMMs (gemm.hpp) reading its operands in place;
+// host_kernels::widening_gemm: scaled_matmul of 8-bit operands, plain loops; and
 // host_kernels::gemm_epilogue: an elementwise tree over one matmul, applied to each finished block of the GEMM.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
 
 #include "texpr/backend/host/gemm.hpp"
 #include "texpr/backend/host/loops.hpp"
 #include "texpr/backend/host/registry.hpp"
 #include "texpr/core/context.hpp"
+#include "texpr/detail/math.hpp"
 #include "texpr/eval/epilogue.hpp"
 #include "texpr/eval/evaluate.hpp"
 #include "texpr/eval/matmul_plan.hpp"
@@ -24,6 +29,38 @@ void blocked_gemm::run(const N& n, const view<T, R, host>& dest, context<host>& 
     const auto [oa, ob] = p.offsets(q);
     detail::host_impl::gemm(p.m, p.n, p.k, p.a.data + oa, p.a.rs, p.a.cs, p.b.data + ob, p.b.rs, p.b.cs,
                             c + q * p.m * p.n);
+  }
+}
+
+template <class N, class T, std::size_t R>
+void widening_gemm::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  using In = typename N::kernel_dtype;
+  const auto p = detail::make_matmul_plan(n, ctx);
+  T* c = dest.data();
+  const float scale = n.scale();
+  std::vector<T> wide_b(static_cast<std::size_t>(p.k * p.n));  // one batch's B, widened, row-major
+  const index_t batches = p.batch_count();
+  for (index_t q = 0; q < batches; ++q) {
+    const auto [oa, ob] = p.offsets(q);
+    for (index_t l = 0; l < p.k; ++l)
+      for (index_t j = 0; j < p.n; ++j)
+        wide_b[static_cast<std::size_t>(l * p.n + j)] = static_cast<T>(detail::widen(p.b.data[ob + l * p.b.rs + j * p.b.cs]));
+    for (index_t i = 0; i < p.m; ++i) {
+      T* row = c + (q * p.m + i) * p.n;
+      for (index_t j = 0; j < p.n; ++j) row[j] = T(0);
+      for (index_t l = 0; l < p.k; ++l) {
+        const T a = static_cast<T>(detail::widen(p.a.data[oa + i * p.a.rs + l * p.a.cs]));
+        const T* b = wide_b.data() + l * p.n;
+        if constexpr (std::is_same_v<In, std::int8_t>) {
+          for (index_t j = 0; j < p.n; ++j) row[j] = detail::wrap_add(row[j], detail::wrap_mul(a, b[j]));
+        } else {
+          for (index_t j = 0; j < p.n; ++j) row[j] += a * b[j];
+        }
+      }
+      if constexpr (!std::is_same_v<In, std::int8_t>)
+        if (scale != 1.0f)
+          for (index_t j = 0; j < p.n; ++j) row[j] *= scale;
+    }
   }
 }
 

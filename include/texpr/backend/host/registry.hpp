@@ -67,6 +67,14 @@ struct blocked_gemm {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// A product of 8-bit operands into a wider result (scaled_matmul): plain loops, B widened once per batch, int32
+/// (wrapping) or float accumulation; the reference the GPU's tensor-core GEMMs are checked against (matmul.hpp).
+struct widening_gemm {
+  static constexpr std::string_view name = "widening_gemm";  ///< Shown by tx::placement.
+  /// dest = the scaled_matmul node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// An elementwise tree over one matmul (elu(x w + b)) applied to each block of the GEMM's output as soon as the
 /// block is final, while it is in cache: the product is never written out and read back (matmul.hpp).
 struct gemm_epilogue {
@@ -82,81 +90,83 @@ struct gemm_epilogue {
 /// The host table. Columns: op tag (in texpr::op; T is the dtype where the op depends on it), dtypes (the op's
 /// declared set, adjusted), implementation. Integer mean is absent because mean declares floating dtypes only:
 /// cast to a floating dtype first (no implicit promotion). The 16-bit floats are storage types on the host:
-/// only cast and copy take them.
+/// only cast and copy take them. The 8-bit types (eight_bit: float8_e4m3, float8_e5m2, int8)
+/// are storage types on both backends: cast and copy.
 #define TEXPR_HOST_REGISTRY(X) \
-  X(add,            declared,  fused_elementwise) \
-  X(subtract,       declared,  fused_elementwise) \
-  X(multiply,       declared,  fused_elementwise) \
-  X(divide,         declared,  fused_elementwise) \
-  X(maximum,        declared,  fused_elementwise) \
-  X(minimum,        declared,  fused_elementwise) \
-  X(pow,            declared,  fused_elementwise) \
-  X(elu,            declared,  fused_elementwise) \
-  X(exp,            declared,  fused_elementwise) \
-  X(log,            declared,  fused_elementwise) \
-  X(sqrt,           declared,  fused_elementwise) \
-  X(tanh,           declared,  fused_elementwise) \
-  X(sigmoid,        declared,  fused_elementwise) \
-  X(negate,         declared,  fused_elementwise) \
-  X(abs,            declared,  fused_elementwise) \
-  X(relu,           declared,  fused_elementwise) \
-  X(log1p,          declared,  fused_elementwise) \
-  X(expm1,          declared,  fused_elementwise) \
-  X(softplus,       declared,  fused_elementwise) \
-  X(gelu,           declared,  fused_elementwise) \
-  X(gelu_grad,      declared,  fused_elementwise) \
-  X(silu,           declared,  fused_elementwise) \
-  X(mish,           declared,  fused_elementwise) \
-  X(square,         declared,  fused_elementwise) \
-  X(rsqrt,          declared,  fused_elementwise) \
-  X(sign,           declared,  fused_elementwise) \
-  X(floor,          declared,  fused_elementwise) \
-  X(ceil,           declared,  fused_elementwise) \
-  X(round,          declared,  fused_elementwise) \
-  X(sin,            declared,  fused_elementwise) \
-  X(cos,            declared,  fused_elementwise) \
-  X(clamp,          declared,  fused_elementwise) \
-  X(equal,          declared,  fused_elementwise) \
-  X(not_equal,      declared,  fused_elementwise) \
-  X(less,           declared,  fused_elementwise) \
-  X(less_equal,     declared,  fused_elementwise) \
-  X(greater,        declared,  fused_elementwise) \
-  X(greater_equal,  declared,  fused_elementwise) \
-  X(logical_and,    declared,  fused_elementwise) \
-  X(logical_or,     declared,  fused_elementwise) \
-  X(logical_not,    declared,  fused_elementwise) \
-  X(where,          declared,  fused_elementwise) \
-  X(cast<T>,        declared,  fused_elementwise) \
-  X(copy,           declared,  fused_elementwise) \
-  X(arange,         declared,  fused_elementwise) \
-  X(uniform,        declared,  fused_elementwise) \
-  X(normal,         declared,  fused_elementwise) \
-  X(dropout_mask,   declared,  fused_elementwise) \
-  X(pick,           declared,  fused_elementwise) \
-  X(transpose,      declared,  strided_view) \
-  X(permute,        declared,  strided_view) \
-  X(reshape,        declared,  strided_view) \
-  X(slice,          declared,  strided_view) \
-  X(unsqueeze,      declared,  strided_view) \
-  X(squeeze,        declared,  strided_view) \
-  X(broadcast_to,   declared,  strided_view) \
-  X(concat,         declared,  copy_slices) \
-  X(sum,            declared,  pairwise_reduce) \
-  X(sum_to,         declared,  pairwise_reduce) \
-  X(mean,           declared,  pairwise_reduce) \
-  X(prod,           declared,  pairwise_reduce) \
-  X(max,            declared,  pairwise_reduce) \
-  X(min,            declared,  pairwise_reduce) \
-  X(argmax,         declared,  pairwise_reduce) \
-  X(argmin,         declared,  pairwise_reduce) \
-  X(var,            declared,  pairwise_reduce) \
-  X(stddev,         declared,  pairwise_reduce) \
-  X(logsumexp,      declared,  pairwise_reduce) \
-  X(softmax,        declared,  composed) \
-  X(log_softmax,    declared,  composed) \
-  X(cross_entropy,  declared,  composed) \
-  X(layer_norm,     declared,  composed) \
-  X(matmul,         declared,  blocked_gemm)
+  X(add,            declared,              fused_elementwise) \
+  X(subtract,       declared,              fused_elementwise) \
+  X(multiply,       declared,              fused_elementwise) \
+  X(divide,         declared,              fused_elementwise) \
+  X(maximum,        declared,              fused_elementwise) \
+  X(minimum,        declared,              fused_elementwise) \
+  X(pow,            declared,              fused_elementwise) \
+  X(elu,            declared,              fused_elementwise) \
+  X(exp,            declared,              fused_elementwise) \
+  X(log,            declared,              fused_elementwise) \
+  X(sqrt,           declared,              fused_elementwise) \
+  X(tanh,           declared,              fused_elementwise) \
+  X(sigmoid,        declared,              fused_elementwise) \
+  X(negate,         declared,              fused_elementwise) \
+  X(abs,            declared,              fused_elementwise) \
+  X(relu,           declared,              fused_elementwise) \
+  X(log1p,          declared,              fused_elementwise) \
+  X(expm1,          declared,              fused_elementwise) \
+  X(softplus,       declared,              fused_elementwise) \
+  X(gelu,           declared,              fused_elementwise) \
+  X(gelu_grad,      declared,              fused_elementwise) \
+  X(silu,           declared,              fused_elementwise) \
+  X(mish,           declared,              fused_elementwise) \
+  X(square,         declared,              fused_elementwise) \
+  X(rsqrt,          declared,              fused_elementwise) \
+  X(sign,           declared,              fused_elementwise) \
+  X(floor,          declared,              fused_elementwise) \
+  X(ceil,           declared,              fused_elementwise) \
+  X(round,          declared,              fused_elementwise) \
+  X(sin,            declared,              fused_elementwise) \
+  X(cos,            declared,              fused_elementwise) \
+  X(clamp,          declared,              fused_elementwise) \
+  X(equal,          declared,              fused_elementwise) \
+  X(not_equal,      declared,              fused_elementwise) \
+  X(less,           declared,              fused_elementwise) \
+  X(less_equal,     declared,              fused_elementwise) \
+  X(greater,        declared,              fused_elementwise) \
+  X(greater_equal,  declared,              fused_elementwise) \
+  X(logical_and,    declared,              fused_elementwise) \
+  X(logical_or,     declared,              fused_elementwise) \
+  X(logical_not,    declared,              fused_elementwise) \
+  X(where,          declared,              fused_elementwise) \
+  X(cast<T>,        declared + eight_bit,  fused_elementwise) \
+  X(copy,           declared + eight_bit,  fused_elementwise) \
+  X(arange,         declared,              fused_elementwise) \
+  X(uniform,        declared,              fused_elementwise) \
+  X(normal,         declared,              fused_elementwise) \
+  X(dropout_mask,   declared,              fused_elementwise) \
+  X(pick,           declared,              fused_elementwise) \
+  X(transpose,      declared,              strided_view) \
+  X(permute,        declared,              strided_view) \
+  X(reshape,        declared,              strided_view) \
+  X(slice,          declared,              strided_view) \
+  X(unsqueeze,      declared,              strided_view) \
+  X(squeeze,        declared,              strided_view) \
+  X(broadcast_to,   declared,              strided_view) \
+  X(concat,         declared,              copy_slices) \
+  X(sum,            declared,              pairwise_reduce) \
+  X(sum_to,         declared,              pairwise_reduce) \
+  X(mean,           declared,              pairwise_reduce) \
+  X(prod,           declared,              pairwise_reduce) \
+  X(max,            declared,              pairwise_reduce) \
+  X(min,            declared,              pairwise_reduce) \
+  X(argmax,         declared,              pairwise_reduce) \
+  X(argmin,         declared,              pairwise_reduce) \
+  X(var,            declared,              pairwise_reduce) \
+  X(stddev,         declared,              pairwise_reduce) \
+  X(logsumexp,      declared,              pairwise_reduce) \
+  X(softmax,        declared,              composed) \
+  X(log_softmax,    declared,              composed) \
+  X(cross_entropy,  declared,              composed) \
+  X(layer_norm,     declared,              composed) \
+  X(matmul,         declared,              blocked_gemm) \
+  X(scaled_matmul,  declared,              widening_gemm)
 // clang-format on
 
 namespace texpr {
