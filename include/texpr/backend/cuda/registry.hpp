@@ -13,6 +13,7 @@
 #include "texpr/op/composite.hpp"
 #include "texpr/op/elementwise.hpp"
 #include "texpr/op/generator.hpp"
+#include "texpr/op/indexing.hpp"
 #include "texpr/op/layout.hpp"
 #include "texpr/op/matmul.hpp"
 #include "texpr/op/reduction.hpp"
@@ -39,7 +40,7 @@ struct strided_view : fused_elementwise {
   template <class N> static texpr::view<const typename N::value_type, N::rank, cuda> view_of(const N& n, context<cuda>& ctx);
 };
 
-/// A composite op (softmax, log_softmax, cross_entropy, layer_norm): operands evaluated once into memory, then
+/// A composite op (softmax, log_softmax, cross_entropy, layer_norm, the indexing ops): operands evaluated once into memory, then
 /// the op's expansion, whose passes are other rows of this table (layout.hpp).
 struct composed {
   static constexpr std::string_view name = "composed";  ///< Shown by tx::placement.
@@ -133,6 +134,8 @@ struct cublas_gemm {
   X(normal,         declared + half_floats,                    fused_elementwise) \
   X(dropout_mask,   declared + half_floats,                    fused_elementwise) \
   X(pick,           declared + half_floats,                    fused_elementwise) \
+  X(indexed_read,   declared + half_floats,                    fused_elementwise) \
+  X(indexed_sum,    declared + half_floats,                    fused_elementwise) \
   X(transpose,      declared,                                  strided_view) \
   X(permute,        declared,                                  strided_view) \
   X(reshape,        declared,                                  strided_view) \
@@ -156,6 +159,11 @@ struct cublas_gemm {
   X(log_softmax,    declared + half_floats,                    composed) \
   X(cross_entropy,  declared + half_floats,                    composed) \
   X(layer_norm,     declared + half_floats,                    composed) \
+  X(index_select,   declared + half_floats,                    composed) \
+  X(gather,         declared + half_floats,                    composed) \
+  X(embedding,      declared + half_floats,                    composed) \
+  X(index_add,      declared + half_floats,                    composed) \
+  X(scatter_add,    declared + half_floats,                    composed) \
   X(matmul,         declared + half_floats - signed_integral,  cublas_gemm)
 // clang-format on
 
