@@ -612,7 +612,7 @@ template <class B, class Op, class T> void check_indexed_pass() {
   if constexpr (std::is_same_v<Op, tx::op::indexed_read>) {
     const tx::shape_t<3> s{3, 6, 5};
     const auto a = on<B>::down(tx::detail::indexed_read_of(xv, std::as_const(dr).view(), false, 6, 4, 5, s));
-    const auto b = on<B>::down(tx::detail::indexed_read_of(xv, std::as_const(de).view(), true, 6, 4, 5, s) * T(2));
+    const auto b = on<B>::down(tx::detail::indexed_read_of(xv, std::as_const(de).view(), true, 6, 4, 5, s) * 2);
     for (tx::index_t o = 0; o < 3; ++o)
       for (tx::index_t p = 0; p < 6; ++p)
         for (tx::index_t k = 0; k < 5; ++k) {
@@ -628,7 +628,7 @@ template <class B, class Op, class T> void check_indexed_pass() {
     auto dte = on<B>::up(to_each);
     const tx::shape_t<3> s{3, 6, 5};
     const auto a = on<B>::down(tx::detail::indexed_sum_of(xv, std::as_const(dt).view(), false, 4, 6, 5, s));
-    const auto b = on<B>::down(tx::detail::indexed_sum_of(xv, std::as_const(dte).view(), true, 4, 6, 5, s) * T(2));
+    const auto b = on<B>::down(tx::detail::indexed_sum_of(xv, std::as_const(dte).view(), true, 4, 6, 5, s) * 2);
     for (tx::index_t o = 0; o < 3; ++o)
       for (tx::index_t j = 0; j < 6; ++j)
         for (tx::index_t k = 0; k < 5; ++k) {

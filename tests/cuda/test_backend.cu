@@ -511,7 +511,8 @@ TEST_CASE("indexing on the device: embedding and index_select with their gradien
   auto hv = test::random<float, 3>({3, count / 3, width}, -1, 1);
   tx::tensor<std::int32_t, 2> hid({3, count / 3});
   for (tx::index_t i = 0; i < count; ++i) hid.data()[i] = static_cast<std::int32_t>((i * 7 + i / 11) % (vocab - 1));  // row vocab - 1 unused
-  auto w = dev(hw), v = dev(hv);
+  auto w = dev(hw);
+  auto v = dev(hv);
   auto id = tx::to_device(hid);
   auto W = tx::param<embedding_tags::weight>(w);
   auto loss = tx::sum(tx::embedding(id, W) * v);

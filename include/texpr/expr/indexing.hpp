@@ -26,9 +26,8 @@ namespace detail {
 
 /// v as contiguous memory: v itself, or (strided) a copy kept by the expansion's hook.
 template <class K, class V> V contiguous_operand(K& keep, const V& v) {
-  using T = std::remove_const_t<typename V::element_type>;
   if (v.is_contiguous()) return v;
-  return keep(v * T(1));
+  return keep(v * 1);
 }
 
 /// Product of s[first, last).
