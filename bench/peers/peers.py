@@ -9,10 +9,15 @@ import os
 import sys
 import time
 
-CASES = ["fused_sum", "mean_axis1", "elu_chain", "matmul", "mlp_forward", "sgd_step", "softmax", "cross_entropy"]
+CASES = ["fused_sum", "mean_axis1", "elu_chain", "matmul", "mlp_forward", "sgd_step", "adam_step", "softmax",
+         "cross_entropy"]
 REPS = {"fused_sum": 15, "mean_axis1": 15, "elu_chain": 11, "matmul": 11, "mlp_forward": 31, "sgd_step": 21,
-        "softmax": 11, "cross_entropy": 15}
+        "adam_step": 51, "softmax": 11, "cross_entropy": 15}
 LR = 0.1
+# adam_step: torch.optim.AdamW's defaults but these; its inputs are the seed MLP's six parameters and a gradient each.
+ADAM = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 1e-2}
+PARAMS = ("w1", "b1", "w2", "b2", "w3", "b3")
+GRADS = tuple("g" + p for p in PARAMS)
 
 
 def make(d):
@@ -37,6 +42,11 @@ def make(d):
         save(f"y{b}", np.eye(10, dtype=f32)[rng.integers(0, 10, b)])
     save("logits", (4 * rng.standard_normal((4096, 1000))).astype(f32))
     save("labels", rng.integers(0, 1000, 4096).astype(np.int64))
+    # adam_step's gradients, from a generator of their own (the draws above stay as they were).
+    grng = np.random.default_rng(2027)
+    for name, shape in {"1": (784, 256), "2": (256, 256), "3": (256, 10)}.items():
+        save("gw" + name, (0.01 * grng.standard_normal(shape)).astype(f32))
+        save("gb" + name, (0.01 * grng.standard_normal(shape[1])).astype(f32))
 
 
 def load(d, *names):
@@ -78,6 +88,16 @@ def numpy_cases(d):
         gw1, gb1 = x.T @ g, g.sum(0)
         return tuple(p - LR * gp for p, gp in zip((w1, b1, w2, b2, w3, b3), (gw1, gb1, gw2, gb2, gw3, gb3)))
 
+    def adamw(*pg):  # one AdamW step from zero moments (step 1), PyTorch's formulas, new arrays
+        ps, gs = pg[:6], pg[6:]
+        a, out = ADAM, []
+        for p, g in zip(ps, gs):
+            m = (1 - a["beta1"]) * g
+            v = (1 - a["beta2"]) * g * g
+            denom = np.sqrt(v) / np.sqrt(1 - a["beta2"]) + a["eps"]
+            out.append(p * (1 - a["lr"] * a["weight_decay"]) - a["lr"] / (1 - a["beta1"]) * m / denom)
+        return tuple(out)
+
     def softmax(z):
         e = np.exp(z - z.max(1, keepdims=True))
         return e / e.sum(1, keepdims=True)
@@ -94,6 +114,7 @@ def numpy_cases(d):
         "matmul": (lambda a, b: a @ b, ("ma", "mb")),
         "mlp_forward": (lambda x, y, *w: np.mean((mlp(x, *w)[-1] - y) ** 2), ("x64", "y64", "w1", "b1", "w2", "b2", "w3", "b3")),
         "sgd_step": (lambda x, y, *w: sgd(x, y, *w), ("x128", "y128", "w1", "b1", "w2", "b2", "w3", "b3")),
+        "adam_step": (adamw, PARAMS + GRADS),
         "softmax": (softmax, ("logits",)),
         "cross_entropy": (cross_entropy, ("logits", "labels")),
     }
@@ -114,6 +135,24 @@ def torch_cases(threads):
         with torch.no_grad():
             return tuple(p - LR * gp for p, gp in zip(ps, g))
 
+    state = {}
+
+    def adamw(*pg):
+        # torch.optim.AdamW(foreach=True): its in-place multi-tensor step on the parameters, every repetition (the
+        # work per step does not depend on the step count). The first step's parameters are what is checked.
+        if not state:
+            ps = [p.clone() for p in pg[:6]]
+            for p, g in zip(ps, pg[6:]):
+                p.grad = g
+            a = ADAM
+            state["opt"] = torch.optim.AdamW(ps, lr=a["lr"], betas=(a["beta1"], a["beta2"]), eps=a["eps"],
+                                             weight_decay=a["weight_decay"], foreach=True)
+            state["opt"].step()
+            state["first"] = tuple(p.detach().clone() for p in ps)
+        else:
+            state["opt"].step()
+        return state["first"]
+
     return torch, {
         "fused_sum": (lambda a, b, c: torch.sum(a * b + c), ("a", "b", "c")),
         "mean_axis1": (lambda x: x.mean(1), ("x",)),
@@ -121,6 +160,7 @@ def torch_cases(threads):
         "matmul": (lambda a, b: a @ b, ("ma", "mb")),
         "mlp_forward": (lambda x, y, *w: torch.mean((mlp(x, *w) - y) ** 2), ("x64", "y64", "w1", "b1", "w2", "b2", "w3", "b3")),
         "sgd_step": (sgd, ("x128", "y128", "w1", "b1", "w2", "b2", "w3", "b3")),
+        "adam_step": (adamw, PARAMS + GRADS),
         "softmax": (lambda z: torch.softmax(z, 1), ("logits",)),
         "cross_entropy": (lambda z, l: F.cross_entropy(z, l), ("logits", "labels")),
     }
@@ -142,6 +182,26 @@ def jax_cases():
     def ce(z, l):
         return jnp.mean(jax.nn.logsumexp(z, 1) - jnp.take_along_axis(z, l[:, None], 1)[:, 0])
 
+    def adamw(ps, ms, vs, gs):  # AdamW by hand (optax is not installed): new parameters and moments, step 1
+        a, t = ADAM, 1
+        out = []
+        for p, m, v, g in zip(ps, ms, vs, gs):
+            m = a["beta1"] * m + (1 - a["beta1"]) * g
+            v = a["beta2"] * v + (1 - a["beta2"]) * g * g
+            denom = jnp.sqrt(v) / jnp.sqrt(1 - a["beta2"] ** t) + a["eps"]
+            out.append((p * (1 - a["lr"] * a["weight_decay"]) - a["lr"] / (1 - a["beta1"] ** t) * m / denom, m, v))
+        return tuple(zip(*out))
+
+    adamw_jit = jax.jit(adamw)
+
+    zeros = {}
+
+    def adam_step(*pg):
+        ps, gs = pg[:6], pg[6:]
+        if not zeros:  # the moments' (zero) state, made once, outside the timing
+            zeros["m"] = tuple(jax.block_until_ready(jnp.zeros_like(p)) for p in ps)
+        return adamw_jit(ps, zeros["m"], zeros["m"], gs)
+
     j = jax.jit
     return jnp, {
         "fused_sum": (j(lambda a, b, c: jnp.sum(a * b + c)), ("a", "b", "c")),
@@ -150,6 +210,7 @@ def jax_cases():
         "matmul": (j(lambda a, b: a @ b), ("ma", "mb")),
         "mlp_forward": (j(lambda x, y, *w: jnp.mean((mlp(x, *w) - y) ** 2)), ("x64", "y64", "w1", "b1", "w2", "b2", "w3", "b3")),
         "sgd_step": (j(sgd), ("x128", "y128", "w1", "b1", "w2", "b2", "w3", "b3")),
+        "adam_step": (adam_step, PARAMS + GRADS),
         "softmax": (j(lambda z: jax.nn.softmax(z, 1)), ("logits",)),
         "cross_entropy": (j(ce), ("logits", "labels")),
     }
@@ -179,7 +240,10 @@ def run(lib, case, threads, d):
     def to_numpy(r):
         return r.detach().numpy() if hasattr(r, "detach") else np.asarray(r)
     r = out[0]
-    # sgd_step returns the six updated parameters: saved flattened, one after another (texpr_peer does the same)
+    if case == "adam_step" and lib == "jax":
+        r = r[0]  # (parameters, first moments, second moments): the parameters are checked
+    # sgd_step and adam_step return the six updated parameters: saved flattened, one after another (texpr_peer
+    # does the same)
     r = np.concatenate([np.ravel(to_numpy(p)) for p in r]) if isinstance(r, (tuple, list)) else to_numpy(r)
     np.save(os.path.join(d, f"out_{lib}_{case}.npy"), r)
     print(f"median_ms {ms:.6f}")
@@ -194,11 +258,11 @@ def check(d, cases):
         f, names = ref_cases[case]
         ref = f(*[a.astype(np.float64) if a.dtype == np.float32 else a for a in load(d, *names)])
         ref = np.concatenate([np.ravel(p) for p in ref]) if isinstance(ref, tuple) else np.asarray(ref, np.float64)
-        # sgd_step: compare the updates, not the parameters (all six, flattened one after another)
-        base = np.concatenate([np.ravel(p) for p in load(d, "w1", "b1", "w2", "b2", "w3", "b3")]).astype(np.float64) \
-            if case == "sgd_step" else 0.0
+        # sgd_step, adam_step: compare the updates, not the parameters (all six, flattened one after another)
+        step = case in ("sgd_step", "adam_step")
+        base = np.concatenate([np.ravel(p) for p in load(d, *PARAMS)]).astype(np.float64) if step else 0.0
         ref = ref - base
-        scale = max(1e-30, float(np.max(np.abs(ref)))) if case == "sgd_step" else max(1.0, float(np.max(np.abs(ref))))
+        scale = max(1e-30, float(np.max(np.abs(ref)))) if step else max(1.0, float(np.max(np.abs(ref))))
         for lib in ("texpr", "numpy", "torch", "jax"):
             p = os.path.join(d, f"out_{lib}_{case}.npy")
             if not os.path.exists(p):
@@ -206,7 +270,7 @@ def check(d, cases):
             got = np.load(p).astype(np.float64) - base
             err = float(np.max(np.abs(got - ref))) / scale if got.shape == ref.shape else float("inf")
             # fused_sum: 2^24 float terms in any order; sgd_step: the update lr * dW relative to its own size.
-            tol = 2e-2 if case == "fused_sum" else (1e-3 if case == "sgd_step" else 1e-4)
+            tol = 2e-2 if case == "fused_sum" else (1e-3 if step else 1e-4)
             ok = err <= tol
             bad += not ok
             print(f"check {case:14s} {lib:6s} max |error| / max|ref| = {err:.2e} {'ok' if ok else 'MISMATCH'}")

@@ -4,7 +4,7 @@
 # repetitions). Prints the table of ratios (texpr time / peer time: below 1, texpr is faster) and checks that all
 # compute the same numbers. Optional in CI: the venv is about 1.5 GB.
 #
-#   bench/peers/run.sh [ROUNDS]         (default 3; venv in build/peers-venv, inputs in build/peers;
+#   bench/peers/run.sh [ROUNDS]         (default 3; venv in build/peers-venv or $PEER_VENV, inputs in build/peers;
 #                                        PEER_CASES="matmul sgd_step" for a subset of the cases)
 #
 # PyTorch's PyPI wheel is a CUDA build: it is installed with --no-deps plus only the libraries its .so files load
@@ -13,7 +13,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 rounds=${1:-3}
-venv="$root/build/peers-venv"
+venv="${PEER_VENV:-$root/build/peers-venv}"  # PEER_VENV: an existing venv to reuse
 data="$root/build/peers"
 py="$venv/bin/python"
 mkdir -p "$data"
@@ -30,10 +30,10 @@ versions=$("$py" -c "import numpy, torch, jax; print(f'NumPy {numpy.__version__}
 
 exe="$root/build/peers/texpr_peer"
 g++ -std=c++20 -O3 -march=native -DNDEBUG -I"$root/include" "$root/bench/peers/texpr_peer.cpp" -o "$exe" -pthread
-[[ -f "$data/logits.npy" ]] || "$py" "$root/bench/peers/peers.py" make "$data"
+[[ -f "$data/gw1.npy" ]] || "$py" "$root/bench/peers/peers.py" make "$data"
 
 # PEER_CASES="matmul sgd_step" bench/peers/run.sh 3 runs a subset.
-read -r -a cases <<<"${PEER_CASES:-fused_sum mean_axis1 elu_chain matmul mlp_forward sgd_step softmax cross_entropy}"
+read -r -a cases <<<"${PEER_CASES:-fused_sum mean_axis1 elu_chain matmul mlp_forward sgd_step adam_step softmax cross_entropy}"
 libs=(texpr numpy torch jax)
 declare -A times
 # On 1 thread every process is also pinned to one CPU: thread-count settings are requests, and XLA's CPU runtime

@@ -103,6 +103,28 @@ int main(int argc, char** argv) {
       std::apply([&](const auto&... t) { ((std::copy(t.data(), t.data() + t.size(), flat.data() + at), at += t.size()), ...); }, updated);
       tx::save_npy(out, flat);
     }
+  } else if (c == "adam_step") {
+    // AdamW (lr 1e-3, weight decay 1e-2, PyTorch's other defaults) on the seed MLP's six parameters, in place, as
+    // torch.optim.AdamW(foreach=True).step() in the peers. Checked: the first step's parameters.
+    auto w1 = tx::load_npy<float, 2>(in("w1")), w2 = tx::load_npy<float, 2>(in("w2")), w3 = tx::load_npy<float, 2>(in("w3"));
+    auto b1 = tx::load_npy<float, 1>(in("b1")), b2 = tx::load_npy<float, 1>(in("b2")), b3 = tx::load_npy<float, 1>(in("b3"));
+    auto gw1 = tx::load_npy<float, 2>(in("gw1")), gw2 = tx::load_npy<float, 2>(in("gw2")), gw3 = tx::load_npy<float, 2>(in("gw3"));
+    auto gb1 = tx::load_npy<float, 1>(in("gb1")), gb2 = tx::load_npy<float, 1>(in("gb2")), gb3 = tx::load_npy<float, 1>(in("gb3"));
+    const tx::optim::adamw_options options{.lr = 1e-3, .weight_decay = 1e-2};
+    const auto grads = std::tie(gw1, gb1, gw2, gb2, gw3, gb3);
+    auto first = std::make_tuple(w1.clone(), b1.clone(), w2.clone(), b2.clone(), w3.clone(), b3.clone());
+    {
+      tx::optim::adamw once(std::apply([](auto&... t) { return std::tie(t...); }, first), options);
+      once.step(grads);
+    }
+    tx::optim::adamw opt(std::tie(w1, b1, w2, b2, w3, b3), options);
+    ms = median_ms([&] { opt.step(grads); }, 51);
+    tx::index_t total = 0;
+    std::apply([&](const auto&... t) { ((total += t.size()), ...); }, first);
+    tx::tensor<float, 1> flat(tx::shape_t<1>{total});
+    tx::index_t at = 0;
+    std::apply([&](const auto&... t) { ((std::copy(t.data(), t.data() + t.size(), flat.data() + at), at += t.size()), ...); }, first);
+    tx::save_npy(out, flat);
   } else if (c == "softmax") {
     auto z = tx::load_npy<float, 2>(in("logits"));
     tx::tensor<float, 2> r = tx::softmax(z, 1);

@@ -23,6 +23,7 @@
 #include "texpr/expr/reduction.hpp"
 #include "texpr/expr/saved.hpp"
 #include "texpr/expr/softmax.hpp"
+#include "texpr/expr/indexing.hpp"
 #include "texpr/placement/runs_on.hpp"
 #include "texpr/placement/capturable.hpp"
 #include "texpr/placement/report.hpp"

@@ -1,5 +1,6 @@
-// Gradients of the training ops: slice (every step sign), dropout (the mask regenerated, not stored) and
-// layer_norm (x, weight and bias), against finite differences and closed forms; their graphs run on cuda.
+// Gradients of the training ops: slice (every step sign), dropout (the mask regenerated, not stored), layer_norm
+// (x, weight and bias) and indexing (index_select, gather, embedding), against finite differences and closed
+// forms; their graphs run on cuda.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -50,11 +51,19 @@ auto layer_norm_grad(const tx::tensor<float, 2, B>& x, const tx::tensor<float, 1
   auto pb = tx::param<struct ln_b>(b);
   return tx::grad(tx::mean(tx::square(tx::layer_norm(tx::tanh(px), pw, pb))), px, pw, pb);
 }
+template <class B>
+auto embedding_grad(const tx::tensor<std::int32_t, 2, B>& ids, const tx::tensor<float, 2, B>& w, const tx::tensor<float, 2, B>& x) {
+  auto pw = tx::param<struct em_w>(w);
+  auto px = tx::param<struct em_x>(x);
+  auto rows = tx::index_select(px, 1, tx::reshape(ids, {-1}));
+  return tx::grad(tx::sum(tx::square(tx::embedding(ids, pw))) + tx::sum(tx::gather(tx::exp(px), 0, tx::slice(ids, 1, 0, 1))) + tx::sum(rows), pw, px);
+}
 using f2 = const tx::tensor<float, 2, tx::cuda>&;
 using f1 = const tx::tensor<float, 1, tx::cuda>&;
 // The gradient graphs run wherever the forward does: checked for cuda by the host compiler.
 static_assert(tx::all_run_on<decltype(slice_grad<tx::cuda>(std::declval<f2>(), std::declval<f2>())), tx::cuda>);
 static_assert(tx::all_run_on<decltype(dropout_grad<tx::cuda>(std::declval<f2>(), std::declval<f2>())), tx::cuda>);
+static_assert(tx::all_run_on<decltype(embedding_grad<tx::cuda>(std::declval<const tx::tensor<std::int32_t, 2, tx::cuda>&>(), std::declval<f2>(), std::declval<f2>())), tx::cuda>);
 static_assert(tx::all_run_on<decltype(layer_norm_grad<tx::cuda>(std::declval<f2>(), std::declval<f1>(), std::declval<f1>())), tx::cuda>);
 
 }  // namespace
@@ -146,4 +155,35 @@ TEST_CASE("layer_norm: gradients with respect to x, weight and bias") {
   tx::tensor<double, 1> ones({6}, {1, 1, 1, 1, 1, 1});
   auto [gx] = tx::eval_all(tx::grad(tx::sum(tx::layer_norm(px, ones, b)), px));
   for (tx::index_t i = 0; i < x.size(); ++i) CHECK(std::abs(gx.data()[i]) <= 1e-14);
+}
+
+TEST_CASE("indexing: gradients of index_select, gather and embedding are sums over repeated indices") {
+  auto g = grad_check::rng(47);
+  auto x = random(tx::shape_t<3>{3, 4, 5}, g);
+  // Repeats, both ends, and one row never selected (its gradient is 0).
+  tx::tensor<std::int64_t, 1> rows({6}, {3, 0, 3, 1, 0, 3});
+  tx::tensor<std::int32_t, 1> few({2}, {4, 4});
+  auto v1 = random(tx::shape_t<3>{3, 6, 5}, g);
+  auto v2 = random(tx::shape_t<3>{3, 4, 2}, g);
+  check("index_select axis 1 of x * x", [&](auto p) { return tx::sum(tx::index_select(p * p, 1, rows) * v1); }, x);
+  check("index_select axis -1, twice", [&](auto p) { return tx::sum(tx::index_select(p, -1, few) * v2) + tx::sum(tx::index_select(p, 1, rows) * v1); }, x);
+  tx::tensor<std::int32_t, 3> each({3, 7, 5});
+  for (tx::index_t i = 0; i < each.size(); ++i) each.data()[i] = static_cast<std::int32_t>((i * 3 + i / 7) % 4);
+  auto v3 = random(tx::shape_t<3>{3, 7, 5}, g);
+  check("gather axis 1", [&](auto p) { return tx::sum(tx::square(tx::gather(tx::tanh(p), 1, each)) * v3); }, x);
+  auto m = random(tx::shape_t<2>{4, 5}, g);
+  tx::tensor<std::int64_t, 2> down({2, 4}, {3, 0, 3, 1, 2, 2, 0, 3});
+  check("gather axis 0 of a matmul (a computed operand)",
+        [&](auto p) { return tx::sum(tx::square(tx::gather(tx::matmul(p, tx::transpose(p)), 0, down))); }, m);
+  auto w = random(tx::shape_t<2>{7, 5}, g);
+  tx::tensor<std::int32_t, 2> ids({2, 4}, {6, 0, 2, 2, 1, 6, 6, 0});
+  auto v4 = random(tx::shape_t<3>{2, 4, 5}, g);
+  check("embedding rank-2 indices", [&](auto p) { return tx::sum(tx::embedding(ids, p) * v4); }, w);
+  check("embedding of an expression, squared", [&](auto p) { return tx::mean(tx::square(tx::embedding(ids, p * 2.0 + 1.0))); }, w);
+  // Closed form: d sum(embedding(ids, w)) / dw[v, d] = the number of times v occurs in ids.
+  auto pw = tx::param<struct em_count>(w);
+  auto [gw] = tx::eval_all(tx::grad(tx::sum(tx::embedding(ids, pw)), pw));
+  const double count[7] = {2, 1, 2, 0, 0, 0, 3};
+  for (tx::index_t vv = 0; vv < 7; ++vv)
+    for (tx::index_t d = 0; d < 5; ++d) CHECK(gw(vv, d) == count[vv]);
 }

@@ -606,9 +606,60 @@ template <class B, class T> void check_dropout_mask() {
   check_random_fused<B, T>([&](const tx::shape_t<2>& s) { return make(s, 0.5, 7); }, "dropout_mask " + dtype);
 }
 
+/// indexed_read and indexed_sum (the indexing composites' passes) over contiguous memory, one index per position
+/// and one per element, int64 and int32, alone and fused, against loops: reads exact, sums within tolerance.
+template <class B, class Op, class T> void check_indexed_pass() {
+  int failures = 0;
+  const std::string what = std::string(Op::name) + " " + std::string(tx::dtype_name_v<T>);
+  const double r = test::is_int<T> ? 100 : 4;
+  // x as (outer 3, extent 4, inner 5); a result of 6 positions.
+  auto x = test::random<T, 3>({3, 4, 5}, -r, r);
+  tx::tensor<std::int64_t, 1> rows({6}, {3, 0, 3, 1, 2, 0});
+  tx::tensor<std::int32_t, 3> each({3, 6, 5});
+  for (tx::index_t i = 0; i < each.size(); ++i) each.data()[i] = static_cast<std::int32_t>((i * 7 + i / 5) % 4);
+  auto dx = on<B>::up(x);
+  auto dr = on<B>::up(rows);
+  auto de = on<B>::up(each);
+  const auto xv = std::as_const(dx).view();
+  if constexpr (std::is_same_v<Op, tx::op::indexed_read>) {
+    const tx::shape_t<3> s{3, 6, 5};
+    const auto a = on<B>::down(tx::detail::indexed_read_of(xv, std::as_const(dr).view(), false, 6, 4, 5, s));
+    const auto b = on<B>::down(tx::detail::indexed_read_of(xv, std::as_const(de).view(), true, 6, 4, 5, s) * 2);
+    for (tx::index_t o = 0; o < 3; ++o)
+      for (tx::index_t p = 0; p < 6; ++p)
+        for (tx::index_t k = 0; k < 5; ++k) {
+          expect(test::wide(a(o, p, k)) == test::wide(x(o, rows(p), k)), what + " per position", failures);
+          expect(test::wide(b(o, p, k)) == 2 * test::wide(x(o, each(o, p, k), k)), what + " per element, fused", failures);
+        }
+  } else {
+    // g = x as (outer 3, positions 4, inner 5) summed into an extent of 6 (an index of 5 hits nothing).
+    tx::tensor<std::int64_t, 1> to({4}, {2, 0, 2, 5});
+    tx::tensor<std::int32_t, 3> to_each({3, 4, 5});
+    for (tx::index_t i = 0; i < to_each.size(); ++i) to_each.data()[i] = static_cast<std::int32_t>((i * 5 + i / 3) % 6);
+    auto dt = on<B>::up(to);
+    auto dte = on<B>::up(to_each);
+    const tx::shape_t<3> s{3, 6, 5};
+    const auto a = on<B>::down(tx::detail::indexed_sum_of(xv, std::as_const(dt).view(), false, 4, 6, 5, s));
+    const auto b = on<B>::down(tx::detail::indexed_sum_of(xv, std::as_const(dte).view(), true, 4, 6, 5, s) * 2);
+    for (tx::index_t o = 0; o < 3; ++o)
+      for (tx::index_t j = 0; j < 6; ++j)
+        for (tx::index_t k = 0; k < 5; ++k) {
+          ld wa = 0, wb = 0;
+          for (tx::index_t p = 0; p < 4; ++p) {
+            if (to(p) == j) wa += test::wide(x(o, p, k));
+            if (to_each(o, p, k) == j) wb += 2 * test::wide(x(o, p, k));
+          }
+          expect(test::close(a(o, j, k), wa, 4), what + " per position: got " + str(test::wide(a(o, j, k))) + " want " + str(wa), failures);
+          expect(test::close(b(o, j, k), wb, 8), what + " per element, fused", failures);
+        }
+  }
+  REQUIRE(failures == 0);
+}
+
 /// The generator rows: each op's own check.
 template <class B, class Op, class T> void check_generator() {
   if constexpr (std::is_same_v<Op, tx::op::pick>) check_pick<B, T>();
+  else if constexpr (std::is_same_v<Op, tx::op::indexed_read> || std::is_same_v<Op, tx::op::indexed_sum>) check_indexed_pass<B, Op, T>();
   else if constexpr (std::is_same_v<Op, tx::op::arange>) check_arange<B, T>();
   else if constexpr (std::is_same_v<Op, tx::op::uniform>) check_uniform<B, T>();
   else if constexpr (std::is_same_v<Op, tx::op::dropout_mask>) check_dropout_mask<B, T>();
@@ -736,6 +787,93 @@ template <class B, class T> void check_concat() {
     expect(test::wide(o(i, 0)) == test::wide(z(i, 0)), "concat into a slice: column 0 untouched", failures);
     for (tx::index_t j = 0; j < 3; ++j) expect(test::wide(o(i, 1 + j)) == test::wide(x(j, i)), "concat of a transpose", failures);
     for (tx::index_t j = 0; j < 5; ++j) expect(test::wide(o(i, 4 + j)) == test::wide(y(i, j)), "concat second operand", failures);
+  }
+  REQUIRE(failures == 0);
+}
+
+// ---- indexing -------------------------------------------------------------------------------------------------
+
+/// index_select, gather and embedding of an expression (x * 2, evaluated once) and of a transposed view, int64 and
+/// int32 indices with repeats and both ends, exactly against index loops; index_add and scatter_add (their
+/// gradients) against long double sums.
+template <class B, class Op, class T> void check_indexing() {
+  int failures = 0;
+  const std::string what = std::string(Op::name) + " " + std::string(tx::dtype_name_v<T>);
+  const double r = test::is_int<T> ? 100 : 4;
+  auto x = test::random<T, 3>({3, 4, 5}, -r, r);
+  auto dx = on<B>::up(x);
+  const auto same = [&](auto got, ld want, const std::string& where) {
+    expect(test::wide(got) == want, what + " " + where + ": got " + str(test::wide(got)) + " want " + str(want), failures);
+  };
+  if constexpr (std::is_same_v<Op, tx::op::index_select>) {
+    tx::tensor<std::int64_t, 1> i64({6}, {3, 0, 3, 1, 2, 0});
+    tx::tensor<std::int32_t, 1> i32({3}, {4, 4, 0});
+    auto d64 = on<B>::up(i64);
+    auto d32 = on<B>::up(i32);
+    const auto a = on<B>::down(tx::index_select(dx * 2, 1, d64));
+    REQUIRE(a.shape() == tx::shape_t<3>{3, 6, 5});
+    for (tx::index_t o = 0; o < 3; ++o)
+      for (tx::index_t p = 0; p < 6; ++p)
+        for (tx::index_t k = 0; k < 5; ++k) same(a(o, p, k), 2 * test::wide(x(o, i64(p), k)), "axis 1");
+    const auto b = on<B>::down(tx::index_select(tx::transpose(dx), -2, d32));  // (3, 5, 4) read through strides
+    REQUIRE(b.shape() == tx::shape_t<3>{3, 3, 4});
+    for (tx::index_t o = 0; o < 3; ++o)
+      for (tx::index_t p = 0; p < 3; ++p)
+        for (tx::index_t k = 0; k < 4; ++k) same(b(o, p, k), test::wide(x(o, k, i32(p))), "of a transpose");
+  } else if constexpr (std::is_same_v<Op, tx::op::gather>) {
+    tx::tensor<std::int32_t, 3> i32({3, 7, 5});
+    for (tx::index_t i = 0; i < i32.size(); ++i) i32.data()[i] = static_cast<std::int32_t>((i * 3 + i / 7) % 4);
+    tx::tensor<std::int64_t, 3> i64({2, 4, 5});
+    for (tx::index_t i = 0; i < i64.size(); ++i) i64.data()[i] = (i * 5 + 1) % 3;
+    auto d32 = on<B>::up(i32);
+    auto d64 = on<B>::up(i64);
+    const auto a = on<B>::down(tx::gather(dx * 2, 1, d32));
+    REQUIRE(a.shape() == tx::shape_t<3>{3, 7, 5});
+    for (tx::index_t o = 0; o < 3; ++o)
+      for (tx::index_t p = 0; p < 7; ++p)
+        for (tx::index_t k = 0; k < 5; ++k) same(a(o, p, k), 2 * test::wide(x(o, i32(o, p, k), k)), "axis 1");
+    const auto b = on<B>::down(tx::gather(dx, -3, d64));
+    REQUIRE(b.shape() == tx::shape_t<3>{2, 4, 5});
+    for (tx::index_t p = 0; p < 2; ++p)
+      for (tx::index_t j = 0; j < 4; ++j)
+        for (tx::index_t k = 0; k < 5; ++k) same(b(p, j, k), test::wide(x(i64(p, j, k), j, k)), "axis 0");
+  } else if constexpr (std::is_same_v<Op, tx::op::embedding>) {
+    auto w = test::random<T, 2>({6, 5}, -r, r);
+    auto dw = on<B>::up(w);
+    tx::tensor<std::int64_t, 2> i64({2, 3}, {5, 0, 2, 2, 1, 5});
+    tx::tensor<std::int32_t, 1> i32({4}, {0, 3, 3, 5});
+    auto d64 = on<B>::up(i64);
+    auto d32 = on<B>::up(i32);
+    const auto a = on<B>::down(tx::embedding(d64, dw * 2));
+    REQUIRE(a.shape() == tx::shape_t<3>{2, 3, 5});
+    for (tx::index_t i = 0; i < 2; ++i)
+      for (tx::index_t j = 0; j < 3; ++j)
+        for (tx::index_t d = 0; d < 5; ++d) same(a(i, j, d), 2 * test::wide(w(i64(i, j), d)), "rank-2 indices");
+    const auto b = on<B>::down(tx::embedding(d32, tx::transpose(tx::transpose(dw))));
+    REQUIRE(b.shape() == tx::shape_t<2>{4, 5});
+    for (tx::index_t i = 0; i < 4; ++i)
+      for (tx::index_t d = 0; d < 5; ++d) same(b(i, d), test::wide(w(i32(i), d)), "rank-1 indices");
+  } else {
+    // g = x * 2 (positions along axis 1: 4) summed into an extent of 6.
+    constexpr bool per_element = std::is_same_v<Op, tx::op::scatter_add>;
+    tx::tensor<std::int64_t, 1> rows({4}, {2, 0, 2, 5});
+    tx::tensor<std::int32_t, 3> each({3, 4, 5});
+    for (tx::index_t i = 0; i < each.size(); ++i) each.data()[i] = static_cast<std::int32_t>((i * 5 + i / 3) % 6);
+    auto dr = on<B>::up(rows);
+    auto de = on<B>::up(each);
+    const auto got = [&] {
+      if constexpr (per_element) return on<B>::down(tx::detail::scatter_add(1, 6, dx * 2, de));
+      else return on<B>::down(tx::detail::index_add(1, 6, dx * 2, dr));
+    }();
+    REQUIRE(got.shape() == tx::shape_t<3>{3, 6, 5});
+    for (tx::index_t o = 0; o < 3; ++o)
+      for (tx::index_t j = 0; j < 6; ++j)
+        for (tx::index_t k = 0; k < 5; ++k) {
+          ld want = 0;
+          for (tx::index_t p = 0; p < 4; ++p)
+            if ((per_element ? tx::index_t{each(o, p, k)} : rows(p)) == j) want += 2 * test::wide(x(o, p, k));
+          expect(test::close(got(o, j, k), want, 8), what + ": got " + str(test::wide(got(o, j, k))) + " want " + str(want), failures);
+        }
   }
   REQUIRE(failures == 0);
 }
@@ -1139,6 +1277,9 @@ template <class B, class Rows, class Select> std::size_t check_rows(Select selec
         ++checked;
       } else if constexpr (tx::detail::reduction_op_tag<Op>) {
         check_reduction<B, Op, T>();
+        ++checked;
+      } else if constexpr (std::is_base_of_v<tx::op::indexing_op, Op> || std::is_base_of_v<tx::op::scatter_op, Op>) {
+        check_indexing<B, Op, T>();
         ++checked;
       } else if constexpr (std::is_base_of_v<tx::op::composite_op, Op>) {
         check_composite<B, Op, T>();

@@ -1,6 +1,6 @@
 // The ops classifiers and statistics need, beyond the registry's row checks: var/stddev accuracy on data with a
 // large mean, ddof; logsumexp/softmax/log_softmax on large, infinite and NaN logits; cross_entropy and one_hot
-// against long double loops; concat's errors. Tolerances are relative, stated per check.
+// against long double loops; concat's errors; the indexing ops' index and shape errors. Tolerances are relative, stated per check.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -430,4 +430,43 @@ TEST_CASE("dropout: kept fraction, scaling by 1 / (1 - p), the mask of uniform<d
   for (const double bad : {1.0, -0.1, 1.5, std::numeric_limits<double>::quiet_NaN()})
     CHECK_THROWS_WITH_AS(static_cast<void>(tx::dropout(x, bad, 1)), doctest::Contains("dropout needs 0 <= p < 1, got p = "),
                          std::invalid_argument);
+}
+
+TEST_CASE("indexing: out-of-range indices throw shape_error naming the index, its position and the extent") {
+  tx::tensor<float, 2> x({3, 4});
+  for (tx::index_t i = 0; i < x.size(); ++i) x.data()[i] = static_cast<float>(i) - 5.5f;
+  tx::tensor<std::int64_t, 1> high({3}, {0, 2, 3});
+  tx::tensor<std::int32_t, 1> negative({2}, {1, -1});
+  CHECK_THROWS_WITH_AS(static_cast<void>(tx::eval(tx::index_select(x, 0, high))),
+                       doctest::Contains("index_select index 3 at position (2) is out of range for axis 0 of extent 3 (operand shape (3, 4))"),
+                       tx::shape_error);
+  CHECK_THROWS_WITH_AS(static_cast<void>(tx::eval(tx::index_select(x * 2, -1, negative))),
+                       doctest::Contains("index -1 at position (1) is out of range for axis 1 of extent 4"), tx::shape_error);
+  tx::tensor<std::int32_t, 2> each({3, 2}, {0, 1, 2, 3, 4, 0});
+  CHECK_THROWS_WITH_AS(static_cast<void>(tx::eval(tx::gather(x, 1, each))),
+                       doctest::Contains("gather index 4 at position (2, 0) is out of range for axis 1 of extent 4"), tx::shape_error);
+  tx::tensor<std::int64_t, 2> ids({2, 2}, {0, 1, 2, 5});
+  CHECK_THROWS_WITH_AS(static_cast<void>(tx::eval(tx::embedding(ids, x))),
+                       doctest::Contains("embedding index 5 at position (1, 1) is out of range for axis 0 of extent 3"), tx::shape_error);
+  // Shapes and axes are checked where the node is built.
+  tx::tensor<std::int32_t, 2> narrow({2, 2}, {0, 1, 2, 3});
+  CHECK_THROWS_WITH_AS(static_cast<void>(tx::gather(x, 1, narrow)),
+                       doctest::Contains("operand shape = (3, 4) index shape = (2, 2)"), tx::shape_error);
+  CHECK_THROWS_WITH_AS(static_cast<void>(tx::index_select(x, 2, high)), doctest::Contains("axis 2 is out of range"), tx::shape_error);
+  // tx::placement plans without reading the indices.
+  CHECK_NOTHROW(static_cast<void>(tx::placement(tx::index_select(x, 0, high))));
+  // No indices: an empty result; the destination is untouched by a failed evaluation.
+  tx::tensor<std::int64_t, 1> none({0});
+  CHECK(tx::eval(tx::index_select(x, 1, none)).shape() == tx::shape_t<2>{3, 0});
+  tx::tensor<float, 2> out({3, 4});
+  for (tx::index_t i = 0; i < out.size(); ++i) out.data()[i] = 7;
+  CHECK_THROWS_WITH_AS(out = tx::index_select(x, 0, high), doctest::Contains("index_select index 3"), tx::shape_error);
+  for (tx::index_t i = 0; i < out.size(); ++i) CHECK(out.data()[i] == 7);
+  // int64 data, indices as an expression.
+  tx::tensor<std::int64_t, 1> v({5}, {10, -20, 30, -40, 50});
+  tx::tensor<std::int32_t, 1> k({3}, {1, 2, 3});
+  tx::tensor<std::int64_t, 1> picked = tx::index_select(v, 0, k - 1);
+  CHECK(picked(0) == 10);
+  CHECK(picked(1) == -20);
+  CHECK(picked(2) == 30);
 }

@@ -670,4 +670,42 @@ TEST_CASE("cross_entropy in one launch: many rows, strided logits, int32 labels,
     const ld want = cross_entropy_reference(hz, labels);
     CHECK(std::abs(got - want) <= 1e-5L * (1 + std::abs(want)));
   }
+namespace embedding_tags {
+struct weight;
+}
+TEST_CASE("indexing on the device: embedding and index_select with their gradients against loops; bad indices throw") {
+  constexpr tx::index_t vocab = 37, width = 24, count = 300;
+  auto hw = test::random<float, 2>({vocab, width}, -2, 2);
+  auto hv = test::random<float, 3>({3, count / 3, width}, -1, 1);
+  tx::tensor<std::int32_t, 2> hid({3, count / 3});
+  for (tx::index_t i = 0; i < count; ++i) hid.data()[i] = static_cast<std::int32_t>((i * 7 + i / 11) % (vocab - 1));  // row vocab - 1 unused
+  auto w = dev(hw);
+  auto v = dev(hv);
+  auto id = tx::to_device(hid);
+  auto W = tx::param<embedding_tags::weight>(w);
+  auto loss = tx::sum(tx::embedding(id, W) * v);
+  auto step = tx::value_and_grad(loss, W);
+  static_assert(tx::all_run_on<decltype(step), tx::cuda>);
+  const auto [dl, dgw] = tx::eval_all(std::get<0>(step), std::get<1>(step));
+  const auto gw = tx::to_host(dgw);
+  std::vector<ld> want(static_cast<std::size_t>(vocab * width), 0);
+  ld want_loss = 0;
+  for (tx::index_t i = 0; i < count; ++i)
+    for (tx::index_t d = 0; d < width; ++d) {
+      const tx::index_t r = hid.data()[i];
+      want[static_cast<std::size_t>(r * width + d)] += hv.data()[i * width + d];
+      want_loss += static_cast<ld>(hw(r, d)) * hv.data()[i * width + d];
+    }
+  CHECK(test::close(tx::to_host(dl).item(), want_loss, count * width, 1e-5L));
+  for (tx::index_t i = 0; i < vocab * width; ++i) {
+    INFO("dweight element " << i);
+    CHECK(test::close(gw.data()[i], want[static_cast<std::size_t>(i)], 16, 1e-5L));
+  }
+  // The same sum twice gives the same bits (one thread per element, no atomics).
+  const auto again = tx::to_host(std::get<0>(tx::eval_all(std::get<1>(tx::value_and_grad(loss, W)))));
+  for (tx::index_t i = 0; i < vocab * width; ++i) CHECK(again.data()[i] == gw.data()[i]);
+  tx::tensor<std::int64_t, 1> hbad({3}, {0, vocab, 1});
+  auto bad = tx::to_device(hbad);
+  CHECK_THROWS_WITH_AS(static_cast<void>(tx::to_host(tx::index_select(w, 0, bad))),
+                       doctest::Contains("index_select index 37 at position (1) is out of range for axis 0 of extent 37"), tx::shape_error);
 }

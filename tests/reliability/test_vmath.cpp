@@ -1,5 +1,6 @@
 // texpr's own elementary functions (detail/vmath.hpp, what host fused loops call) against reference results.
-// Float (exp, expm1, log, log1p, tanh, sigmoid): in ulp of the float result against the C library's double result,
+// Float (exp, expm1, log, log1p, tanh, sigmoid): in ulp of the float result against the C library's double result
+// (sqrt: bit for bit against std::sqrt),
 // over a sweep of every float bit pattern: every 61st pattern by default (70 million inputs, both signs,
 // subnormals, infinities and NaNs included), all 2^32 with TEXPR_FULL_SWEEP=1 (a few minutes: run it by hand after
 // changing vmath.hpp). Double (exp, expm1, log, log1p, tanh): random inputs over every binade of each function's
@@ -116,6 +117,28 @@ TEST_CASE("float exp is within 1 ulp of the correctly rounded result on a sweep 
   MESSAGE("exp: " << s.count << " inputs, worst " << s.worst << " ulp at " << s.at);
   CHECK(s.count > 1000);
   CHECK(s.worst <= 1.0);
+}
+
+TEST_CASE("float sqrt is the correctly rounded result, bit for bit the C library's, on a sweep of all floats") {
+  const bool full = std::getenv("TEXPR_FULL_SWEEP") != nullptr;
+  const std::uint64_t step = full ? 1 : (rel::sanitized() ? 4099 : 61);
+  constexpr std::uint64_t end = std::uint64_t(1) << 32;
+  constexpr std::size_t batch = 4096;
+  std::vector<float> xs(batch), ys(batch);
+  std::uint64_t count = 0, wrong = 0;
+  float first_wrong = 0;
+  for (std::uint64_t b = 0; b < end; b += step * batch) {
+    std::size_t m = 0;
+    for (; m < batch && b + m * step < end; ++m) xs[m] = std::bit_cast<float>(static_cast<std::uint32_t>(b + m * step));
+    for (std::size_t i = 0; i < m; ++i) ys[i] = vm::sqrt(xs[i]);  // a loop, vectorised as in texpr's fused loops
+    for (std::size_t i = 0; i < m; ++i, ++count)
+      if (!same(ys[i], std::sqrt(xs[i])) && wrong++ == 0) first_wrong = xs[i];
+  }
+  MESSAGE("sqrt: " << count << " inputs, " << wrong << " differ from std::sqrt (first at " << first_wrong << ")");
+  CHECK(count > 1000);
+  CHECK(wrong == 0);
+  for (float x : {0.0f, -0.0f, finf, -finf, fnan, -1.0f, std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max()})
+    CHECK(same(vm::sqrt(x), std::sqrt(x)));
 }
 
 TEST_CASE("float expm1 is within 1.5 ulp on a sweep of all floats, relative accuracy kept near 0") {

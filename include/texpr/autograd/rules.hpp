@@ -14,12 +14,14 @@
 #include "texpr/core/dtype.hpp"
 #include "texpr/expr/concat.hpp"
 #include "texpr/expr/elementwise.hpp"
+#include "texpr/expr/indexing.hpp"
 #include "texpr/expr/layout.hpp"
 #include "texpr/expr/matmul.hpp"
 #include "texpr/expr/reduction.hpp"
 #include "texpr/expr/softmax.hpp"
 #include "texpr/op/composite.hpp"
 #include "texpr/op/elementwise.hpp"
+#include "texpr/op/indexing.hpp"
 #include "texpr/op/layout.hpp"
 #include "texpr/op/matmul.hpp"
 #include "texpr/op/reduction.hpp"
@@ -357,6 +359,49 @@ template <> struct gradient_rule<op::layer_norm> {
       return sum_to(g * xhat(), w.shape());
     } else {
       return sum_to(g, b.shape());
+    }
+  }
+};
+
+// ---- indexing --------------------------------------------------------------------------------------------
+
+/// index_select: each slice of g summed into the slice of x its index names (index_add into zeros); none to the
+/// indices.
+template <> struct gradient_rule<op::index_select> {
+  static constexpr std::string_view derivative =
+      "dx = index_add(zeros like x, axis, indices, g) (a deterministic sum per element of x); none to the indices";
+  template <std::size_t I> static constexpr unsigned uses = I == 0 ? detail::uses_operand(1) : 0u;
+  template <std::size_t I, class N, class G, class Out, class X, class L>
+  static auto partial(const N& n, const G& g, const Out&, const X&, const L& l) {
+    if constexpr (I == 1) return no_gradient{};
+    else return detail::index_add(n.axis(), detail::get<0>(n.operands()).shape()[n.axis()], g, l);
+  }
+};
+/// gather: each element of g summed into the element of x its index names (scatter_add into zeros); none to the
+/// indices.
+template <> struct gradient_rule<op::gather> {
+  static constexpr std::string_view derivative =
+      "dx = scatter_add(zeros like x, axis, indices, g) (a deterministic sum per element of x); none to the indices";
+  template <std::size_t I> static constexpr unsigned uses = I == 0 ? detail::uses_operand(1) : 0u;
+  template <std::size_t I, class N, class G, class Out, class X, class L>
+  static auto partial(const N& n, const G& g, const Out&, const X&, const L& l) {
+    if constexpr (I == 1) return no_gradient{};
+    else return detail::scatter_add(n.axis(), detail::get<0>(n.operands()).shape()[n.axis()], g, l);
+  }
+};
+/// embedding (operands: weight, indices): the rows of g summed into the weight rows their indices name.
+template <> struct gradient_rule<op::embedding> {
+  static constexpr std::string_view derivative =
+      "dweight = index_add(zeros like weight, 0, flattened indices, g as (indices, D)) (a deterministic sum per "
+      "element of weight); none to the indices";
+  template <std::size_t I> static constexpr unsigned uses = I == 0 ? detail::uses_operand(1) : 0u;
+  template <std::size_t I, class N, class G, class Out, class W, class L>
+  static auto partial(const N& n, const G& g, const Out&, const W&, const L& l) {
+    if constexpr (I == 1) {
+      return no_gradient{};
+    } else {
+      const auto ws = detail::get<0>(n.operands()).shape();
+      return detail::index_add(0, ws[0], reshape(g, {-1, ws[1]}), reshape(l, {-1}));
     }
   }
 };

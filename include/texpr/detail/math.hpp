@@ -54,7 +54,16 @@ TEXPR_VMATH1(vmath_log_, log)
 #undef TEXPR_VMATH1
 #undef TEXPR_VMATH_DOUBLE_FN
 #endif
+#if defined(TEXPR_DEVICE_CODE) || defined(TEXPR_USE_LIBM) || !TEXPR_VMATH_DOUBLE
 TEXPR_MATH1(sqrt)
+#else
+// Host float sqrt is vmath's (correctly rounded, as std::sqrt): std::sqrt is a call under gcc's default
+// -fmath-errno and keeps every fused loop reading it (rsqrt, the Adam update) scalar. Only where 64-bit integer
+// lanes vectorise (TEXPR_VMATH_DOUBLE); elsewhere the C library's is faster.
+TEXPR_HOST_DEVICE inline float sqrt_(float x) { return vmath::sqrt(x); }
+TEXPR_HOST_DEVICE inline double sqrt_(double x) { return std::sqrt(x); }
+inline long double sqrt_(long double x) { return std::sqrt(x); }
+#endif
 TEXPR_MATH1(fabs)
 TEXPR_MATH1(sin)
 TEXPR_MATH1(cos)

@@ -97,6 +97,14 @@ auto expand(op::layer_norm, std::size_t axis, double eps, K& keep, const X& x, c
   auto rstd = keep(rsqrt(var(x, a, keepdims) + eps));
   return (x - mu) * rstd * w + b;
 }
+/// What composite_expr::expand passes first: its call is unqualified, so argument-dependent lookup through this
+/// tag finds expansions declared in headers included later (expr/indexing.hpp) as well as those above.
+struct expansion_tag {};
+/// The expansions above, reached through the tag.
+template <class Op, class... A>
+auto expand_composite(expansion_tag, Op op, A&&... a) -> decltype(expand(op, std::forward<A>(a)...)) {
+  return expand(op, std::forward<A>(a)...);
+}
 } // namespace detail
 
 /// A composite node: Op over operands C... with result rank R, evaluated by expanding it into registered
@@ -129,8 +137,8 @@ template <class Op, std::size_t R, class... C> class composite_expr : public exp
   /// The op's definition in registered primitives over v... (the operands' memory, as views); keep(e) turns an
   /// intermediate expression into memory (evaluation passes one that materialises it in the context).
   template <class K, class... V> auto expand(K& keep, const V&... v) const {
-    if constexpr (requires { Op::parameter_name; }) return detail::expand(Op{}, axis_, parameter_, keep, v...);
-    else return detail::expand(Op{}, axis_, keep, v...);
+    if constexpr (requires { Op::parameter_name; }) return expand_composite(detail::expansion_tag{}, Op{}, axis_, parameter_, keep, v...);
+    else return expand_composite(detail::expansion_tag{}, Op{}, axis_, keep, v...);
   }
   /// The same op over other operands of the same shapes.
   template <class... D> composite_expr<Op, R, D...> with_operands(D... d) const {

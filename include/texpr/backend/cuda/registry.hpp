@@ -14,6 +14,7 @@
 #include "texpr/op/composite.hpp"
 #include "texpr/op/elementwise.hpp"
 #include "texpr/op/generator.hpp"
+#include "texpr/op/indexing.hpp"
 #include "texpr/op/layout.hpp"
 #include "texpr/op/matmul.hpp"
 #include "texpr/op/reduction.hpp"
@@ -45,7 +46,7 @@ struct strided_view {
   template <class N> static texpr::view<const typename N::value_type, N::rank, cuda> view_of(const N& n, context<cuda>& ctx);
 };
 
-/// A composite op (softmax, log_softmax, cross_entropy, layer_norm): operands evaluated once into memory, then
+/// A composite op (softmax, log_softmax, cross_entropy, layer_norm, the indexing ops): operands evaluated once into memory, then
 /// the op's expansion, whose passes are other rows of this table (layout.hpp).
 struct composed {
   static constexpr std::string_view name = "composed";  ///< Shown by tx::placement.
@@ -178,6 +179,8 @@ struct cublaslt_gemm {
   X(normal,         declared + half_floats,                    fused_elementwise,  any_arch) \
   X(dropout_mask,   declared + half_floats,                    fused_elementwise,  any_arch) \
   X(pick,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(indexed_read,   declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(indexed_sum,    declared + half_floats,                    fused_elementwise,  any_arch) \
   X(transpose,      declared,                                  strided_view,       any_arch) \
   X(permute,        declared,                                  strided_view,       any_arch) \
   X(reshape,        declared,                                  strided_view,       any_arch) \
@@ -201,6 +204,11 @@ struct cublaslt_gemm {
   X(log_softmax,    declared + half_floats,                    composed,           any_arch) \
   X(cross_entropy,  declared + half_floats,                    row_cross_entropy,  any_arch) \
   X(layer_norm,     declared + half_floats,                    composed,           any_arch) \
+  X(index_select,   declared + half_floats,                    composed,           any_arch) \
+  X(gather,         declared + half_floats,                    composed,           any_arch) \
+  X(embedding,      declared + half_floats,                    composed,           any_arch) \
+  X(index_add,      declared + half_floats,                    composed,           any_arch) \
+  X(scatter_add,    declared + half_floats,                    composed,           any_arch) \
   X(matmul,         declared + half_floats - signed_integral,  cublas_gemm,        sm_80(dtype_set<bfloat16>{})) \
   X(scaled_matmul,  declared - dtype_set<float8_e5m2>{},       cublaslt_gemm,      sm_75(dtype_set<std::int8_t>{}) + sm_89(float8))
 // clang-format on

@@ -11,6 +11,7 @@
 #include "texpr/op/composite.hpp"
 #include "texpr/op/elementwise.hpp"
 #include "texpr/op/generator.hpp"
+#include "texpr/op/indexing.hpp"
 #include "texpr/op/layout.hpp"
 #include "texpr/op/matmul.hpp"
 #include "texpr/op/reduction.hpp"
@@ -38,7 +39,7 @@ struct strided_view {
   template <class N> static texpr::view<const typename N::value_type, N::rank, host> view_of(const N& n, context<host>& ctx);
 };
 
-/// A composite op (softmax, log_softmax, cross_entropy, layer_norm): operands evaluated once into memory, then
+/// A composite op (softmax, log_softmax, cross_entropy, layer_norm, the indexing ops): operands evaluated once into memory, then
 /// the op's expansion, whose passes are other rows of this table (layout.hpp).
 struct composed {
   static constexpr std::string_view name = "composed";  ///< Shown by tx::placement.
@@ -142,6 +143,8 @@ struct gemm_epilogue {
   X(normal,         declared,              fused_elementwise) \
   X(dropout_mask,   declared,              fused_elementwise) \
   X(pick,           declared,              fused_elementwise) \
+  X(indexed_read,   declared,              fused_elementwise) \
+  X(indexed_sum,    declared,              fused_elementwise) \
   X(transpose,      declared,              strided_view) \
   X(permute,        declared,              strided_view) \
   X(reshape,        declared,              strided_view) \
@@ -165,6 +168,11 @@ struct gemm_epilogue {
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
   X(layer_norm,     declared,              composed) \
+  X(index_select,   declared,              composed) \
+  X(gather,         declared,              composed) \
+  X(embedding,      declared,              composed) \
+  X(index_add,      declared,              composed) \
+  X(scatter_add,    declared,              composed) \
   X(matmul,         declared,              blocked_gemm) \
   X(scaled_matmul,  declared,              widening_gemm)
 // clang-format on
