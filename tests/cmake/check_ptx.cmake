@@ -1,6 +1,7 @@
-# Compiles tests/cuda/ptx/reduce_columns.cu to PTX and checks the axis-reduction kernels (issue 11, item 8): no
-# local memory (ld.local/st.local: a cursor spilled to the stack) and element loads through the read-only path
-# (ld.global.nc). Inputs: COMPILER (nvcc), SOURCE, INCLUDE_DIR, OUT (the .ptx to write).
+# Compiles tests/cuda/ptx/reduce_columns.cu to PTX and checks the reduction kernels: no local memory
+# (ld.local/st.local: a cursor or an accumulator array spilled to the stack), element loads through the read-only
+# path (ld.global.nc), and full reductions (reduce_all_once) reading with 16-byte vector loads (ld.global.nc.v4).
+# Inputs: COMPILER (nvcc), SOURCE, INCLUDE_DIR, OUT (the .ptx to write).
 execute_process(
   COMMAND "${COMPILER}" -std=c++20 --expt-relaxed-constexpr -ptx -arch=sm_90 -I${INCLUDE_DIR} ${SOURCE} -o ${OUT}
   RESULT_VARIABLE _rc ERROR_VARIABLE _err)
@@ -11,6 +12,7 @@ file(READ "${OUT}" _ptx)
 # Walk the entries: each kernel's text runs from its ".entry" to the next one (or the end). PTX is full of [ ],
 # which CMake lists do not split inside, so this steps with string(FIND) instead.
 set(_checked 0)
+set(_full 0)
 set(_rest "${_ptx}")
 string(FIND "${_rest}" ".entry " _at)
 while(NOT _at EQUAL -1)
@@ -22,7 +24,7 @@ while(NOT _at EQUAL -1)
   else()
     string(SUBSTRING "${_rest}" 0 ${_at} _part)
   endif()
-  if(NOT _part MATCHES "^(_Z[A-Za-z0-9_]*reduce_(columns|lines)[A-Za-z0-9_]*)")
+  if(NOT _part MATCHES "^(_Z[A-Za-z0-9_]*reduce_(columns|lines|all_once)[A-Za-z0-9_]*)")
     continue()
   endif()
   set(_name "${CMAKE_MATCH_1}")
@@ -33,8 +35,17 @@ while(NOT _at EQUAL -1)
   if(_name MATCHES "_sourceINS_16strided_accessorINS0_13memory_source" AND NOT _part MATCHES "ld\\.global\\.nc")
     message(FATAL_ERROR "${_name} reads memory without ld.global.nc")
   endif()
+  if(_name MATCHES "reduce_all_once")
+    math(EXPR _full "${_full} + 1")
+    if(NOT _part MATCHES "ld\\.global\\.nc\\.v4")
+      message(FATAL_ERROR "${_name} (a full reduction) reads without 16-byte vector loads (ld.global.nc.v4)")
+    endif()
+  endif()
 endwhile()
-if(_checked LESS 8)
+if(_full LESS 4)
+  message(FATAL_ERROR "expected at least 4 reduce_all_once kernels in the PTX, found ${_full}")
+endif()
+if(_checked LESS 12)
   message(FATAL_ERROR "expected at least 8 reduce_columns/reduce_lines kernels in the PTX, found ${_checked}")
 endif()
-message(STATUS "${_checked} axis-reduction kernels: no local memory; memory reads are ld.global.nc")
+message(STATUS "${_checked} reduction kernels: no local memory; memory reads are ld.global.nc; ${_full} full reductions read ld.global.nc.v4")

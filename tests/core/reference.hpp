@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "support.hpp"
 
@@ -218,5 +219,103 @@ template <class To> ld convert_ref(ld x) {
     return static_cast<ld>(static_cast<To>(x));
   }
 }
+
+// ---- reductions: reduce<T>(v, scale) is the result over the values v (already widened) and sets scale, the
+// magnitude the rounding error is relative to (sum of |x| for sums, n ulp of the result for products).
+
+template <class T> ld sum_of(const std::vector<ld>& v, ld& scale, bool mean) {
+  if constexpr (is_int<T>) {
+    i128 s = 0;
+    for (ld x : v) s += static_cast<i128>(x);
+    return static_cast<ld>(wrap<T>(s));
+  } else {
+    ld s = 0, mag = 0;
+    for (ld x : v) {
+      s += x;
+      mag += std::fabs(x);
+    }
+    scale = mean ? mag / static_cast<ld>(v.size()) : mag;
+    return mean ? s / static_cast<ld>(v.size()) : s;
+  }
+}
+template <> struct ref<tx::op::sum> {
+  template <class T> static ld reduce(const std::vector<ld>& v, ld& scale) { return sum_of<T>(v, scale, false); }
+};
+template <> struct ref<tx::op::sum_to> : ref<tx::op::sum> {};
+template <> struct ref<tx::op::mean> {
+  template <class T> static ld reduce(const std::vector<ld>& v, ld& scale) { return sum_of<T>(v, scale, true); }
+};
+template <> struct ref<tx::op::prod> {
+  template <class T> static ld reduce(const std::vector<ld>& v, ld& scale) {
+    if constexpr (is_int<T>) {
+      u128 p = 1;
+      for (ld x : v) p *= static_cast<u128>(static_cast<i128>(x));
+      return static_cast<ld>(wrap<T>(static_cast<i128>(p)));
+    } else {
+      ld p = 1;
+      for (ld x : v) p *= x;
+      const ld eps = std::numeric_limits<tx::op::reduction_op::accumulator<T>>::epsilon();
+      scale = std::fabs(p) * (1 + static_cast<ld>(v.size()) * eps / tolerance<T>());
+      return p;
+    }
+  }
+};
+template <bool Max> struct ref_extreme {
+  template <class T> static ld reduce(const std::vector<ld>& v, ld&) {
+    ld m = v.at(0);
+    for (ld x : v) {
+      if (std::isnan(x)) return x;
+      m = Max ? std::max(m, x) : std::min(m, x);
+    }
+    return m;
+  }
+};
+template <> struct ref<tx::op::max> : ref_extreme<true> {};
+template <> struct ref<tx::op::min> : ref_extreme<false> {};
+template <bool Max> struct ref_arg {
+  // The first index of the largest (smallest) value; the first NaN if there is one.
+  template <class T> static ld reduce(const std::vector<ld>& v, ld&) {
+    std::size_t best = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (std::isnan(v[i])) return static_cast<ld>(i);
+      if (Max ? v[i] > v[best] : v[i] < v[best]) best = i;
+    }
+    return static_cast<ld>(best);
+  }
+};
+template <> struct ref<tx::op::argmax> : ref_arg<true> {};
+template <> struct ref<tx::op::argmin> : ref_arg<false> {};
+template <bool Sqrt> struct ref_moment {
+  // Two-pass variance in long double (population: ddof 0, the default op).
+  template <class T> static ld reduce(const std::vector<ld>& v, ld&) {
+    ld m = 0;
+    for (ld x : v) m += x;
+    m /= static_cast<ld>(v.size());
+    ld q = 0;
+    for (ld x : v) q += (x - m) * (x - m);
+    const ld var = q / static_cast<ld>(v.size());
+    return Sqrt ? std::sqrt(var) : var;
+  }
+};
+template <> struct ref<tx::op::var> : ref_moment<false> {};
+template <> struct ref<tx::op::stddev> : ref_moment<true> {};
+template <> struct ref<tx::op::logsumexp> {
+  template <class T> static ld reduce(const std::vector<ld>& v, ld&) {
+    ld m = v.at(0);
+    for (ld x : v) m = std::max(m, x);
+    ld s = 0;
+    for (ld x : v) s += std::exp(x - m);
+    return m + std::log(s);  // relative to |result| (or 1: close() takes the larger)
+  }
+};
+template <bool Any> struct ref_logical {
+  template <class T> static ld reduce(const std::vector<ld>& v, ld&) {
+    for (ld x : v)
+      if ((x != 0) == Any) return Any ? 1 : 0;
+    return Any ? 0 : 1;
+  }
+};
+template <> struct ref<tx::op::any> : ref_logical<true> {};
+template <> struct ref<tx::op::all> : ref_logical<false> {};
 
 } // namespace test

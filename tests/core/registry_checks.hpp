@@ -971,64 +971,11 @@ template <class Op> inline constexpr bool is_arg = std::is_same_v<Op, tx::op::ar
 template <class Op> inline constexpr bool is_moment = std::is_same_v<Op, tx::op::var> || std::is_same_v<Op, tx::op::stddev>;
 template <class Op> inline constexpr bool is_sum = std::is_same_v<Op, tx::op::sum> || std::is_same_v<Op, tx::op::sum_to>;
 
-/// The reference reduction of v and the magnitude the rounding error is relative to (sum of |x| for sums, n ulp
-/// of the result for products, the result for max and min).
+/// The reference reduction of v and the magnitude the rounding error is relative to: test::ref<Op>::reduce
+/// (reference.hpp), which every reduction must define (an op without one does not compile here).
 template <class Op, class T> ld reduce_ref(const std::vector<ld>& v, ld& scale) {
   scale = 1;
-  if constexpr (is_sum<Op> || is_mean<Op>) {
-    if constexpr (test::is_int<T>) {
-      test::i128 s = 0;
-      for (ld x : v) s += static_cast<test::i128>(x);
-      return static_cast<ld>(test::wrap<T>(s));
-    } else {
-      ld s = 0, mag = 0;
-      for (ld x : v) {
-        s += x;
-        mag += std::fabs(x);
-      }
-      scale = is_mean<Op> ? mag / static_cast<ld>(v.size()) : mag;
-      return is_mean<Op> ? s / static_cast<ld>(v.size()) : s;
-    }
-  } else if constexpr (std::is_same_v<Op, tx::op::prod>) {
-    if constexpr (test::is_int<T>) {
-      test::u128 p = 1;
-      for (ld x : v) p *= static_cast<test::u128>(static_cast<test::i128>(x));
-      return static_cast<ld>(test::wrap<T>(static_cast<test::i128>(p)));
-    } else {
-      ld p = 1;
-      for (ld x : v) p *= x;
-      const ld eps = std::numeric_limits<tx::op::reduction_op::accumulator<T>>::epsilon();
-      scale = std::fabs(p) * (1 + static_cast<ld>(v.size()) * eps / test::tolerance<T>());
-      return p;
-    }
-  } else if constexpr (is_moment<Op>) {
-    // Two-pass variance in long double (population: ddof 0, the default op).
-    ld m = 0;
-    for (ld x : v) m += x;
-    m /= static_cast<ld>(v.size());
-    ld q = 0;
-    for (ld x : v) q += (x - m) * (x - m);
-    const ld var = q / static_cast<ld>(v.size());
-    return std::is_same_v<Op, tx::op::stddev> ? std::sqrt(var) : var;
-  } else if constexpr (std::is_same_v<Op, tx::op::logsumexp>) {
-    ld m = v.at(0);
-    for (ld x : v) m = std::max(m, x);
-    ld s = 0;
-    for (ld x : v) s += std::exp(x - m);
-    return m + std::log(s);  // relative to |result| (or 1: close() takes the larger)
-  } else if constexpr (is_arg<Op>) {
-    // The first index of the largest (smallest) value; the first NaN if there is one.
-    std::size_t best = 0;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (std::isnan(v[i])) return static_cast<ld>(i);
-      if (std::is_same_v<Op, tx::op::argmax> ? v[i] > v[best] : v[i] < v[best]) best = i;
-    }
-    return static_cast<ld>(best);
-  } else {
-    ld m = v.at(0);
-    for (ld x : v) m = std::is_same_v<Op, tx::op::max> ? std::max(m, x) : std::min(m, x);
-    return m;
-  }
+  return test::ref<Op>::template reduce<T>(v, scale);
 }
 
 /// The elements of x (row-major, rank 3) on the line through output index o along axis.
@@ -1091,7 +1038,13 @@ template <class B, class Op, class T> void check_reduction() {
     // integer products read factors that are never 0 (+-1, +-3, a few +-2), so they wrap and are not 0 = 0
     auto x = [&] {
       if constexpr (prod && test::is_int<T>) return test::product_factors<T, 3>(s);
-      else return test::random<T, 3>(s, lo, hi);
+      else if constexpr (std::is_same_v<T, bool>) {  // any, all: a few true (or false) per line, so lines differ
+        const auto u = test::random<float, 3>(s, 0, 1);
+        tx::tensor<bool, 3> b(s);
+        const bool rare = std::is_same_v<Op, tx::op::any>;
+        for (tx::index_t i = 0; i < b.size(); ++i) b.data()[i] = (u.data()[i] < 0.03f) == rare;
+        return b;
+      } else return test::random<T, 3>(s, lo, hi);
     }();
     auto dx = on<B>::up(x);
     check_reduction_of<B, Op>(x, std::as_const(dx).view(), "dense");

@@ -1,4 +1,4 @@
-// Lazy reductions: sum, mean, max, min, prod, argmax, argmin, logsumexp, var, stddev over everything or along one axis (optionally keeping it with
+// Lazy reductions: sum, mean, max, min, prod, argmax, argmin, logsumexp, any, all, var, stddev over everything or along one axis (optionally keeping it with
 // extent 1), and sum_to (autograd's sum over broadcast axes). The reduced operand is read fused: no temporary
 // for an elementwise operand.
 #pragma once
@@ -178,6 +178,8 @@ TEXPR_REDUCTION(prod)
 TEXPR_REDUCTION(argmax)
 TEXPR_REDUCTION(argmin)
 TEXPR_REDUCTION(logsumexp)
+TEXPR_REDUCTION(any)
+TEXPR_REDUCTION(all)
 #undef TEXPR_REDUCTION
 
 namespace detail {

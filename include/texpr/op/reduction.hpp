@@ -16,11 +16,18 @@
 
 namespace texpr::op {
 
+/// How a reduction's combine of a running value with the next element is the same arithmetic in every lane, so
+/// that a backend may keep vectors of running values (host lanes): each reduction declares its own (`none`: the
+/// scalar path). add, mul, max and min on numbers (max and min with NaN winning); moments a Welford step,
+/// logsumexp a rescaled sum, argmax and argmin a value with its position; any and all are max and min over 0 and 1.
+enum class vector_fold { none, add, mul, max, min, moments, logsumexp, argmax, argmin };
+
 /// Base of reduction op tags: the result dtype is the input's, the accumulator its compute type.
 struct reduction_op {
   static constexpr kind category = kind::computed;  ///< Evaluated by a reduction kernel.
   static constexpr bool needs_nonempty = false;     ///< True when zero elements have no result (max, min).
   static constexpr bool decomposable = true;        ///< Reducing axes one after another gives the same result.
+  static constexpr vector_fold fold = vector_fold::none;  ///< The lane form of combine (see vector_fold).
   /// The accumulator for input dtype T (float for the 16-bit floats; integers wrap in their own type).
   template <class T> using accumulator = compute_t<T>;
   /// The result dtype for input dtype T.
@@ -34,6 +41,7 @@ struct reduction_op {
 struct sum : reduction_op {
   static constexpr std::string_view name = "sum";  ///< Shown by tx::placement.
   static constexpr auto dtypes = numeric;          ///< Defined on.
+  static constexpr vector_fold fold = vector_fold::add;  ///< Lanes add.
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
     if constexpr (std::is_integral_v<A>) return A(0);
     else return -A(0);
@@ -56,6 +64,7 @@ struct sum_to : sum {
 struct mean : reduction_op {
   static constexpr std::string_view name = "mean";  ///< Shown by tx::placement.
   static constexpr auto dtypes = floating;          ///< Integers: cast first (texpr never promotes implicitly).
+  static constexpr vector_fold fold = vector_fold::add;  ///< Lanes add.
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const { return -A(0); }
   template <class A> TEXPR_HOST_DEVICE constexpr A combine(A a, A b) const { return a + b; }
   template <class R, class A> TEXPR_HOST_DEVICE constexpr R finalize(A a, index_t n) const {
@@ -67,6 +76,7 @@ struct mean : reduction_op {
 struct prod : reduction_op {
   static constexpr std::string_view name = "prod";  ///< Shown by tx::placement.
   static constexpr auto dtypes = numeric;           ///< Defined on.
+  static constexpr vector_fold fold = vector_fold::mul;  ///< Lanes multiply.
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const { return A(1); }
   template <class A> TEXPR_HOST_DEVICE constexpr A combine(A a, A b) const {
     if constexpr (std::is_integral_v<A>) return detail::wrap_mul(a, b);
@@ -80,6 +90,7 @@ struct max : reduction_op {
   static constexpr std::string_view name = "max";  ///< Shown by tx::placement.
   static constexpr auto dtypes = numeric;          ///< Defined on.
   static constexpr bool needs_nonempty = true;     ///< No identity a user could expect.
+  static constexpr vector_fold fold = vector_fold::max;  ///< Lanes select the larger (NaN wins).
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
     if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
     else return std::numeric_limits<A>::lowest();
@@ -97,6 +108,7 @@ struct min : reduction_op {
   static constexpr std::string_view name = "min";  ///< Shown by tx::placement.
   static constexpr auto dtypes = numeric;          ///< Defined on.
   static constexpr bool needs_nonempty = true;     ///< No identity a user could expect.
+  static constexpr vector_fold fold = vector_fold::min;  ///< Lanes select the smaller (NaN wins).
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
     if constexpr (std::numeric_limits<A>::has_infinity) return std::numeric_limits<A>::infinity();
     else return std::numeric_limits<A>::max();
@@ -120,6 +132,7 @@ template <bool Max> struct arg_reduction : reduction_op {
   static constexpr auto dtypes = numeric;        ///< Defined on.
   static constexpr bool needs_nonempty = true;   ///< No index to return for zero elements.
   static constexpr bool decomposable = false;    ///< An index along one axis is not one along two.
+  static constexpr vector_fold fold = Max ? vector_fold::argmax : vector_fold::argmin;  ///< Lanes keep value and step.
   template <class T> using accumulator = indexed<compute_t<T>>;
   template <class T> using result = std::int64_t;  ///< Indices are int64, as in NumPy and PyTorch.
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
@@ -168,6 +181,7 @@ template <class C> struct moments {
 template <bool Sqrt> struct moment_reduction : reduction_op {
   static constexpr auto dtypes = floating;      ///< Integers: cast first (no implicit promotion).
   static constexpr bool decomposable = false;   ///< The variance of variances is not the variance.
+  static constexpr vector_fold fold = vector_fold::moments;  ///< Lanes take a Welford step.
   /// double for every dtype: a float running mean rounds at each update (to 1/16 near 1e6), which costs data
   /// with a large mean whole digits of their variance.
   template <class T> using accumulator = moments<double>;
@@ -213,6 +227,7 @@ template <class C> struct scaled_sum {
 struct logsumexp : reduction_op {
   static constexpr std::string_view name = "logsumexp";  ///< Shown by tx::placement.
   static constexpr auto dtypes = floating;               ///< Defined on.
+  static constexpr vector_fold fold = vector_fold::logsumexp;  ///< Lanes rescale with one exp.
   template <class T> using accumulator = scaled_sum<compute_t<T>>;
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
     using C = decltype(A::max);
@@ -237,6 +252,25 @@ struct logsumexp : reduction_op {
     if (a.sum == 0) return detail::narrow<R>(a.max);  // empty: -inf
     return detail::narrow<R>(a.max + detail::log_(a.sum));
   }
+};
+
+/// Shared by any and all: bool in, bool out, a bool accumulator; empty gives the identity (all of nothing is true).
+template <bool Any> struct logical_reduction : reduction_op {
+  static constexpr auto dtypes = boolean;  ///< Defined on bool (compare first: `tx::any(x > 0)`).
+  static constexpr vector_fold fold = Any ? vector_fold::max : vector_fold::min;  ///< Or and and over 0 and 1.
+  template <class T> using accumulator = bool;
+  template <class A> TEXPR_HOST_DEVICE constexpr A identity() const { return !Any; }
+  template <class A> TEXPR_HOST_DEVICE constexpr A combine(A a, A b) const { return Any ? (a || b) : (a && b); }
+  template <class R, class A> TEXPR_HOST_DEVICE constexpr R finalize(A a, index_t) const { return static_cast<R>(a); }
+};
+
+/// True when any element is true (numpy.any); false over zero elements.
+struct any : logical_reduction<true> {
+  static constexpr std::string_view name = "any";  ///< Shown by tx::placement.
+};
+/// True when every element is true (numpy.all); true over zero elements.
+struct all : logical_reduction<false> {
+  static constexpr std::string_view name = "all";  ///< Shown by tx::placement.
 };
 
 } // namespace texpr::op

@@ -1,5 +1,6 @@
-// Instantiates the cuda axis reductions that the PTX check reads (tests/cmake/check_ptx.cmake): a sum over a
-// non-last axis of a rank-3 float tensor, read from memory and through a fused elementwise operand.
+// Instantiates the cuda reductions that the PTX check reads (tests/cmake/check_ptx.cmake): sums over a non-last
+// axis of a rank-3 float tensor, read from memory and through a fused elementwise operand, and full reductions
+// (float from memory and fused, half from memory, a max) that must read with 16-byte vector loads.
 #include <texpr/texpr.hpp>
 
 namespace tx = texpr;
@@ -8,3 +9,9 @@ void sum_middle(const tx::tensor<float, 3, tx::cuda>& x, tx::tensor<float, 2, tx
 void sum_first_fused(const tx::tensor<float, 3, tx::cuda>& x, tx::tensor<float, 2, tx::cuda>& out) {
   out = tx::sum(tx::exp(x) * 2.0f, 0);
 }
+void sum_all(const tx::tensor<float, 1, tx::cuda>& x, tx::tensor<float, 0, tx::cuda>& out) { out = tx::sum(x); }
+void sum_all_fused(const tx::tensor<float, 2, tx::cuda>& x, const tx::tensor<float, 2, tx::cuda>& y, tx::tensor<float, 0, tx::cuda>& out) {
+  out = tx::mean(tx::pow(x - y, 2));
+}
+void sum_all_half(const tx::tensor<tx::half, 1, tx::cuda>& x, tx::tensor<tx::half, 0, tx::cuda>& out) { out = tx::sum(x); }
+void max_all(const tx::tensor<float, 1, tx::cuda>& x, tx::tensor<float, 0, tx::cuda>& out) { out = tx::max(x); }

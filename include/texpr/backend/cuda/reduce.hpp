@@ -1,9 +1,11 @@
-// cuda_kernels::block_reduce: reductions on the GPU with warp-shuffle and shared-memory trees (no CUB: its device
-// dispatch is what made each reduction cost seconds of nvcc time). Over everything: one pass of grid-stride block
-// partials reading the fused operand, then one block that combines them and finalises (mean divides there). Along
-// the last axis: a warp per line, or a block per line for long ones, split in chunks when there are few lines.
-// Along any other axis: 32-column tiles whose threads each walk one column, so a warp's reads are coalesced; each
-// thread positions its line once (seek) and then keeps one offset and one step per operand in registers.
+// cuda_kernels::block_reduce: reductions on the GPU with warp-shuffle and shared-memory trees (hand-written: they
+// are a few lines over op.combine, where cub::BlockReduce would add its headers to every nvcc translation unit).
+// Over everything: one launch; each block reads a grid-stride share of the fused operand (16-byte vector loads
+// when it is dense and aligned) into four accumulators in registers, and the last block to finish (an atomic
+// ticket) combines the blocks' partials and finalises. Along the last axis: a warp per line, or a block per line
+// for long ones, split in chunks when there are few lines. Along any other axis: 32-column tiles whose threads each
+// walk one column, so a warp's reads are coalesced; each thread positions its line once (seek) and then keeps one
+// offset and one step per operand in registers. The plan (which path, extents, chunks) is eval/reduction_plan.hpp's.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -23,6 +25,7 @@
 #include "texpr/core/context.hpp"
 #include "texpr/eval/evaluate.hpp"
 #include "texpr/eval/read.hpp"
+#include "texpr/eval/reduction_plan.hpp"
 #include "texpr/tensor/view.hpp"
 
 namespace texpr::detail::cuda_impl {
@@ -64,54 +67,108 @@ template <class A, class Op> __device__ inline A block_combine(const Op& op, A v
   return v;
 }
 
-/// Element i (row-major over shape) of the fused accessor, lifted into the accumulator.
-template <class A, std::size_t R, class Op, class Acc>
-__device__ inline A lifted_at(const Op& op, const Acc& acc, bool dense, const index_pack<R>& shape, index_t i) {
-  if (dense) return op.template lift<A>(widen(acc.linear(i)), i);
-  index_t idx[R > 0 ? R : 1] = {};
-  unravel(i, shape, idx);
-  return op.template lift<A>(widen(acc.at(idx)), i);
+/// *p read past the L1 cache (another block wrote it during this launch).
+template <class A> __device__ inline A load_volatile(const A* p) {
+  constexpr bool words = sizeof(A) % 4 == 0;
+  using U = std::conditional_t<words, unsigned int, unsigned char>;
+  U w[sizeof(A) / sizeof(U)];
+#pragma unroll
+  for (std::size_t k = 0; k < sizeof(A) / sizeof(U); ++k) w[k] = reinterpret_cast<const volatile U*>(p)[k];
+  A r;
+  memcpy(&r, w, sizeof(A));
+  return r;
 }
 
-/// Accumulator chains per thread over everything. With two 4-byte loads in flight per thread the H200 read
-/// 2.2 TB/s (about 16 KiB in flight per SM); saturating its memory takes about four times that.
-inline constexpr int reduce_chains = 4;
-/// Loads each thread issues per step before combining them (reduce_all, reduce_lines): eight, so four per chain
-/// over everything; along lines they go to the two chains a0/a1 alternately, as the two-load steps did, so line
-/// results are bitwise what they were. Sixteen was slower on every reduction.
-inline constexpr int reduce_loads = 2 * reduce_chains;
+/// Loads each thread issues per step along lines before combining them (reduce_lines), going to the two chains
+/// a0/a1 alternately. Sixteen was slower on every reduction.
+inline constexpr int reduce_loads = 8;
 
-/// Pass 1 over everything: each block combines a grid-stride share of the n elements into partial[blockIdx.x].
-template <class A, std::size_t R, class Op, class Acc>
+/// The accumulators of one thread over everything: four chains in registers (named, never indexed at run time).
+template <class A, class Op> struct chains {
+  A a0, a1, a2, a3;
+  __device__ explicit chains(const Op& op) : a0(op.template identity<A>()), a1(a0), a2(a0), a3(a0) {}
+  /// Element k (a compile-time position in an unrolled step) into chain k % 4.
+  template <int K> __device__ void take(const Op& op, const A& v) {
+    if constexpr (K % 4 == 0) a0 = op.combine(a0, v);
+    else if constexpr (K % 4 == 1) a1 = op.combine(a1, v);
+    else if constexpr (K % 4 == 2) a2 = op.combine(a2, v);
+    else a3 = op.combine(a3, v);
+  }
+  __device__ A total(const Op& op) const { return op.combine(op.combine(a0, a1), op.combine(a2, a3)); }
+};
+
+/// Elements per 16-byte vector load of an accessor yielding V.
+template <class V> inline constexpr int vector_width = sizeof(V) >= 16 ? 1 : static_cast<int>(16 / sizeof(V));
+
+template <int K, int W, class A, class Op, class V> __device__ inline void take_all(chains<A, Op>& c, const Op& op, const V (&x)[W], index_t i) {
+  if constexpr (K < W) {
+    c.template take<K>(op, op.template lift<A>(widen(x[K]), i + K));
+    take_all<K + 1, W>(c, op, x, i);
+  }
+}
+
+/// *out = op over the n elements acc reads, in one launch: each block combines a grid-stride share into
+/// partial[blockIdx.x]; the last block to finish (by the ticket, zero before the launch) combines the partials in
+/// block order and writes the finalised result. `vec`: acc is dense and its memory aligned to 16 bytes, so it is
+/// read in 16-byte vector loads (every memory leaf of a fused operand included).
+template <class T, class A, std::size_t R, class Op, class Acc>
 __global__ void __launch_bounds__(block_threads)
-    reduce_all_partials(Op op, Acc acc, bool dense, index_pack<R> shape, index_t n, A* partial) {
-  constexpr int U = reduce_loads;
-  A a[reduce_chains];
-#pragma unroll
-  for (int k = 0; k < reduce_chains; ++k) a[k] = op.template identity<A>();
-  const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
-  index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (dense) {  // (hoisted: the unrolled steps then hold only loads and combines)
-    for (; i + (U - 1) * stride < n; i += U * stride) {
-      A vals[U];
-#pragma unroll
-      for (int k = 0; k < U; ++k) vals[k] = op.template lift<A>(widen(acc.linear(i + k * stride)), i + k * stride);
-#pragma unroll
-      for (int k = 0; k < U; ++k) a[k % reduce_chains] = op.combine(a[k % reduce_chains], vals[k]);
+    reduce_all_once(Op op, Acc acc, bool dense, bool vec, index_pack<R> shape, index_t n, A* partial, unsigned* ticket, T* out) {
+  using V = typename Acc::value_type;
+  constexpr int W = vector_width<V>;
+  chains<A, Op> c(op);
+  const index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;
+  const index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  index_t i = t;
+  if constexpr (vector_loadable<Acc>) {
+    if (vec) {
+      const index_t groups = n / W;
+      index_t g = t;
+      for (; g + threads < groups; g += 2 * threads) {  // two 16-byte loads in flight per thread
+        V x[W], y[W];
+        acc.template load<W>(g * W, x);
+        acc.template load<W>((g + threads) * W, y);
+        take_all<0, W>(c, op, x, g * W);
+        take_all<0, W>(c, op, y, (g + threads) * W);
+      }
+      if (g < groups) {
+        V x[W];
+        acc.template load<W>(g * W, x);
+        take_all<0, W>(c, op, x, g * W);
+      }
+      i = groups * W + t;
     }
   }
-  for (int k = 0; i < n; i += stride, k = (k + 1) % reduce_chains) a[k] = op.combine(a[k], lifted_at<A>(op, acc, dense, shape, i));
-#pragma unroll
-  for (int k = 1; k < reduce_chains; ++k) a[0] = op.combine(a[0], a[k]);
-  const A v = block_combine(op, a[0]);
-  if (threadIdx.x == 0) partial[blockIdx.x] = v;
-}
-
-/// Pass 2: one block combines the partials and writes the finalised result.
-template <class T, class A, class Op>
-__global__ void __launch_bounds__(block_threads) reduce_all_final(Op op, const A* partial, index_t parts, index_t n, T* out) {
+  if (dense) {
+    for (; i + 3 * threads < n; i += 4 * threads) {
+      const V x0 = acc.linear(i), x1 = acc.linear(i + threads), x2 = acc.linear(i + 2 * threads), x3 = acc.linear(i + 3 * threads);
+      c.template take<0>(op, op.template lift<A>(widen(x0), i));
+      c.template take<1>(op, op.template lift<A>(widen(x1), i + threads));
+      c.template take<2>(op, op.template lift<A>(widen(x2), i + 2 * threads));
+      c.template take<3>(op, op.template lift<A>(widen(x3), i + 3 * threads));
+    }
+    for (; i < n; i += threads) c.template take<0>(op, op.template lift<A>(widen(acc.linear(i)), i));
+  } else {
+    for (; i < n; i += threads) {
+      index_t idx[R > 0 ? R : 1] = {};
+      unravel(i, shape, idx);
+      c.template take<0>(op, op.template lift<A>(widen(acc.at(idx)), i));
+    }
+  }
+  A v = block_combine(op, c.total(op));
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = v;
+    __threadfence();  // the partial is visible before the ticket says so
+    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
   A a = op.template identity<A>();
-  for (index_t i = threadIdx.x; i < parts; i += blockDim.x) a = op.combine(a, partial[i]);
+  for (index_t b = threadIdx.x; b < gridDim.x; b += blockDim.x) {
+    a = op.combine(a, load_volatile(partial + b));
+  }
   a = block_combine(op, a);
   if (threadIdx.x == 0) out[0] = op.template finalize<T>(a, n);
 }
@@ -304,93 +361,88 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
-/// Splits an axis of length len into chunks so that `units` work items become about `target`.
-inline void split_axis(index_t units, index_t len, index_t min_chunk, index_t target, index_t& chunks, index_t& chunk_len) {
-  chunks = 1;
-  chunk_len = len;
-  if (units >= target || len <= 2 * min_chunk) return;
-  const index_t want = ceil_div(target, units < 1 ? 1 : units);
-  const index_t most = ceil_div(len, min_chunk);
-  const index_t k = want < most ? want : most;
-  chunk_len = ceil_div(len, k);
-  chunks = ceil_div(len, chunk_len);
-}
-
 template <class T, class A, class Op> __global__ void write_empty(Op op, T* out) { *out = op.template finalize<T>(op.template identity<A>(), 0); }
 
-/// *out (device memory) = op over every element acc reads (shape in_shape); nothing synchronises.
-template <class T, class A, class Op, std::size_t R, class Acc>
-void reduce_all(const Op& op, const Acc& acc, const shape_t<R>& in_shape, T* out, stream_t stream) {
-  const index_t n = shape_size(in_shape);
-  if (n == 0) {
-    write_empty<T, A, Op><<<1, 1, 0, stream>>>(op, out);
-    TEXPR_CUDA_CHECK_LAUNCH();
-    return;
-  }
-  const index_t blocks = grid_for(ceil_div(n, 2 * block_threads));
-  device_scratch partial(sizeof(A) * static_cast<std::size_t>(blocks), stream);
-  A* p = static_cast<A*>(partial.p);
-  reduce_all_partials<A, R><<<static_cast<unsigned>(blocks), block_threads, 0, stream>>>(op, acc, acc.dense(), pack(in_shape), n, p);
-  TEXPR_CUDA_CHECK_LAUNCH();
-  reduce_all_final<T, A><<<1, block_threads, 0, stream>>>(op, p, blocks, n, out);
-  TEXPR_CUDA_CHECK_LAUNCH();
-}
+/// The cuda's two reduction kernels, as eval/reduction_plan.hpp's driver calls them; nothing synchronises.
+struct reduction_kernels {
+  stream_t stream;
 
-/// out[...] = op of acc (shape in_shape) along `axis`; out is contiguous with the axis removed. Nothing synchronises.
-template <class T, class A, class Op, std::size_t R, class Acc>
-void reduce_axis(const Op& op, const Acc& acc, const shape_t<R>& in_shape, std::size_t axis, T* out, index_t n_out, stream_t stream) {
-  if (n_out == 0) return;
-  const index_t len = in_shape[axis];
-  const final_writer<Op, A, T> fin{op, out, len};
-  const index_t target = static_cast<index_t>(multiprocessor_count()) * 4;  // blocks that keep every SM busy
-  if (axis == R - 1) {
-    const index_t rows = n_out;
-    const row_source<Acc, R> src{acc, pack(in_shape)};
-    constexpr int warps = block_threads / 32;
-    if (len <= 1024) {  // short lines: a warp each
-      reduce_lines<A, 32><<<grid_for(ceil_div(rows, warps)), block_threads, 0, stream>>>(op, src, fin, rows, 1, len, len);
+  /// *out (device memory) = op over every element acc reads: one launch (a memset zeroes its ticket first).
+  template <class A, class Op, class Acc, std::size_t R, class T>
+  void all(const Op& op, const Acc& acc, const reduction_plan<R>& p, T* out) const {
+    const index_t n = p.size;
+    if (n == 0) {
+      write_empty<T, A, Op><<<1, 1, 0, stream>>>(op, out);
       TEXPR_CUDA_CHECK_LAUNCH();
       return;
     }
-    index_t chunks = 1, chunk_len = len;
-    split_axis(rows, len, 4096, target, chunks, chunk_len);
-    if (chunks == 1) {
-      reduce_lines<A, block_threads><<<grid_for(rows), block_threads, 0, stream>>>(op, src, fin, rows, 1, len, len);
+    const index_t blocks = grid_for(ceil_div(n, 4 * block_threads));
+    // One block of scratch from texpr's device cache: the partials, then the ticket.
+    const std::size_t ticket_at = (sizeof(A) * static_cast<std::size_t>(blocks) + 15) / 16 * 16;
+    device_scratch scratch(ticket_at + 16, stream);
+    A* partial = static_cast<A*>(scratch.p);
+    unsigned* ticket = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(scratch.p) + ticket_at);
+    TEXPR_CUDA_CHECK(cudaMemsetAsync(ticket, 0, sizeof(unsigned), stream));
+    const bool dense = acc.dense();
+    bool vec = false;
+    if constexpr (vector_loadable<Acc>) vec = dense && acc.aligned(16);
+    reduce_all_once<T, A, R><<<static_cast<unsigned>(blocks), block_threads, 0, stream>>>(op, acc, dense, vec, pack(p.shape), n,
+                                                                                         partial, ticket, out);
+    TEXPR_CUDA_CHECK_LAUNCH();
+  }
+
+  /// out[...] = op of acc along p.axis; out is contiguous with the axis removed.
+  template <class A, class Op, class Acc, std::size_t R, class T>
+  void axis(const Op& op, const Acc& acc, const reduction_plan<R>& p, T* out) const {
+    if (p.n_out == 0) return;
+    const index_t len = p.len;
+    const final_writer<Op, A, T> fin{op, out, len};
+    const index_t target = static_cast<index_t>(multiprocessor_count()) * 4;  // blocks that keep every SM busy
+    if (p.along_rows()) {
+      const index_t rows = p.n_out;
+      const row_source<Acc, R> src{acc, pack(p.shape)};
+      constexpr int warps = block_threads / 32;
+      if (len <= 1024) {  // short lines: a warp each
+        reduce_lines<A, 32><<<grid_for(ceil_div(rows, warps)), block_threads, 0, stream>>>(op, src, fin, rows, 1, len, len);
+        TEXPR_CUDA_CHECK_LAUNCH();
+        return;
+      }
+      const axis_split sp = split_axis(rows, len, 4096, target);
+      if (sp.chunks == 1) {
+        reduce_lines<A, block_threads><<<grid_for(rows), block_threads, 0, stream>>>(op, src, fin, rows, 1, len, len);
+        TEXPR_CUDA_CHECK_LAUNCH();
+        return;
+      }
+      device_scratch partial(sizeof(A) * static_cast<std::size_t>(rows * sp.chunks), stream);
+      A* q = static_cast<A*>(partial.p);
+      reduce_lines<A, block_threads><<<grid_for(rows * sp.chunks), block_threads, 0, stream>>>(
+          op, src, partial_writer<A>{q}, rows, sp.chunks, len, sp.chunk_len);
+      TEXPR_CUDA_CHECK_LAUNCH();
+      reduce_lines<A, 32><<<grid_for(ceil_div(rows, warps)), block_threads, 0, stream>>>(op, partial_rows<A>{q, sp.chunks}, fin,
+                                                                                         rows, 1, sp.chunks, sp.chunks);
       TEXPR_CUDA_CHECK_LAUNCH();
       return;
     }
-    device_scratch partial(sizeof(A) * static_cast<std::size_t>(rows * chunks), stream);
-    A* p = static_cast<A*>(partial.p);
-    reduce_lines<A, block_threads><<<grid_for(rows * chunks), block_threads, 0, stream>>>(op, src, partial_writer<A>{p}, rows,
-                                                                                           chunks, len, chunk_len);
+    const index_t outer = p.outer, inner = p.after();
+    const column_source<Acc, R> src{acc, pack(p.shape), p.axis};
+    const dim3 block(column_tile, column_slices);
+    const index_t tiles = outer * ceil_div(inner, column_width);
+    const axis_split sp = split_axis(tiles, len, 256, target);
+    if (sp.chunks == 1) {
+      reduce_columns<A><<<grid_for(tiles), block, 0, stream>>>(op, src, fin, outer, len, inner, 1, len);
+      TEXPR_CUDA_CHECK_LAUNCH();
+      return;
+    }
+    device_scratch partial(sizeof(A) * static_cast<std::size_t>(outer * sp.chunks * inner), stream);
+    A* q = static_cast<A*>(partial.p);
+    reduce_columns<A><<<grid_for(tiles * sp.chunks), block, 0, stream>>>(op, src, partial_writer<A>{q}, outer, len, inner,
+                                                                          sp.chunks, sp.chunk_len);
     TEXPR_CUDA_CHECK_LAUNCH();
-    reduce_lines<A, 32><<<grid_for(ceil_div(rows, warps)), block_threads, 0, stream>>>(op, partial_rows<A>{p, chunks}, fin,
-                                                                                       rows, 1, chunks, chunks);
+    reduce_columns<A><<<grid_for(tiles), block, 0, stream>>>(op, partial_columns<A>{q, sp.chunks, inner}, fin, outer, sp.chunks,
+                                                             inner, 1, sp.chunks);
     TEXPR_CUDA_CHECK_LAUNCH();
-    return;
   }
-  index_t outer = 1, inner = 1;
-  for (std::size_t d = 0; d < axis; ++d) outer *= in_shape[d];
-  for (std::size_t d = axis + 1; d < R; ++d) inner *= in_shape[d];
-  const column_source<Acc, R> src{acc, pack(in_shape), axis};
-  const dim3 block(column_tile, column_slices);
-  const index_t tiles = outer * ceil_div(inner, column_width);
-  index_t chunks = 1, chunk_len = len;
-  split_axis(tiles, len, 256, target, chunks, chunk_len);
-  if (chunks == 1) {
-    reduce_columns<A><<<grid_for(tiles), block, 0, stream>>>(op, src, fin, outer, len, inner, 1, len);
-    TEXPR_CUDA_CHECK_LAUNCH();
-    return;
-  }
-  device_scratch partial(sizeof(A) * static_cast<std::size_t>(outer * chunks * inner), stream);
-  A* p = static_cast<A*>(partial.p);
-  reduce_columns<A><<<grid_for(tiles * chunks), block, 0, stream>>>(op, src, partial_writer<A>{p}, outer, len, inner, chunks,
-                                                                     chunk_len);
-  TEXPR_CUDA_CHECK_LAUNCH();
-  reduce_columns<A><<<grid_for(tiles), block, 0, stream>>>(op, partial_columns<A>{p, chunks, inner}, fin, outer, chunks,
-                                                           inner, 1, chunks);
-  TEXPR_CUDA_CHECK_LAUNCH();
-}
+};
 
 } // namespace texpr::detail::cuda_impl
 
@@ -398,63 +450,7 @@ namespace texpr::cuda_kernels {
 
 template <class N, class T, std::size_t R>
 void block_reduce::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
-  using namespace detail::cuda_impl;
-  using C = std::remove_cvref_t<decltype(n.child())>;
-  using KT = typename N::kernel_dtype;
-  using Op = typename N::op_type;
-  using A = typename Op::template accumulator<KT>;
-  constexpr std::size_t RC = C::rank;
-  const Op& op = n.op();
-  const auto in_shape = n.child().shape();
-  if constexpr (Op::needs_nonempty) {
-    bool empty_line = false;
-    for (std::size_t d = 0; d != RC; ++d)
-      if (n.reduces(d) && in_shape[d] == 0) empty_line = true;
-    if (empty_line && dest.size() != 0)
-      throw shape_error("texpr: " + std::string(Op::name) + " over an axis of length 0 (input shape " + to_string(in_shape) +
-                        ") has no identity");
-  }
-  const int count = n.reduced_count();
-  // (a reduction that reduces nothing never gets here: evaluation takes its operand as the result)
-  // sum_to reads its operand from memory, so every sum_to of a dtype and rank shares its kernels (one per gradient
-  // graph would cost minutes of nvcc time); the other reductions read their operand fused.
-  const auto operand = [&] {
-    if constexpr (N::operand_in_memory) return detail::materialize(n.child(), ctx);
-    else return n.child();
-  };
-  if (R == 0 || n.reduces_all()) {
-    reduce_all<T, A>(op, detail::read(operand(), in_shape, ctx), in_shape, dest.data(), ctx.stream);
-    return;
-  }
-  // A rank-0 result reduces everything: no axis kernels are instantiated for it.
-  if constexpr (RC >= 1 && R > 0) {
-    if (count == 1) {
-      std::size_t axis = 0;
-      while (!n.reduces(axis)) ++axis;
-      reduce_axis<T, A>(op, detail::read(operand(), in_shape, ctx), in_shape, axis, dest.data(), dest.size(), ctx.stream);
-      return;
-    }
-    // Several axes (sum_to): one axis at a time, keeping each reduced axis with extent 1, the last into dest.
-    // (argmax and argmin are not decomposable; their API reduces one axis or all, never this path)
-    if constexpr (Op::decomposable && std::is_same_v<T, KT>) {
-      const auto first = detail::materialize(n.child(), ctx);
-      const T* data = first.data();
-      shape_t<RC> shape = in_shape, strides = first.strides();
-      int left = count;
-      for (std::size_t axis = 0; axis < RC; ++axis) {
-        if (!n.reduces(axis)) continue;
-        const auto acc = make_strided_accessor(detail::memory_source<T>{data}, shape, strides, shape);
-        shape_t<RC> next = shape;
-        next[axis] = 1;
-        T* target = --left == 0 ? dest.data() : detail::temporary<T, RC, cuda>(next, ctx).data();
-        reduce_axis<T, A>(op, acc, shape, axis, target, shape_size(next), ctx.stream);
-        if (left == 0) return;
-        data = target;
-        shape = next;
-        strides = contiguous_strides(next);
-      }
-    }
-  }
+  detail::run_reduction(n, dest, ctx, detail::cuda_impl::reduction_kernels{ctx.stream});
 }
 
 } // namespace texpr::cuda_kernels

@@ -200,6 +200,8 @@ struct cublaslt_gemm {
   X(var,            declared + half_floats,                    block_reduce,       any_arch) \
   X(stddev,         declared + half_floats,                    block_reduce,       any_arch) \
   X(logsumexp,      declared + half_floats,                    block_reduce,       any_arch) \
+  X(any,            declared,                                  block_reduce,       any_arch) \
+  X(all,            declared,                                  block_reduce,       any_arch) \
   X(softmax,        declared + half_floats,                    composed,           any_arch) \
   X(log_softmax,    declared + half_floats,                    composed,           any_arch) \
   X(cross_entropy,  declared + half_floats,                    row_cross_entropy,  any_arch) \

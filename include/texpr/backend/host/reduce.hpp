@@ -23,6 +23,7 @@
 #include "texpr/core/context.hpp"
 #include "texpr/eval/evaluate.hpp"
 #include "texpr/eval/read.hpp"
+#include "texpr/eval/reduction_plan.hpp"
 #include "texpr/op/reduction.hpp"
 #include "texpr/tensor/view.hpp"
 
@@ -73,12 +74,12 @@ template <class A, class Op> struct cascade {
 template <class A, class Op> struct column_cascade {
   const Op& op;
   index_t width;         // columns per row
-  std::vector<A> stack;  // level l holds row l: columns [l * width, (l + 1) * width)
+  std::unique_ptr<A[]> stack;  // level l holds row l: columns [l * width, (l + 1) * width)
   index_t top = 0;
   std::size_t count = 0;
   // Room for `blocks` pushes: the counter never holds more than bit_width(blocks) rows.
   column_cascade(const Op& o, index_t width_, index_t blocks)
-      : op(o), width(width_), stack(static_cast<std::size_t>(width_) * std::bit_width(static_cast<std::size_t>(blocks))) {}
+      : op(o), width(width_), stack(new A[static_cast<std::size_t>(width_) * std::bit_width(static_cast<std::size_t>(blocks))]) {}
   void clear() {
     top = 0;
     count = 0;
@@ -86,17 +87,17 @@ template <class A, class Op> struct column_cascade {
   // Pushes the row v[0, w) (w <= width); v is overwritten.
   void push(A* v, index_t w) {
     for (std::size_t c = count++; c & 1u; c >>= 1) {
-      const A* below = stack.data() + --top * width;
+      const A* below = stack.get() + --top * width;
       for (index_t j = 0; j < w; ++j) v[j] = op.combine(below[j], v[j]);
     }
-    A* slot = stack.data() + top++ * width;
+    A* slot = stack.get() + top++ * width;
     for (index_t j = 0; j < w; ++j) slot[j] = v[j];
   }
   // out[0, w) = the combined columns, newest row first (as cascade::result).
   void result(A* out, index_t w) const {
     for (index_t j = 0; j < w; ++j) out[j] = op.template identity<A>();
     for (index_t i = top; i-- > 0;) {
-      const A* s = stack.data() + i * width;
+      const A* s = stack.get() + i * width;
       for (index_t j = 0; j < w; ++j) out[j] = op.combine(s[j], out[j]);
     }
   }
@@ -138,34 +139,24 @@ template <int G, class A, class Op, class Get> void reduce_blocks(const Op& op, 
 #define TEXPR_REDUCE_UNROLL
 #endif
 
-enum class lane_fold { none, add, mul, max, min, moments, logsumexp, argmax, argmin };
+using lane_fold = op::vector_fold;
 
+template <class A> inline constexpr bool lane_number_v = std::is_same_v<A, float> || std::is_same_v<A, double> ||
+                                                         std::is_same_v<A, std::int32_t> || std::is_same_v<A, std::int64_t>;
+template <class A> struct lane_indexed : std::false_type {};
+template <class C> struct lane_indexed<op::indexed<C>> : std::bool_constant<lane_number_v<C>> {};
+
+/// The lane form that runs for op Op with accumulator A: the fold Op declares, where the lanes hold A (numbers
+/// and bool for add, mul, max and min; double moments; float or double scaled sums; indexed numbers), else none.
 template <class Op, class A> constexpr lane_fold lane_fold_of() {
-  constexpr bool number = std::is_same_v<A, float> || std::is_same_v<A, double> || std::is_same_v<A, std::int32_t> ||
-                          std::is_same_v<A, std::int64_t>;
+  constexpr lane_fold F = Op::fold;
   if constexpr (!TEXPR_REDUCE_VECTORS) return lane_fold::none;
-  else if constexpr (std::is_same_v<A, op::moments<double>> &&
-                     (std::is_base_of_v<op::moment_reduction<false>, Op> ||
-                      std::is_base_of_v<op::moment_reduction<true>, Op>))
-    return lane_fold::moments;
-  else if constexpr (std::is_same_v<Op, op::logsumexp> &&
-                     (std::is_same_v<A, op::scaled_sum<float>> || std::is_same_v<A, op::scaled_sum<double>>))
-    return lane_fold::logsumexp;
-  else if constexpr (std::is_base_of_v<op::arg_reduction<true>, Op> &&
-                     (std::is_same_v<A, op::indexed<float>> || std::is_same_v<A, op::indexed<double>> ||
-                      std::is_same_v<A, op::indexed<std::int32_t>> || std::is_same_v<A, op::indexed<std::int64_t>>))
-    return lane_fold::argmax;
-  else if constexpr (std::is_base_of_v<op::arg_reduction<false>, Op> &&
-                     (std::is_same_v<A, op::indexed<float>> || std::is_same_v<A, op::indexed<double>> ||
-                      std::is_same_v<A, op::indexed<std::int32_t>> || std::is_same_v<A, op::indexed<std::int64_t>>))
-    return lane_fold::argmin;
-  else if constexpr (!number) return lane_fold::none;
-  else if constexpr (std::is_same_v<Op, op::sum> || std::is_same_v<Op, op::sum_to> || std::is_same_v<Op, op::mean>)
-    return lane_fold::add;
-  else if constexpr (std::is_same_v<Op, op::prod>) return lane_fold::mul;
-  else if constexpr (std::is_same_v<Op, op::max>) return lane_fold::max;
-  else if constexpr (std::is_same_v<Op, op::min>) return lane_fold::min;
-  else return lane_fold::none;
+  else if constexpr (F == lane_fold::moments) return std::is_same_v<A, op::moments<double>> ? F : lane_fold::none;
+  else if constexpr (F == lane_fold::logsumexp)
+    return std::is_same_v<A, op::scaled_sum<float>> || std::is_same_v<A, op::scaled_sum<double>> ? F : lane_fold::none;
+  else if constexpr (F == lane_fold::argmax || F == lane_fold::argmin) return lane_indexed<A>::value ? F : lane_fold::none;
+  else if constexpr (F == lane_fold::max || F == lane_fold::min) return lane_number_v<A> || std::is_same_v<A, bool> ? F : lane_fold::none;
+  else return lane_number_v<A> ? F : lane_fold::none;
 }
 
 #if TEXPR_REDUCE_VECTORS
@@ -210,9 +201,12 @@ template <lane_fold F, class A> struct lane_element_of {
   using type = A;
 };
 template <lane_fold F, class A>
-  requires(std::is_integral_v<A> && (F == lane_fold::add || F == lane_fold::mul))
+  requires(std::is_integral_v<A> && !std::is_same_v<A, bool> && (F == lane_fold::add || F == lane_fold::mul))
 struct lane_element_of<F, A> {
   using type = std::make_unsigned_t<A>;
+};
+template <lane_fold F> struct lane_element_of<F, bool> {  // any and all: max and min over 0 and 1
+  using type = std::uint32_t;
 };
 
 template <class E> inline void to_lanes(lane_group<E>& x, const E* t) { std::memcpy(&x.v, t, sizeof x.v); }
@@ -542,120 +536,203 @@ template <class A, class Op, class Get> void push_blocks(cascade<A, Op>& c, cons
   for (; b < n; b += block) c.push(reduce_block<A>(c.op, get, base, b, n - b < block ? n - b : block));
 }
 
-template <class A, class Op, class Get> A reduce_range(const Op& op, const Get& get, index_t base, index_t n) {
-#if TEXPR_REDUCE_VECTORS
-  // One block: its result (the cascade would return combine(result, identity), the result itself).
-  if constexpr (lane_fold_of<Op, A>() != lane_fold::none)
-    if (n > 0 && n <= block) return reduce_block_vec<A>(op, get, base, 0, n);
-#endif
-  cascade<A, Op> c(op);
-  push_blocks<A>(c, get, base, n);
-  return c.result();
-}
+// ---- The producer: what is compiled per operand expression ------------------------------------------------------
+// The engine below reads its operand through a block_reader, one virtual call per piece of up to chunk_elements
+// elements, so the lanes, cascades, axis walks and threading are compiled once per (op, accumulator, element
+// type), not once per fused operand; an operand costs only the loop that evaluates a piece into a buffer in L1
+// (or, for memory of the element type, a pointer into it).
 
-/// The accumulator over everything acc reads (shape in_shape), pairwise in blocks.
-template <class A, class Op, std::size_t R, class Acc> A reduce_all(const Op& op, const Acc& acc, const shape_t<R>& in_shape) {
-  const index_t n = shape_size(in_shape);
-  if constexpr (R == 0) return op.template lift<A>(widen(acc.linear(0)), 0);
-  if (n == 0) return op.template identity<A>();
-  if (acc.dense()) {
-    // Fixed pieces of reduce_chunk elements, combined pairwise in order (independent of the thread count).
-    const index_t pieces = (n + reduce_chunk - 1) / reduce_chunk;
-    if (pieces == 1) {
-      const Acc a = acc;
-      return reduce_range<A>(op, [&](index_t i) { return a.linear(i); }, 0, n);
-    }
-    std::vector<A> part(static_cast<std::size_t>(pieces));
-    for_ranges(pieces, 1, [&](index_t p0, index_t p1) {
-      const Acc a = acc;
-      for (index_t p = p0; p < p1; ++p) {
-        const index_t b = p * reduce_chunk, e = b + reduce_chunk < n ? b + reduce_chunk : n;
-        part[static_cast<std::size_t>(p)] = reduce_range<A>(op, [&](index_t i) { return a.linear(b + i); }, b, e - b);
+/// One task's reader of a reduction operand's elements, in row-major order of the operand's shape, widened.
+template <class W> struct block_reader {
+  virtual ~block_reader() = default;
+  /// Elements [begin, begin + n) with n <= chunk_elements and, unless the operand is dense, within one row: a
+  /// pointer to them, into memory or into buf (room for chunk_elements), valid until the next read into buf.
+  virtual const W* read(index_t begin, index_t n, W* buf) = 0;
+};
+
+/// An operand as the engine sees it: whether it is dense, its row length, and one reader per task.
+template <class W> struct block_producer {
+  bool dense = false;  ///< Any range may be read (else reads stay within a row).
+  index_t row = 1;     ///< Extent of the operand's last axis.
+  /// A reader for one task.
+  virtual std::unique_ptr<block_reader<W>> open() const = 0;
+
+ protected:
+  ~block_producer() = default;
+};
+
+/// True for accessors over memory whose elements are already W (a dense read is a pointer into them).
+template <class Acc, class W> concept memory_of = std::is_same_v<typename Acc::value_type, W> && requires(const Acc& a) {
+  { a.src.p } -> std::convertible_to<const W*>;
+};
+
+/// The producer of accessor Acc (rank R output): dense operands by linear(i), others row by row through their
+/// chunk reader (one seek per row).
+template <class Acc, std::size_t R> struct accessor_producer final : block_producer<compute_t<typename Acc::value_type>> {
+  using W = compute_t<typename Acc::value_type>;
+  Acc acc;
+  shape_t<R> shape;
+  accessor_producer(const Acc& a, const shape_t<R>& s) : acc(a), shape(s) {
+    this->dense = a.dense();
+    if constexpr (R > 0) this->row = s[R - 1];
+  }
+  struct reader final : block_reader<W> {
+    const accessor_producer& p;
+    line_reader<Acc> lines;
+    index_t current = -1;  // the row the chunk reader is bound to
+    explicit reader(const accessor_producer& producer) : p(producer), lines(producer.acc) {}
+    const W* read(index_t begin, index_t n, W* buf) override {
+      if (p.dense) {
+        if constexpr (memory_of<Acc, W>) {
+          return lines.acc.src.p + begin;
+        } else {
+          const Acc a = lines.acc;
+          fill(buf, n, [&](index_t k) { return widen(a.linear(begin + k)); });
+          return buf;
+        }
       }
-    });
+      if constexpr (R > 0) {
+        const index_t r = begin / p.row;
+        if (r != current) {
+          index_t idx[R] = {};
+          row_index(r, p.shape, idx);
+          lines.acc.seek(idx, R - 1);
+          lines.reader->bind(lines.acc, p.row);
+          current = r;
+        }
+        lines.reader->start(begin - r * p.row, n);
+        const auto ch = *lines.reader;
+        if constexpr (memory_of<Acc, W>)
+          if (ch.p != ch.buf) return ch.p;  // a unit-stride row of memory (a buffer is refilled by the next read)
+        fill(buf, n, [&](index_t k) { return widen(ch[k]); });
+      }
+      return buf;
+    }
+  };
+  // buf[0, n) = get(0 .. n), 16 at a time into a local array (the form the lanes read, which compilers vectorise,
+  // elementwise math included: a plain loop storing through buf is not, as buf may alias the operand).
+  template <class Get> static void fill(W* buf, index_t n, const Get& get) {
+    index_t k = 0;
+    for (; k + lanes <= n; k += lanes) {
+      W t[lanes];
+      TEXPR_REDUCE_UNROLL
+      for (index_t j = 0; j < lanes; ++j) t[j] = get(k + j);
+      std::memcpy(buf + k, t, sizeof t);
+    }
+    for (; k < n; ++k) buf[k] = get(k);
+  }
+  std::unique_ptr<block_reader<W>> open() const override { return std::make_unique<reader>(*this); }
+};
+
+// ---- The engine: compiled per (op, accumulator, element type) ---------------------------------------------------
+
+/// Element i of a piece read into memory.
+template <class W> struct piece {
+  const W* p;
+  W operator()(index_t i) const { return p[i]; }
+};
+
+/// One task's reader and its buffers (`rows` pieces of chunk_elements).
+template <class W> struct task_reader {
+  std::unique_ptr<block_reader<W>> rd;
+  std::unique_ptr<W[]> buf;
+  task_reader(const block_producer<W>& src, index_t rows)
+      : rd(src.open()), buf(new W[static_cast<std::size_t>(rows * chunk_elements)]) {}
+  const W* read(index_t begin, index_t n, index_t slot = 0) { return rd->read(begin, n, buf.get() + slot * chunk_elements); }
+};
+
+/// Reductions of a block_producer<W> by Op into accumulators A. Every element is combined as the blocks, lanes
+/// and cascades above describe, so the result depends on the shape only, not on the thread count or the operand.
+template <class Op, class A, class W> struct reduction_engine {
+  /// Pushes the blocks of elements [begin, begin + n) (reduced-range indices from base) into c.
+  static void push_range(cascade<A, Op>& c, task_reader<W>& in, index_t begin, index_t base, index_t n) {
+    for (index_t j0 = 0; j0 < n; j0 += chunk_elements) {
+      const index_t m = n - j0 < chunk_elements ? n - j0 : chunk_elements;
+      push_blocks<A>(c, piece<W>{in.read(begin + j0, m)}, base + j0, m);
+    }
+  }
+  /// Elements [begin, begin + n) reduced (within one row unless the operand is dense).
+  static A range(const Op& op, task_reader<W>& in, index_t begin, index_t base, index_t n) {
+#if TEXPR_REDUCE_VECTORS
+    // One block: its result (the cascade would return combine(result, identity), the result itself).
+    if constexpr (lane_fold_of<Op, A>() != lane_fold::none)
+      if (n > 0 && n <= block) return reduce_block_vec<A>(op, piece<W>{in.read(begin, n)}, base, 0, n);
+#endif
     cascade<A, Op> c(op);
-    for (const A& v : part) c.push(v);
+    push_range(c, in, begin, base, n);
     return c.result();
   }
-  if constexpr (R > 0) {
-    // Rows, grouped into pieces that depend only on the shape; each row reduces pairwise in blocks.
-    const index_t len = in_shape[R - 1], rows = n / len;
+  /// A row of `len` elements from `begin`, as a strided row was always reduced: through the cascade.
+  static A row(const Op& op, task_reader<W>& in, index_t begin, index_t base, index_t len) {
+    cascade<A, Op> c(op);
+    push_range(c, in, begin, base, len);
+    return c.result();
+  }
+
+  /// The accumulator over all `size` elements (> 0). Dense: fixed pieces of reduce_chunk elements; otherwise rows
+  /// grouped into pieces that depend only on the shape. Pieces are combined pairwise in order.
+  static A all(const Op& op, const block_producer<W>& src, index_t size) {
+    if (src.dense) {
+      const index_t pieces = (size + reduce_chunk - 1) / reduce_chunk;
+      if (pieces == 1) {
+        task_reader<W> in(src, 1);
+        return range(op, in, 0, 0, size);
+      }
+      std::unique_ptr<A[]> part(new A[static_cast<std::size_t>(pieces)]);
+      for_ranges(pieces, 1, [&](index_t p0, index_t p1) {
+        task_reader<W> in(src, 1);
+        for (index_t p = p0; p < p1; ++p) {
+          const index_t b = p * reduce_chunk, e = b + reduce_chunk < size ? b + reduce_chunk : size;
+          part[p] = range(op, in, b, b, e - b);
+        }
+      });
+      cascade<A, Op> c(op);
+      for (index_t p = 0; p < pieces; ++p) c.push(part[p]);
+      return c.result();
+    }
+    const index_t len = src.row, rows = size / len;
     const index_t rows_per_piece = len >= reduce_chunk ? 1 : reduce_chunk / len;
     const index_t pieces = (rows + rows_per_piece - 1) / rows_per_piece;
-    std::vector<A> part(static_cast<std::size_t>(pieces));
+    std::unique_ptr<A[]> part(new A[static_cast<std::size_t>(pieces)]);
     for_ranges(pieces, 1, [&](index_t p0, index_t p1) {
-      line_reader<Acc> lines(acc);
+      task_reader<W> in(src, 1);
       for (index_t p = p0; p < p1; ++p) {
         const index_t r0 = p * rows_per_piece, r1 = r0 + rows_per_piece < rows ? r0 + rows_per_piece : rows;
-        index_t idx[R] = {};
-        row_index(r0, in_shape, idx);
         cascade<A, Op> rows_c(op);
-        for (index_t r = r0; r < r1; ++r, next_row(idx, in_shape)) {
-          cascade<A, Op> c(op);
-          lines.template for_chunks<R>(idx, len, [&](const auto& ch, index_t j0, index_t m) {
-            push_blocks<A>(c, [&](index_t j) { return ch[j]; }, r * len + j0, m);
-          });
-          rows_c.push(c.result());
-        }
-        part[static_cast<std::size_t>(p)] = rows_c.result();
+        for (index_t r = r0; r < r1; ++r) rows_c.push(row(op, in, r * len, r * len, len));
+        part[p] = rows_c.result();
       }
     });
     cascade<A, Op> c(op);
-    for (const A& v : part) c.push(v);
+    for (index_t p = 0; p < pieces; ++p) c.push(part[p]);
     return c.result();
   }
-  return op.template identity<A>();
-}
 
-/// out[...] = the reduction of acc (shape in_shape) along `axis`; out is contiguous, the axis removed.
-template <class A, class T, class Op, std::size_t R, class Acc>
-void reduce_axis(const Op& op, const Acc& acc, const shape_t<R>& in_shape, std::size_t axis, T* out) {
-  index_t n_out = 1;
-  for (std::size_t d = 0; d != R; ++d)
-    if (d != axis) n_out *= in_shape[d];
-  if (n_out == 0) return;
-  const index_t len = in_shape[axis];
-  if (axis == R - 1) {
-    // Each output element reduces one row, pairwise in blocks; rows are independent, so threads split them.
-    for_ranges(n_out, (elementwise_grain + len) / (len + 1), [&](index_t r0, index_t r1) {
-      if (acc.dense()) {
-        const Acc a = acc;
-        for (index_t r = r0; r < r1; ++r) {
-          const index_t base = r * len;
-          const A v = reduce_range<A>(op, [&](index_t j) { return a.linear(base + j); }, 0, len);
-          out[r] = op.template finalize<T>(v, len);
-        }
-        return;
-      }
-      line_reader<Acc> lines(acc);
-      index_t idx[R] = {};
-      row_index(r0, in_shape, idx);
-      for (index_t r = r0; r < r1; ++r, next_row(idx, in_shape)) {
-        cascade<A, Op> c(op);
-        lines.template for_chunks<R>(idx, len, [&](const auto& ch, index_t j0, index_t m) {
-          push_blocks<A>(c, [&](index_t j) { return ch[j]; }, j0, m);
-        });
-        out[r] = op.template finalize<T>(c.result(), len);
+  /// out[r] = the reduction of row r (len elements) for r < rows, finalised; rows are independent, so threads
+  /// split them.
+  template <class T> static void rows(const Op& op, const block_producer<W>& src, index_t rows, index_t len, T* out) {
+    for_ranges(rows, (elementwise_grain + len) / (len + 1), [&](index_t r0, index_t r1) {
+      task_reader<W> in(src, 1);
+      for (index_t r = r0; r < r1; ++r) {
+        const A v = src.dense ? range(op, in, r * len, 0, len) : row(op, in, r * len, 0, len);
+        out[r] = op.template finalize<T>(v, len);
       }
     });
-    return;
   }
-  if constexpr (R >= 2) {
-    // A non-last axis: stream whole rows and accumulate them into a row of accumulators, in blocks of 16 rows
-    // whose per-column results go through a per-column pairwise cascade, so every output element sees the same
-    // summation depth as a reduction over everything (16 sequential, then log2). Threads split the (outer, mid,
-    // column-tile) tiles; each output element is computed the same way whatever the split or the tile width.
-    index_t outer = 1, mid = 1;
-    for (std::size_t d = 0; d < axis; ++d) outer *= in_shape[d];
-    for (std::size_t d = axis + 1; d + 1 < R; ++d) mid *= in_shape[d];
-    const index_t inner = in_shape[R - 1];
+
+  /// out[(o, m, j)] = the reduction along l of the operand viewed as [outer][len][mid][inner], finalised.
+  /// Whole rows are streamed and accumulated into a row of accumulators, in blocks of 16 rows whose per-column
+  /// results go through a per-column pairwise cascade, so every output element sees the same summation depth as
+  /// a reduction over everything (16 sequential, then log2). Threads split the (outer, mid, column-tile) tiles;
+  /// each output element is computed the same way whatever the split or the tile width.
+  template <class T>
+  static void columns(const Op& op, const block_producer<W>& src, index_t outer, index_t len, index_t mid, index_t inner, T* out) {
     constexpr index_t rows_per_block = 16;
-    const bool dense = acc.dense();
     // Tile width: a dense input is read in row pieces of up to 16 KiB of accumulators (a 4 KiB piece per row
-    // is a page, and the prefetchers restart on each), narrower while that leaves a thread without a tile; the
-    // chunk reader of a strided input reads chunk_elements at most.
+    // is a page, and the prefetchers restart on each), narrower while that leaves a thread without a tile; a
+    // strided input reads chunk_elements at most.
     index_t tile = chunk_elements;
-    if (dense) {
+    if (src.dense) {
       constexpr index_t wide = 16384 / sizeof(A) > chunk_elements ? 16384 / sizeof(A) : chunk_elements;
       const index_t threads = num_threads();
       tile = inner < wide ? (inner + lanes - 1) / lanes * lanes : wide;
@@ -666,9 +743,10 @@ void reduce_axis(const Op& op, const Acc& acc, const shape_t<R>& in_shape, std::
     const index_t col_chunks = (inner + tile - 1) / tile;
     const index_t tiles = outer * mid * col_chunks;
     const index_t tile_work = len * (inner < tile ? inner : tile);
+    const index_t stride = mid * inner;  // from row l to row l + 1
     for_ranges(tiles, (elementwise_grain + tile_work) / (tile_work + 1), [&](index_t t0, index_t t1) {
-      line_reader<Acc> lines(acc);
-      auto part = std::make_unique<A[]>(static_cast<std::size_t>(tile));
+      task_reader<W> in(src, 4);
+      std::unique_ptr<A[]> part(new A[static_cast<std::size_t>(tile)]);
       column_cascade<A, Op> columns(op, tile, (len + rows_per_block - 1) / rows_per_block);
       for (index_t t = t0; t < t1; ++t) {
         const index_t cc = t % col_chunks, om = t / col_chunks;
@@ -678,45 +756,29 @@ void reduce_axis(const Op& op, const Acc& acc, const shape_t<R>& in_shape, std::
         for (index_t l0 = 0; l0 < len; l0 += rows_per_block) {
           for (index_t j = 0; j < w; ++j) part[j] = op.template identity<A>();
           const index_t l1 = l0 + rows_per_block < len ? l0 + rows_per_block : len;
-          if (dense) {
+          for (index_t c0 = 0; c0 < w; c0 += chunk_elements) {
+            const index_t cw = w - c0 < chunk_elements ? w - c0 : chunk_elements;
+            A* acc = part.get() + c0;
+            index_t l = l0;
+            const index_t b0 = ((o * len + l0) * mid + m) * inner + j0 + c0;  // row l0's piece
             // Four rows per pass over part (each element still combined row after row, in order): a quarter
             // of the loads and stores of part.
-            const Acc& a = lines.acc;
-            const index_t stride = mid * inner;  // from row l to row l + 1
-            const auto at = [&](index_t l, index_t j) {
-              return op.template lift<A>(widen(a.linear(((o * len + l) * mid + m) * inner + j0 + j)), l);
-            };
-            index_t l = l0;
             for (; l + 4 <= l1; l += 4) {
-              const index_t b = ((o * len + l) * mid + m) * inner + j0;
-              for (index_t j = 0; j < w; ++j) {
-                A v = op.combine(part[j], op.template lift<A>(widen(a.linear(b + j)), l));
-                v = op.combine(v, op.template lift<A>(widen(a.linear(b + stride + j)), l + 1));
-                v = op.combine(v, op.template lift<A>(widen(a.linear(b + 2 * stride + j)), l + 2));
-                part[j] = op.combine(v, op.template lift<A>(widen(a.linear(b + 3 * stride + j)), l + 3));
+              const index_t b = b0 + (l - l0) * stride;
+              const W* x0 = in.read(b, cw, 0);
+              const W* x1 = in.read(b + stride, cw, 1);
+              const W* x2 = in.read(b + 2 * stride, cw, 2);
+              const W* x3 = in.read(b + 3 * stride, cw, 3);
+              for (index_t j = 0; j < cw; ++j) {
+                A v = op.combine(acc[j], op.template lift<A>(x0[j], l));
+                v = op.combine(v, op.template lift<A>(x1[j], l + 1));
+                v = op.combine(v, op.template lift<A>(x2[j], l + 2));
+                acc[j] = op.combine(v, op.template lift<A>(x3[j], l + 3));
               }
             }
-            for (; l < l1; ++l)
-              for (index_t j = 0; j < w; ++j) part[j] = op.combine(part[j], at(l, j));
-          } else {
-            for (index_t l = l0; l < l1; ++l) {
-              index_t idx[R] = {};
-              index_t rem = o;
-              for (std::size_t d = axis; d-- > 0;) {
-                idx[d] = rem % in_shape[d];
-                rem /= in_shape[d];
-              }
-              idx[axis] = l;
-              rem = m;
-              for (std::size_t d = R - 1; d-- > axis + 1;) {
-                idx[d] = rem % in_shape[d];
-                rem /= in_shape[d];
-              }
-              lines.acc.seek(idx, R - 1);
-              lines.reader->bind(lines.acc, inner);
-              lines.reader->start(j0, w);
-              const auto ch = *lines.reader;
-              for (index_t j = 0; j < w; ++j) part[j] = op.combine(part[j], op.template lift<A>(widen(ch[j]), l));
+            for (; l < l1; ++l) {
+              const W* x = in.read(b0 + (l - l0) * stride, cw, 0);
+              for (index_t j = 0; j < cw; ++j) acc[j] = op.combine(acc[j], op.template lift<A>(x[j], l));
             }
           }
           columns.push(part.get(), w);
@@ -727,7 +789,31 @@ void reduce_axis(const Op& op, const Acc& acc, const shape_t<R>& in_shape, std::
       }
     });
   }
-}
+};
+
+/// The host's two reduction kernels, as eval/reduction_plan.hpp's driver calls them.
+struct reduction_kernels {
+  template <class A, class Op, class Acc, std::size_t R, class T>
+  void all(const Op& op, const Acc& acc, const reduction_plan<R>& p, T* out) const {
+    using W = compute_t<typename Acc::value_type>;
+    if constexpr (R == 0) {
+      out[0] = op.template finalize<T>(op.template lift<A>(widen(acc.linear(0)), 0), 1);
+    } else if (p.size == 0) {
+      out[0] = op.template finalize<T>(op.template identity<A>(), 0);
+    } else {
+      const accessor_producer<Acc, R> src(acc, p.shape);
+      out[0] = op.template finalize<T>(reduction_engine<Op, A, W>::all(op, src, p.size), p.size);
+    }
+  }
+  template <class A, class Op, class Acc, std::size_t R, class T>
+  void axis(const Op& op, const Acc& acc, const reduction_plan<R>& p, T* out) const {
+    using W = compute_t<typename Acc::value_type>;
+    if (p.n_out == 0) return;
+    const accessor_producer<Acc, R> src(acc, p.shape);
+    if (p.along_rows()) reduction_engine<Op, A, W>::rows(op, src, p.n_out, p.len, out);
+    else reduction_engine<Op, A, W>::columns(op, src, p.outer, p.len, p.mid, p.inner, out);
+  }
+};
 
 } // namespace texpr::detail::host_impl
 
@@ -735,66 +821,7 @@ namespace texpr::host_kernels {
 
 template <class N, class T, std::size_t R>
 void pairwise_reduce::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
-  using namespace detail::host_impl;
-  using C = std::remove_cvref_t<decltype(n.child())>;
-  using KT = typename N::kernel_dtype;
-  using Op = typename N::op_type;
-  using A = typename Op::template accumulator<KT>;
-  constexpr std::size_t RC = C::rank;
-  const Op& op = n.op();
-  const auto in_shape = n.child().shape();
-  if constexpr (Op::needs_nonempty) {
-    bool empty_line = false;
-    for (std::size_t d = 0; d != RC; ++d)
-      if (n.reduces(d) && in_shape[d] == 0) empty_line = true;
-    if (empty_line && dest.size() != 0)
-      throw shape_error("texpr: " + std::string(Op::name) + " over an axis of length 0 (input shape " +
-                        to_string(in_shape) + ") has no identity");
-  }
-  const int count = n.reduced_count();
-  // (a reduction that reduces nothing never gets here: evaluation takes its operand as the result)
-  // sum_to (a gradient summed over broadcast axes) reads its operand from memory, so every sum_to of a dtype and
-  // rank shares one reduction instantiation; the other reductions read their operand fused.
-  const auto operand = [&] {
-    if constexpr (N::operand_in_memory) return detail::materialize(n.child(), ctx);
-    else return n.child();
-  };
-  if (R == 0 || n.reduces_all()) {
-    const auto acc = detail::read(operand(), in_shape, ctx);
-    const A total = reduce_all<A>(op, acc, in_shape);
-    dest.data()[0] = op.template finalize<T>(total, shape_size(in_shape));
-    return;
-  }
-  // A rank-0 result reduces everything: the axis paths are not instantiated for it (a loss's mean).
-  if constexpr (RC >= 1 && R > 0) {
-    if (count == 1) {
-      std::size_t axis = 0;
-      while (!n.reduces(axis)) ++axis;
-      const auto acc = detail::read(operand(), in_shape, ctx);
-      reduce_axis<A, T>(op, acc, in_shape, axis, dest.data());
-      return;
-    }
-    // Several axes (sum_to): one axis at a time, keeping each reduced axis with extent 1, the last into dest.
-    // (argmax and argmin are not decomposable; their API reduces one axis or all, never this path)
-    if constexpr (Op::decomposable && std::is_same_v<T, KT>) {
-      const auto first = detail::materialize(n.child(), ctx);
-      const T* data = first.data();  // (views assign elements, so the current input is kept as pointer + layout)
-      shape_t<RC> shape = in_shape, strides = first.strides();
-      int left = count;
-      for (std::size_t axis = 0; axis < RC; ++axis) {
-        if (!n.reduces(axis)) continue;
-        const auto acc = make_strided_accessor(detail::memory_source<T>{data}, shape, strides, shape);
-        shape_t<RC> next = shape;
-        next[axis] = 1;
-        T* target = --left == 0 ? dest.data() : detail::temporary<T, RC, host>(next, ctx).data();
-        reduce_axis<A, T>(op, acc, shape, axis, target);
-        if (left == 0) return;
-        data = target;
-        shape = next;
-        strides = contiguous_strides(next);
-      }
-    }
-  }
+  detail::run_reduction(n, dest, ctx, detail::host_impl::reduction_kernels{});
 }
 
 } // namespace texpr::host_kernels

@@ -164,6 +164,8 @@ struct gemm_epilogue {
   X(var,            declared,              pairwise_reduce) \
   X(stddev,         declared,              pairwise_reduce) \
   X(logsumexp,      declared,              pairwise_reduce) \
+  X(any,            declared,              pairwise_reduce) \
+  X(all,            declared,              pairwise_reduce) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
