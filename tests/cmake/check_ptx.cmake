@@ -1,6 +1,7 @@
 # Compiles tests/cuda/ptx/reduce_columns.cu to PTX and checks the reduction kernels: no local memory
 # (ld.local/st.local: a cursor or an accumulator array spilled to the stack), element loads through the read-only
-# path (ld.global.nc), and full reductions (reduce_all_once) reading with 16-byte vector loads (ld.global.nc.v4).
+# path (ld.global.nc), and full and row reductions (reduce_all_once, reduce_lines of a row_source) reading with
+# 16-byte vector loads (ld.global.nc.v4).
 # Inputs: COMPILER (nvcc), SOURCE, INCLUDE_DIR, OUT (the .ptx to write).
 execute_process(
   COMMAND "${COMPILER}" -std=c++20 --expt-relaxed-constexpr -ptx -arch=sm_90 -I${INCLUDE_DIR} ${SOURCE} -o ${OUT}
@@ -34,6 +35,9 @@ while(NOT _at EQUAL -1)
   endif()
   if(_name MATCHES "_sourceINS_16strided_accessorINS0_13memory_source" AND NOT _part MATCHES "ld\\.global\\.nc")
     message(FATAL_ERROR "${_name} reads memory without ld.global.nc")
+  endif()
+  if(_name MATCHES "row_source" AND NOT _part MATCHES "ld\\.global\\.nc\\.v4")
+    message(FATAL_ERROR "${_name} (rows of the operand) reads without 16-byte vector loads (ld.global.nc.v4)")
   endif()
   if(_name MATCHES "reduce_all_once")
     math(EXPR _full "${_full} + 1")

@@ -1,6 +1,7 @@
 // Instantiates the cuda reductions that the PTX check reads (tests/cmake/check_ptx.cmake): sums over a non-last
 // axis of a rank-3 float tensor, read from memory and through a fused elementwise operand, and full reductions
-// (float from memory and fused, half from memory, a max) that must read with 16-byte vector loads.
+// (float from memory and fused, half from memory, a max) and row reductions (from memory and fused) that must
+// read with 16-byte vector loads.
 #include <texpr/texpr.hpp>
 
 namespace tx = texpr;
@@ -15,3 +16,5 @@ void sum_all_fused(const tx::tensor<float, 2, tx::cuda>& x, const tx::tensor<flo
 }
 void sum_all_half(const tx::tensor<tx::half, 1, tx::cuda>& x, tx::tensor<tx::half, 0, tx::cuda>& out) { out = tx::sum(x); }
 void max_all(const tx::tensor<float, 1, tx::cuda>& x, tx::tensor<float, 0, tx::cuda>& out) { out = tx::max(x); }
+void sum_rows(const tx::tensor<float, 2, tx::cuda>& x, tx::tensor<float, 1, tx::cuda>& out) { out = tx::sum(x, 1); }
+void max_rows_fused(const tx::tensor<float, 2, tx::cuda>& x, tx::tensor<float, 1, tx::cuda>& out) { out = tx::max(tx::exp(x), -1); }

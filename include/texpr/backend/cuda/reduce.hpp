@@ -188,9 +188,16 @@ template <class A> struct partial_writer {
 
 /// Lines of the operand along its last axis: line r positioned once (seek), then read by along(j).
 template <class Acc, std::size_t R> struct row_source {
+  using value_type = typename Acc::value_type;
   Acc acc;
   index_pack<R> shape;  // the operand's shape; lines run along its last axis
+  bool vec = false;     // dense, 16-byte aligned, and every row starts on 16 bytes: rows read by load()
   static constexpr bool lifted = true;
+  static constexpr bool vector = vector_loadable<Acc>;
+  /// W elements of row r from j (a multiple of W), as vector loads (only when vec).
+  template <int W> __device__ void load(index_t r, index_t j, value_type (&x)[W]) const {
+    acc.template load<W>(r * shape.v[R - 1] + j, x);
+  }
   __device__ Acc line(index_t r) const {
     index_t idx[R] = {};
     // r enumerates the first R-1 axes (the last one is the line's)
@@ -209,6 +216,7 @@ template <class A> struct partial_rows {
   const A* p;
   index_t len;
   static constexpr bool lifted = false;
+  static constexpr bool vector = false;
   struct cursor {
     const A* q;
     __device__ A along(index_t j) const { return q[j]; }
@@ -239,7 +247,34 @@ __global__ void __launch_bounds__(block_threads)
         if constexpr (Source::lifted) return op.template lift<A>(widen(line.along(j)), j);
         else return line.along(j);
       };
-      index_t j = j0 + lane;
+      bool done = false;
+      if constexpr (Source::vector) {
+        if (src.vec) {  // [v0, v1) in vector loads of W elements (two in flight), the ends one element a lane
+          using V = typename Source::value_type;
+          constexpr int W = vector_width<V>;
+          const index_t v0 = (j0 + W - 1) / W * W, v1 = j1 / W * W > v0 ? j1 / W * W : v0;
+          for (index_t h = j0 + lane; h < (v0 < j1 ? v0 : j1); h += Group) a0 = op.combine(a0, get(h));
+          index_t g = v0 / W + lane;
+          for (; g + Group < v1 / W; g += 2 * Group) {
+            V x[W], y[W];
+            src.template load<W>(r, g * W, x);
+            src.template load<W>(r, (g + Group) * W, y);
+#pragma unroll
+            for (int k = 0; k < W; ++k) a0 = op.combine(a0, op.template lift<A>(widen(x[k]), g * W + k));
+#pragma unroll
+            for (int k = 0; k < W; ++k) a1 = op.combine(a1, op.template lift<A>(widen(y[k]), (g + Group) * W + k));
+          }
+          if (g < v1 / W) {
+            V x[W];
+            src.template load<W>(r, g * W, x);
+#pragma unroll
+            for (int k = 0; k < W; ++k) a0 = op.combine(a0, op.template lift<A>(widen(x[k]), g * W + k));
+          }
+          for (index_t h = v1 + lane; h < j1; h += Group) a1 = op.combine(a1, get(h));
+          done = true;
+        }
+      }
+      index_t j = done ? j1 : j0 + lane;
       constexpr int U = reduce_loads;
       for (; j + (U - 1) * Group < j1; j += U * Group) {
         decltype(get(j)) vals[U];
@@ -400,7 +435,9 @@ struct reduction_kernels {
     const index_t target = static_cast<index_t>(multiprocessor_count()) * 4;  // blocks that keep every SM busy
     if (p.along_rows()) {
       const index_t rows = p.n_out;
-      const row_source<Acc, R> src{acc, pack(p.shape)};
+      row_source<Acc, R> src{acc, pack(p.shape)};
+      if constexpr (vector_loadable<Acc>)
+        src.vec = acc.dense() && acc.aligned(16) && len % vector_width<typename Acc::value_type> == 0;
       constexpr int warps = block_threads / 32;
       if (len <= 1024) {  // short lines: a warp each
         reduce_lines<A, 32><<<grid_for(ceil_div(rows, warps)), block_threads, 0, stream>>>(op, src, fin, rows, 1, len, len);
