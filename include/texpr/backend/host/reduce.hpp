@@ -134,9 +134,17 @@ template <int G, class A, class Op, class Get> void reduce_blocks(const Op& op, 
 #else
 #define TEXPR_REDUCE_UNROLL _Pragma("GCC unroll 16")
 #endif
+#if defined(__clang__)
+#define TEXPR_REDUCE_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__CUDACC__)
+#define TEXPR_REDUCE_IVDEP
+#else
+#define TEXPR_REDUCE_IVDEP _Pragma("GCC ivdep")
+#endif
 #else
 #define TEXPR_REDUCE_VECTORS 0
 #define TEXPR_REDUCE_UNROLL
+#define TEXPR_REDUCE_IVDEP
 #endif
 
 using lane_fold = op::vector_fold;
@@ -545,15 +553,17 @@ template <class A, class Op, class Get> void push_blocks(cascade<A, Op>& c, cons
 /// One task's reader of a reduction operand's elements, in row-major order of the operand's shape, widened.
 template <class W> struct block_reader {
   virtual ~block_reader() = default;
-  /// Elements [begin, begin + n) with n <= chunk_elements and, unless the operand is dense, within one row: a
-  /// pointer to them, into memory or into buf (room for chunk_elements), valid until the next read into buf.
+  /// Elements [begin, begin + n) with n <= chunk_elements (any n when the producer is direct) and, unless the
+  /// operand is dense, within one row: a pointer to them, into memory or into buf (room for chunk_elements),
+  /// valid until the next read into buf.
   virtual const W* read(index_t begin, index_t n, W* buf) = 0;
 };
 
 /// An operand as the engine sees it: whether it is dense, its row length, and one reader per task.
 template <class W> struct block_producer {
-  bool dense = false;  ///< Any range may be read (else reads stay within a row).
-  index_t row = 1;     ///< Extent of the operand's last axis.
+  bool dense = false;   ///< Any range may be read (else reads stay within a row).
+  bool direct = false;  ///< Dense memory of W: a read of any length returns a pointer into it.
+  index_t row = 1;      ///< Extent of the operand's last axis.
   /// A reader for one task.
   virtual std::unique_ptr<block_reader<W>> open() const = 0;
 
@@ -574,6 +584,7 @@ template <class Acc, std::size_t R> struct accessor_producer final : block_produ
   shape_t<R> shape;
   accessor_producer(const Acc& a, const shape_t<R>& s) : acc(a), shape(s) {
     this->dense = a.dense();
+    this->direct = this->dense && memory_of<Acc, W>;
     if constexpr (R > 0) this->row = s[R - 1];
   }
   struct reader final : block_reader<W> {
@@ -609,15 +620,14 @@ template <class Acc, std::size_t R> struct accessor_producer final : block_produ
       return buf;
     }
   };
-  // buf[0, n) = get(0 .. n), 16 at a time into a local array (the form the lanes read, which compilers vectorise,
-  // elementwise math included: a plain loop storing through buf is not, as buf may alias the operand).
+  // buf[0, n) = get(0 .. n), in runs of 16 that never alias the operand (buf is the engine's own buffer): at -O2
+  // compilers vectorise only loops of a known count without run-time alias checks.
   template <class Get> static void fill(W* buf, index_t n, const Get& get) {
     index_t k = 0;
     for (; k + lanes <= n; k += lanes) {
-      W t[lanes];
-      TEXPR_REDUCE_UNROLL
-      for (index_t j = 0; j < lanes; ++j) t[j] = get(k + j);
-      std::memcpy(buf + k, t, sizeof t);
+      W* out = buf + k;
+      TEXPR_REDUCE_IVDEP
+      for (index_t j = 0; j < lanes; ++j) out[j] = get(k + j);
     }
     for (; k < n; ++k) buf[k] = get(k);
   }
@@ -636,8 +646,9 @@ template <class W> struct piece {
 template <class W> struct task_reader {
   std::unique_ptr<block_reader<W>> rd;
   std::unique_ptr<W[]> buf;
+  bool direct;
   task_reader(const block_producer<W>& src, index_t rows)
-      : rd(src.open()), buf(new W[static_cast<std::size_t>(rows * chunk_elements)]) {}
+      : rd(src.open()), buf(new W[static_cast<std::size_t>(rows * chunk_elements)]), direct(src.direct) {}
   const W* read(index_t begin, index_t n, index_t slot = 0) { return rd->read(begin, n, buf.get() + slot * chunk_elements); }
 };
 
@@ -646,6 +657,10 @@ template <class W> struct task_reader {
 template <class Op, class A, class W> struct reduction_engine {
   /// Pushes the blocks of elements [begin, begin + n) (reduced-range indices from base) into c.
   static void push_range(cascade<A, Op>& c, task_reader<W>& in, index_t begin, index_t base, index_t n) {
+    if (in.direct) {  // memory: the whole range in one pass, as the lanes stream it
+      push_blocks<A>(c, piece<W>{in.read(begin, n)}, base, n);
+      return;
+    }
     for (index_t j0 = 0; j0 < n; j0 += chunk_elements) {
       const index_t m = n - j0 < chunk_elements ? n - j0 : chunk_elements;
       push_blocks<A>(c, piece<W>{in.read(begin + j0, m)}, base + j0, m);
