@@ -308,14 +308,5 @@ template <> struct ref<tx::op::logsumexp> {
     return m + std::log(s);  // relative to |result| (or 1: close() takes the larger)
   }
 };
-template <bool Any> struct ref_logical {
-  template <class T> static ld reduce(const std::vector<ld>& v, ld&) {
-    for (ld x : v)
-      if ((x != 0) == Any) return Any ? 1 : 0;
-    return Any ? 0 : 1;
-  }
-};
-template <> struct ref<tx::op::any> : ref_logical<true> {};
-template <> struct ref<tx::op::all> : ref_logical<false> {};
 
 } // namespace test

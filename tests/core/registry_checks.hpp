@@ -971,11 +971,13 @@ template <class Op> inline constexpr bool is_arg = std::is_same_v<Op, tx::op::ar
 template <class Op> inline constexpr bool is_moment = std::is_same_v<Op, tx::op::var> || std::is_same_v<Op, tx::op::stddev>;
 template <class Op> inline constexpr bool is_sum = std::is_same_v<Op, tx::op::sum> || std::is_same_v<Op, tx::op::sum_to>;
 
-/// The reference reduction of v and the magnitude the rounding error is relative to: test::ref<Op>::reduce
-/// (reference.hpp), which every reduction must define (an op without one does not compile here).
+/// The reference reduction of v and the magnitude the rounding error is relative to: the op's own `reference`
+/// (exact results), else test::ref<Op>::reduce (reference.hpp: sums and products need 128-bit integers and a
+/// rounding scale). A reduction with neither does not compile here.
 template <class Op, class T> ld reduce_ref(const std::vector<ld>& v, ld& scale) {
   scale = 1;
-  return test::ref<Op>::template reduce<T>(v, scale);
+  if constexpr (requires { Op::reference(v); }) return Op::reference(v);
+  else return test::ref<Op>::template reduce<T>(v, scale);
 }
 
 /// The elements of x (row-major, rank 3) on the line through output index o along axis.

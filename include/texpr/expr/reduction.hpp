@@ -1,6 +1,6 @@
-// Lazy reductions: sum, mean, max, min, prod, argmax, argmin, logsumexp, any, all, var, stddev over everything or along one axis (optionally keeping it with
-// extent 1), and sum_to (autograd's sum over broadcast axes). The reduced operand is read fused: no temporary
-// for an elementwise operand.
+// Lazy reductions (op/reduction.hpp's TEXPR_REDUCTION_FUNCTIONS, var and stddev) over everything or along one
+// axis (optionally keeping it with extent 1), and sum_to (autograd's sum over broadcast axes). The reduced operand
+// is read fused: no temporary for an elementwise operand.
 #pragma once
 
 #include <bit>
@@ -170,16 +170,7 @@ auto reduce(E&& e, index_t axis, Op op = {}, texpr::source_location loc = texpr:
   auto NAME(E&& e, index_t axis, keepdims_t, texpr::source_location loc = texpr::source_location::current()) { \
     return detail::reduce_along<op::NAME, detail::captured_t<E>::rank>(std::forward<E>(e), op::NAME{}, axis, loc); \
   }
-TEXPR_REDUCTION(sum)
-TEXPR_REDUCTION(mean)
-TEXPR_REDUCTION(max)
-TEXPR_REDUCTION(min)
-TEXPR_REDUCTION(prod)
-TEXPR_REDUCTION(argmax)
-TEXPR_REDUCTION(argmin)
-TEXPR_REDUCTION(logsumexp)
-TEXPR_REDUCTION(any)
-TEXPR_REDUCTION(all)
+TEXPR_REDUCTION_FUNCTIONS(TEXPR_REDUCTION)
 #undef TEXPR_REDUCTION
 
 namespace detail {

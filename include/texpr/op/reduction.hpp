@@ -262,6 +262,12 @@ template <bool Any> struct logical_reduction : reduction_op {
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const { return !Any; }
   template <class A> TEXPR_HOST_DEVICE constexpr A combine(A a, A b) const { return Any ? (a || b) : (a && b); }
   template <class R, class A> TEXPR_HOST_DEVICE constexpr R finalize(A a, index_t) const { return static_cast<R>(a); }
+  /// The tests' reference over values v (0 or 1), from the definition (not from combine).
+  template <class Range> static long double reference(const Range& v) {
+    for (long double x : v)
+      if ((x != 0) == Any) return Any ? 1 : 0;
+    return Any ? 0 : 1;
+  }
 };
 
 /// True when any element is true (numpy.any); false over zero elements.
@@ -274,6 +280,10 @@ struct all : logical_reduction<false> {
 };
 
 } // namespace texpr::op
+
+/// The reductions that have tx:: functions of their name (over everything, along an axis, keeping it), which
+/// expr/reduction.hpp generates from this list; var and stddev (with ddof) and sum_to (a shape) have their own.
+#define TEXPR_REDUCTION_FUNCTIONS(X) X(sum) X(mean) X(max) X(min) X(prod) X(argmax) X(argmin) X(logsumexp) X(any) X(all)
 
 namespace texpr::detail {
 /// Ops whose nodes are reductions.
