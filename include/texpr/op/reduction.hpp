@@ -273,10 +273,12 @@ template <bool Any> struct logical_reduction : reduction_op {
 /// True when any element is true (numpy.any); false over zero elements.
 struct any : logical_reduction<true> {
   static constexpr std::string_view name = "any";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "true when any element is true (numpy.any); false over zero elements";
 };
 /// True when every element is true (numpy.all); true over zero elements.
 struct all : logical_reduction<false> {
   static constexpr std::string_view name = "all";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "true when every element is true (numpy.all); true over zero elements";
 };
 
 } // namespace texpr::op
