@@ -6,6 +6,10 @@
 //
 // Speed: the lanes are vectors (see "Vector lanes"), a block is read in order, one block after another, so a row
 // or a range streams at memory bandwidth; a non-last axis is read four rows at a time in wide column tiles.
+//
+// Code size: the engine (lanes, cascades, axis walks, threading) is compiled once per (op, accumulator, element
+// type) and reads its operand through a block_reader; only that reader (a loop filling a buffer from the fused
+// operand) is compiled per operand expression. The plan and its driver are eval/reduction_plan.hpp's.
 #pragma once
 
 #include <bit>
