@@ -265,6 +265,26 @@ template <class Op, class Dtype, class Backend> struct kernel_forbidden {
                 "kernel_forbidden<op, dtype, backend> in the instantiation note. Cast to another dtype.");
 };
 
+/// Instantiated for the first graph node whose kernel needs a newer GPU than Target, one of the architectures the
+/// translation unit is built for (sm<75>); Needed is the oldest it runs on (sm<80>).
+template <class Op, class Dtype, class Backend, class Target, class Needed> struct kernel_needs_newer_arch {
+  static_assert(detail::always_false_v<Op, Dtype, Backend, Target, Needed>,
+                "texpr: this node's kernel needs a newer GPU architecture than one this code is built for; the node "
+                "is kernel_needs_newer_arch<op, dtype, backend, built for sm<N>, needs sm<M>> in the instantiation "
+                "note. Build only for architectures that have it (nvcc -arch=sm_M, CMAKE_CUDA_ARCHITECTURES; "
+                "TEXPR_CUDA_ARCHS for a host compiler), or convert its operands to a dtype the older GPU has "
+                "(tx::cast<float>(e)).");
+};
+
+/// Instantiated for the first graph node whose kernel user code forbids, through tx::forbidden_on_arch, on Target,
+/// one of the architectures the translation unit is built for.
+template <class Op, class Dtype, class Target> struct kernel_forbidden_on_arch {
+  static_assert(detail::always_false_v<Op, Dtype, Target>,
+                "texpr: this node's kernel is forbidden on one of the architectures this code is built for, by a "
+                "tx::forbidden_on_arch specialisation in your code; the node is kernel_forbidden_on_arch<op, dtype, "
+                "sm<N>> in the instantiation note. Cast to another dtype, or build for other architectures.");
+};
+
 /// Instantiated for the first leaf whose memory lives on another backend than the one evaluating.
 template <class LeafBackend, class Backend> struct operand_on_other_backend {
   static_assert(detail::always_false_v<LeafBackend, Backend>,
@@ -313,19 +333,24 @@ template <class ExpressionRank, class DestinationRank> struct rank_mismatch {
 // ---- begin texpr/core/dtype.hpp ----
 #ifndef TEXPR_SI_TEXPR_CORE_DTYPE_HPP
 #define TEXPR_SI_TEXPR_CORE_DTYPE_HPP
-// Element types (dtypes): the 16-bit float storage types, dtype tags and names.
+// Element types (dtypes): the 16-bit float storage types, dtype tags and names (the 8-bit floats are in float8.hpp).
 
 #include <cstring>
 
-#if defined(__CUDACC__)
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#endif
+// ---- begin texpr/core/float8.hpp ----
+#ifndef TEXPR_SI_TEXPR_CORE_FLOAT8_HPP
+#define TEXPR_SI_TEXPR_CORE_FLOAT8_HPP
+// The 8-bit float storage types (OCP FP8: E4M3 and E5M2) and their conversions, with the rounding and saturation
+// of CUDA's __nv_fp8_e4m3 / __nv_fp8_e5m2 constructors.
 
-namespace texpr {
+// ---- begin texpr/detail/bits.hpp ----
+#ifndef TEXPR_SI_TEXPR_DETAIL_BITS_HPP
+#define TEXPR_SI_TEXPR_DETAIL_BITS_HPP
+// Bit patterns of float and double, on host and device: what the narrow float conversions work on.
 
-namespace detail {
+namespace texpr::detail {
 
+/// The IEEE binary32 bits of f.
 TEXPR_HOST_DEVICE inline std::uint32_t float_bits(float f) {
 #if defined(TEXPR_DEVICE_CODE)
   return __float_as_uint(f);
@@ -336,6 +361,7 @@ TEXPR_HOST_DEVICE inline std::uint32_t float_bits(float f) {
 #endif
 }
 
+/// The float with IEEE binary32 bits u.
 TEXPR_HOST_DEVICE inline float bits_float(std::uint32_t u) {
 #if defined(TEXPR_DEVICE_CODE)
   return __uint_as_float(u);
@@ -345,6 +371,163 @@ TEXPR_HOST_DEVICE inline float bits_float(std::uint32_t u) {
   return f;
 #endif
 }
+
+/// The IEEE binary64 bits of d.
+TEXPR_HOST_DEVICE inline std::uint64_t double_bits(double d) {
+#if defined(TEXPR_DEVICE_CODE)
+  return static_cast<std::uint64_t>(__double_as_longlong(d));
+#else
+  std::uint64_t u;
+  std::memcpy(&u, &d, sizeof u);
+  return u;
+#endif
+}
+
+} // namespace texpr::detail
+#endif // TEXPR_SI_TEXPR_DETAIL_BITS_HPP
+// ---- end texpr/detail/bits.hpp ----
+
+#if defined(__CUDACC__)
+#include <cuda_fp8.h>
+#endif
+
+namespace texpr {
+
+namespace detail {
+
+/// OCP E4M3 ("E4M3FN"): 4 exponent bits (bias 7), 3 mantissa bits, no infinities, one NaN per sign (S.1111.111);
+/// largest finite 448, smallest subnormal 2^-9.
+struct e4m3_format {
+  static constexpr int exponent_bits = 4;          ///< Exponent field width.
+  static constexpr int mantissa_bits = 3;          ///< Fraction field width.
+  static constexpr int bias = 7;                   ///< Exponent bias.
+  static constexpr std::uint8_t max_code = 0x7E;   ///< Largest finite magnitude (448).
+  static constexpr bool has_infinity = false;      ///< The all-ones exponent holds finite values, and S.1111.111 NaN.
+};
+
+/// OCP E5M2: IEEE-like, 5 exponent bits (bias 15), 2 mantissa bits, infinities and NaNs in the all-ones exponent;
+/// largest finite 57344, smallest subnormal 2^-16.
+struct e5m2_format {
+  static constexpr int exponent_bits = 5;          ///< Exponent field width.
+  static constexpr int mantissa_bits = 2;          ///< Fraction field width.
+  static constexpr int bias = 15;                  ///< Exponent bias.
+  static constexpr std::uint8_t max_code = 0x7B;   ///< Largest finite magnitude (57344).
+  static constexpr bool has_infinity = true;       ///< S.11111.00 is infinity, S.11111.xx (xx != 0) NaN.
+};
+
+/// The NaN every conversion to 8 bits produces (sign dropped, as CUDA's conversions do): 0x7F in both formats.
+inline constexpr std::uint8_t float8_nan_code = 0x7F;
+
+/// Rounds the binary float with bits x (SourceMantissa fraction bits, SourceExponent exponent bits: float or
+/// double) to Format, to nearest with ties to even, saturating: anything past the largest finite value,
+/// infinities included, becomes the largest finite value of its sign (__NV_SATFINITE); NaN becomes
+/// float8_nan_code. One rounding from the source, so a double never rounds twice through float.
+template <class Format, int SourceMantissa, int SourceExponent, class U>
+TEXPR_HOST_DEVICE constexpr std::uint8_t encode_float8(U x) {
+  constexpr U sign_bit = U(1) << (SourceMantissa + SourceExponent);
+  constexpr U infinity = ((U(1) << SourceExponent) - 1) << SourceMantissa;
+  constexpr int source_bias = (1 << (SourceExponent - 1)) - 1;
+  constexpr int emin = 1 - Format::bias;  // exponent of the smallest normal
+  constexpr int m = Format::mantissa_bits;
+  const auto sign = static_cast<std::uint8_t>((x & sign_bit) ? 0x80 : 0);
+  const U magnitude = x & (sign_bit - 1);
+  if (magnitude > infinity) return float8_nan_code;
+  if (magnitude == infinity) return static_cast<std::uint8_t>(sign | Format::max_code);
+  const int field = static_cast<int>(magnitude >> SourceMantissa);
+  if (field == 0) return sign;  // a subnormal source lies far below half the smallest 8-bit subnormal
+  const int e = field - source_bias;
+  const U significand = (magnitude & ((U(1) << SourceMantissa) - 1)) | (U(1) << SourceMantissa);  // 1.f
+  // Keep m fraction bits at exponent max(e, emin): below the normal range the value loses one more bit per step.
+  const int drop = SourceMantissa - m + (e < emin ? emin - e : 0);
+  if (drop > SourceMantissa + 1) return sign;  // below half the smallest subnormal
+  const U kept = significand >> drop;
+  const U rest = significand & ((U(1) << drop) - 1);
+  const U halfway = U(1) << (drop - 1);
+  const U rounded = kept + ((rest > halfway || (rest == halfway && (kept & 1))) ? 1 : 0);
+  // In the normal range `rounded` carries the implicit bit (2^m), so adding the exponent less one lands on the
+  // code, and a rounding carry out of the fraction steps the exponent by itself; below it the code is `rounded`.
+  const long long code = (e < emin ? 0LL : static_cast<long long>(e - emin) << m) + static_cast<long long>(rounded);
+  return static_cast<std::uint8_t>(sign | (code > Format::max_code ? Format::max_code : code));
+}
+
+/// The value of 8-bit code c of Format, exactly (every one is a float); NaN codes give a quiet NaN of their sign.
+template <class Format> TEXPR_HOST_DEVICE inline float decode_float8(std::uint8_t c) {
+  constexpr int m = Format::mantissa_bits;
+  constexpr unsigned top_field = (1u << Format::exponent_bits) - 1;
+  const std::uint32_t sign = static_cast<std::uint32_t>(c & 0x80u) << 24;
+  const unsigned field = (c & 0x7Fu) >> m;
+  const unsigned fraction = c & ((1u << m) - 1);
+  if constexpr (Format::has_infinity) {
+    if (field == top_field) return bits_float(sign | 0x7F800000u | (fraction ? 0x400000u : 0u));
+  } else {
+    if ((c & 0x7Fu) == 0x7Fu) return bits_float(sign | 0x7FC00000u);
+  }
+  if (field == 0) {  // subnormal: fraction * 2^(emin - m), an exact float product
+    const float v = static_cast<float>(fraction) * bits_float(static_cast<std::uint32_t>(127 + 1 - Format::bias - m) << 23);
+    return sign ? -v : v;
+  }
+  return bits_float(sign | (static_cast<std::uint32_t>(static_cast<int>(field) - Format::bias + 127) << 23) | (fraction << (23 - m)));
+}
+
+/// Code of value v (any arithmetic type) in Format. Sources that float holds exactly, or that saturate anyway,
+/// go through float (the hardware conversion in device code); wider floating types round once, from double.
+template <class Format, class V> TEXPR_HOST_DEVICE inline std::uint8_t to_float8(V v) {
+  if constexpr (std::is_floating_point_v<V> && sizeof(V) > sizeof(float)) {
+    return encode_float8<Format, 52, 11>(double_bits(static_cast<double>(v)));
+  } else {
+    // Integers past 2^24 round on the way to float, but they are far past the largest 8-bit value either way.
+    const float f = static_cast<float>(v);
+#if defined(TEXPR_DEVICE_CODE)
+    return __nv_cvt_float_to_fp8(f, __NV_SATFINITE, Format::has_infinity ? __NV_E5M2 : __NV_E4M3);
+#else
+    return encode_float8<Format, 23, 8>(float_bits(f));
+#endif
+  }
+}
+
+} // namespace detail
+
+/// OCP FP8 E4M3 storage type (CUDA's __nv_fp8_e4m3, "E4M3FN"): range +-448, no infinities; arithmetic runs in
+/// float. Conversions round to nearest even and saturate (infinity included) to +-448; NaN stays NaN.
+struct float8_e4m3 {
+  std::uint8_t bits = 0;  ///< Raw bits: sign, 4 exponent bits, 3 mantissa bits.
+  /// Zero.
+  float8_e4m3() = default;
+  /// Rounds v (float, double, an integer; half or bfloat16 through float, which is exact) to the nearest E4M3.
+  template <class V>
+    requires std::is_arithmetic_v<V>
+  TEXPR_HOST_DEVICE explicit float8_e4m3(V v) : bits(detail::to_float8<detail::e4m3_format>(v)) {}
+  /// Widens to float exactly.
+  TEXPR_HOST_DEVICE explicit operator float() const { return detail::decode_float8<detail::e4m3_format>(bits); }
+};
+
+/// OCP FP8 E5M2 storage type (CUDA's __nv_fp8_e5m2): range +-57344, with infinities and NaNs; arithmetic runs in
+/// float. Conversions round to nearest even and saturate (infinity included) to +-57344, as CUDA's constructor
+/// does; NaN stays NaN.
+struct float8_e5m2 {
+  std::uint8_t bits = 0;  ///< Raw bits: sign, 5 exponent bits, 2 mantissa bits.
+  /// Zero.
+  float8_e5m2() = default;
+  /// Rounds v (float, double, an integer; half or bfloat16 through float, which is exact) to the nearest E5M2.
+  template <class V>
+    requires std::is_arithmetic_v<V>
+  TEXPR_HOST_DEVICE explicit float8_e5m2(V v) : bits(detail::to_float8<detail::e5m2_format>(v)) {}
+  /// Widens to float exactly (infinities stay infinite).
+  TEXPR_HOST_DEVICE explicit operator float() const { return detail::decode_float8<detail::e5m2_format>(bits); }
+};
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_CORE_FLOAT8_HPP
+// ---- end texpr/core/float8.hpp ----
+
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
+
+namespace texpr {
+
+namespace detail {
 
 // IEEE binary16 conversions, round to nearest even. Device code uses the hardware conversions (one cvt
 // instruction each); host code uses the portable routines below, so it needs no CUDA headers.
@@ -442,11 +625,14 @@ struct bfloat16 {
 namespace dtype {
 struct float32 {};   ///< float
 struct float64 {};   ///< double
+struct int8 {};      ///< std::int8_t
 struct int32 {};     ///< std::int32_t
 struct int64 {};     ///< std::int64_t
 struct boolean {};   ///< bool
 struct float16 {};   ///< texpr::half
 struct bfloat16 {};  ///< texpr::bfloat16
+struct float8_e4m3 {};  ///< texpr::float8_e4m3
+struct float8_e5m2 {};  ///< texpr::float8_e5m2
 struct unknown {};   ///< any other element type (user-defined)
 } // namespace dtype
 
@@ -454,11 +640,14 @@ struct unknown {};   ///< any other element type (user-defined)
 template <class T> struct dtype_tag { using type = dtype::unknown; };
 template <> struct dtype_tag<float> { using type = dtype::float32; };
 template <> struct dtype_tag<double> { using type = dtype::float64; };
+template <> struct dtype_tag<std::int8_t> { using type = dtype::int8; };
 template <> struct dtype_tag<std::int32_t> { using type = dtype::int32; };
 template <> struct dtype_tag<std::int64_t> { using type = dtype::int64; };
 template <> struct dtype_tag<bool> { using type = dtype::boolean; };
 template <> struct dtype_tag<half> { using type = dtype::float16; };
 template <> struct dtype_tag<bfloat16> { using type = dtype::bfloat16; };
+template <> struct dtype_tag<float8_e4m3> { using type = dtype::float8_e4m3; };
+template <> struct dtype_tag<float8_e5m2> { using type = dtype::float8_e5m2; };
 
 /// The dtype tag of element type T.
 template <class T> using dtype_tag_t = typename dtype_tag<T>::type;
@@ -467,26 +656,37 @@ template <class T> using dtype_tag_t = typename dtype_tag<T>::type;
 template <class T> inline constexpr std::string_view dtype_name_v = "unknown";
 template <> inline constexpr std::string_view dtype_name_v<float> = "float32";
 template <> inline constexpr std::string_view dtype_name_v<double> = "float64";
+template <> inline constexpr std::string_view dtype_name_v<std::int8_t> = "int8";
 template <> inline constexpr std::string_view dtype_name_v<std::int32_t> = "int32";
 template <> inline constexpr std::string_view dtype_name_v<std::int64_t> = "int64";
 template <> inline constexpr std::string_view dtype_name_v<bool> = "bool";
 template <> inline constexpr std::string_view dtype_name_v<half> = "float16";
 template <> inline constexpr std::string_view dtype_name_v<bfloat16> = "bfloat16";
+template <> inline constexpr std::string_view dtype_name_v<float8_e4m3> = "float8_e4m3";
+template <> inline constexpr std::string_view dtype_name_v<float8_e5m2> = "float8_e5m2";
 
 /// True for half and bfloat16, which are stored in 16 bits and computed in float.
 template <class T>
 inline constexpr bool is_float16_v = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
 
-/// True for floating dtypes, the 16-bit ones included.
+/// True for float8_e4m3 and float8_e5m2, which are stored in 8 bits and computed in float.
 template <class T>
-inline constexpr bool is_floating_v = std::is_floating_point_v<T> || is_float16_v<T>;
+inline constexpr bool is_float8_v = std::is_same_v<T, float8_e4m3> || std::is_same_v<T, float8_e5m2>;
+
+/// True for the floats stored narrower than float and computed in float (16 and 8 bits).
+template <class T>
+inline constexpr bool is_narrow_float_v = is_float16_v<T> || is_float8_v<T>;
+
+/// True for floating dtypes, the 16-bit and 8-bit ones included.
+template <class T>
+inline constexpr bool is_floating_v = std::is_floating_point_v<T> || is_narrow_float_v<T>;
 
 /// True for the integer dtypes texpr computes with (not bool).
 template <class T>
 inline constexpr bool is_integer_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
-/// The type arithmetic on T is carried out in: float for the 16-bit floats, T otherwise.
-template <class T> using compute_t = std::conditional_t<is_float16_v<T>, float, T>;
+/// The type arithmetic on T is carried out in: float for the 16-bit and 8-bit floats, T otherwise.
+template <class T> using compute_t = std::conditional_t<is_narrow_float_v<T>, float, T>;
 
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_CORE_DTYPE_HPP
@@ -508,6 +708,11 @@ template <class... T> struct dtype_set {
 inline constexpr dtype_set<float, double> floating{};
 /// The 16-bit floats, stored in 16 bits and computed in float.
 inline constexpr dtype_set<half, bfloat16> half_floats{};
+/// The 8-bit floats (OCP FP8), stored in 8 bits and computed in float.
+inline constexpr dtype_set<float8_e4m3, float8_e5m2> float8{};
+/// The 8-bit types (the 8-bit floats and int8): storage and conversion (cast, copy) and scaled_matmul, not
+/// elementwise arithmetic.
+inline constexpr dtype_set<float8_e4m3, float8_e5m2, std::int8_t> eight_bit{};
 /// int32 and int64 (texpr's integers are signed; bool is not one of them).
 inline constexpr dtype_set<std::int32_t, std::int64_t> signed_integral{};
 /// floating and signed_integral: what arithmetic is defined on.
@@ -516,13 +721,13 @@ inline constexpr dtype_set<float, double, std::int32_t, std::int64_t> numeric{};
 inline constexpr dtype_set<bool> boolean{};
 /// numeric and bool (what comparisons for equality and `where` take).
 inline constexpr dtype_set<float, double, std::int32_t, std::int64_t, bool> numeric_and_bool{};
-/// Every dtype texpr stores.
+/// Every dtype texpr computes with (the 8-bit types are added per row: `declared + eight_bit`).
 inline constexpr dtype_set<float, double, half, bfloat16, std::int32_t, std::int64_t, bool> all_dtypes{};
 
 namespace detail {
 
 /// The canonical order of dtypes (the support matrix's columns); sets are kept sorted in it.
-using dtype_order = type_list<float, double, half, bfloat16, std::int32_t, std::int64_t, bool>;
+using dtype_order = type_list<float, double, half, bfloat16, float8_e4m3, float8_e5m2, std::int8_t, std::int32_t, std::int64_t, bool>;
 
 template <class S> struct set_list;
 template <class... T> struct set_list<dtype_set<T...>> { using type = type_list<T...>; };
@@ -816,9 +1021,64 @@ void check_axis(std::size_t axis, const shape_t<R>& s, const char* what) {
 #ifndef TEXPR_SI_TEXPR_REGISTRY_KERNEL_HPP
 #define TEXPR_SI_TEXPR_REGISTRY_KERNEL_HPP
 // The kernel registry's primary template, the predicates over it, and the machinery that turns a backend's table
-// (one row per op: its dtypes and the implementation that runs) into kernel specialisations.
+// (one row per op: its dtypes, the implementation that runs and, on cuda, the oldest GPU architecture it runs on)
+// into kernel specialisations.
 
 #include <concepts>
+
+// ---- begin texpr/core/arch.hpp ----
+#ifndef TEXPR_SI_TEXPR_CORE_ARCH_HPP
+#define TEXPR_SI_TEXPR_CORE_ARCH_HPP
+// GPU architectures: compute capabilities as types, and the list a translation unit is built for, which the
+// compile-time placement checks of cuda graphs use.
+
+namespace texpr {
+
+/// A CUDA compute capability as nvcc's -arch names it: sm<80> is sm_80 (Ampere), sm<89> Ada, sm<90> Hopper.
+/// Diagnostics print it.
+template <int Arch> struct sm {
+  static constexpr int value = Arch;  ///< The compute capability, major * 10 + minor.
+};
+
+/// The compute capabilities a cuda graph is checked for: it must run on every one of them.
+template <int... Archs> struct cuda_targets {
+  static constexpr int count = sizeof...(Archs);  ///< How many.
+  /// "sm_75, sm_90", as tx::placement prints them.
+  static std::string names() {
+    std::string s;
+    ((s += (s.empty() ? "sm_" : ", sm_") + std::to_string(Archs)), ...);
+    return s;
+  }
+};
+
+namespace detail {
+/// cuda_targets of Archs / Scale (nvcc's list writes sm_75 as 750).
+template <int Scale, int... Archs> struct scaled_targets {
+  using type = cuda_targets<(Archs / Scale)...>;
+};
+} // namespace detail
+
+// build_cuda_targets: under nvcc, every architecture the translation unit generates code for (__CUDA_ARCH_LIST__,
+// the same in the host and the device passes: -arch, -gencode, CMAKE_CUDA_ARCHITECTURES); with another compiler,
+// the list in TEXPR_CUDA_ARCHS (`-DTEXPR_CUDA_ARCHS=80,90`), else sm_75 alone: nvcc's default target and the
+// oldest nvcc 13 builds for.
+#if defined(__CUDA_ARCH_LIST__)
+/// The architectures this translation unit is built for (see above).
+using build_cuda_targets = typename detail::scaled_targets<10, __CUDA_ARCH_LIST__>::type;  // nvcc writes 750 for sm_75
+#elif defined(TEXPR_CUDA_ARCHS)
+/// The architectures this translation unit is built for (see above).
+using build_cuda_targets = typename detail::scaled_targets<1, TEXPR_CUDA_ARCHS>::type;
+#else
+/// The architectures this translation unit is built for (see above).
+using build_cuda_targets = cuda_targets<75>;
+#endif
+
+/// The architectures a placement check on Backend is made for: the build's on cuda, none on the host.
+template <class Backend> using targets_of_t = std::conditional_t<std::is_same_v<Backend, cuda>, build_cuda_targets, cuda_targets<>>;
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_CORE_ARCH_HPP
+// ---- end texpr/core/arch.hpp ----
 
 namespace texpr {
 
@@ -835,15 +1095,61 @@ template <class Op, class T, class Backend> struct forbidden : std::false_type {
 template <class Op, class T, class Backend>
 inline constexpr bool forbidden_v = forbidden<Op, T, Backend>::value;
 
+/// Specialise (partially, if you like) to true_type to forbid a cuda kernel when the build targets compute
+/// capability Arch, e.g. float64 matmul on the GPUs where double runs at 1/64 of float speed:
+/// `template <int A> requires (A == 86 || A == 89) struct tx::forbidden_on_arch<tx::op::matmul, double, A> : std::true_type {};`
+template <class Op, class T, int Arch> struct forbidden_on_arch : std::false_type {};
+
 /// Holds when the registry has a kernel for (Op, T, Backend), forbidden or not.
 template <class Op, class T, class Backend>
 concept registered_kernel = requires {
   { kernel<Op, T, Backend>::name } -> std::convertible_to<std::string_view>;
 };
 
-/// Holds when (Op, T, Backend) has a registered kernel that user code does not forbid.
+/// Holds when (Op, T, Backend) has a registered kernel that user code does not forbid (on any architecture:
+/// has_kernel_for adds the build's targets).
 template <class Op, class T, class Backend>
 concept has_kernel = registered_kernel<Op, T, Backend> && !forbidden_v<Op, T, Backend>;
+
+/// The oldest compute capability kernel<Op, T, Backend> runs on (its `min_arch`; 0 when it has none, as every
+/// host kernel).
+template <class Op, class T, class Backend>
+inline constexpr int kernel_min_arch_v = [] {
+  if constexpr (requires { kernel<Op, T, Backend>::min_arch; }) return static_cast<int>(kernel<Op, T, Backend>::min_arch);
+  else return 0;
+}();
+
+namespace detail {
+// The first target of Targets that kernel<Op, T, Backend> is too new for, as sm<A>; void when none.
+template <class Op, class T, class Backend, class Targets> struct first_target_below;
+template <class Op, class T, class Backend> struct first_target_below<Op, T, Backend, cuda_targets<>> { using type = void; };
+template <class Op, class T, class Backend, int A, int... As> struct first_target_below<Op, T, Backend, cuda_targets<A, As...>> {
+  using type = std::conditional_t<(A < kernel_min_arch_v<Op, T, Backend>), sm<A>,
+                                  typename first_target_below<Op, T, Backend, cuda_targets<As...>>::type>;
+};
+// The first target of Targets on which user code forbids (Op, T) through forbidden_on_arch, as sm<A>; void when none.
+template <class Op, class T, class Targets> struct first_target_forbidden;
+template <class Op, class T> struct first_target_forbidden<Op, T, cuda_targets<>> { using type = void; };
+template <class Op, class T, int A, int... As> struct first_target_forbidden<Op, T, cuda_targets<A, As...>> {
+  using type = std::conditional_t<forbidden_on_arch<Op, T, A>::value, sm<A>,
+                                  typename first_target_forbidden<Op, T, cuda_targets<As...>>::type>;
+};
+} // namespace detail
+
+/// The first of Targets (cuda_targets<...>) that kernel<Op, T, Backend> needs a newer architecture than, as
+/// sm<A>; void when it runs on all of them.
+template <class Op, class T, class Backend, class Targets = targets_of_t<Backend>>
+using target_below_kernel_t = typename detail::first_target_below<Op, T, Backend, Targets>::type;
+
+/// The first of Targets on which user code forbids (Op, T) through forbidden_on_arch, as sm<A>; void when none.
+template <class Op, class T, class Targets>
+using target_forbidden_t = typename detail::first_target_forbidden<Op, T, Targets>::type;
+
+/// Holds when (Op, T, Backend) has a kernel that runs on every architecture of Targets (default: the build's on
+/// cuda) and that user code forbids on none.
+template <class Op, class T, class Backend, class Targets = targets_of_t<Backend>>
+concept has_kernel_for = has_kernel<Op, T, Backend> && std::is_void_v<target_below_kernel_t<Op, T, Backend, Targets>> &&
+                         std::is_void_v<target_forbidden_t<Op, T, Targets>>;
 
 /// Stands for the dtype in a table row whose op depends on it (`cast<T>`), where the rows are listed.
 struct dtype_parameter {};
@@ -853,15 +1159,65 @@ template <class Op, class T> struct substitute_dtype { using type = Op; };
 template <template <class> class Op, class T> struct substitute_dtype<Op<dtype_parameter>, T> { using type = Op<T>; };
 } // namespace detail
 
+// ---- the architecture column of the cuda table ----
+
+/// Architecture column: the row runs on every architecture.
+struct any_arch_t {};
+/// Architecture column value: no floor.
+inline constexpr any_arch_t any_arch{};
+
+/// Architecture column: the row's dtypes in Dtypes need compute capability Arch or newer; the others need none.
+template <int Arch, class Dtypes> struct arch_floor {};
+
+/// Architecture column: `sm_80` alone, every dtype of the row needs sm_80 or newer; `sm_80(dtype_set<bfloat16>{})`,
+/// only those dtypes do.
+template <int Arch> struct arch_column {
+  /// Only the dtypes of set s need sm_Arch.
+  template <class... T> constexpr arch_floor<Arch, dtype_set<T...>> operator()(dtype_set<T...>) const { return {}; }
+};
+inline constexpr arch_column<75> sm_75{};  ///< Turing: int8 tensor cores.
+inline constexpr arch_column<80> sm_80{};  ///< Ampere: bfloat16 GEMMs.
+inline constexpr arch_column<89> sm_89{};  ///< Ada: FP8 tensor cores.
+inline constexpr arch_column<90> sm_90{};  ///< Hopper.
+
+/// Architecture column: several floors (`sm_80(a) + sm_89(b)`); a dtype needs the newest that names it.
+template <class... Floors> struct arch_floors {};
+/// Combines architecture floors.
+template <int A, class S, int B, class R> constexpr arch_floors<arch_floor<A, S>, arch_floor<B, R>> operator+(arch_floor<A, S>, arch_floor<B, R>) { return {}; }
+/// See the overload above.
+template <class... F, int B, class R> constexpr arch_floors<F..., arch_floor<B, R>> operator+(arch_floors<F...>, arch_floor<B, R>) { return {}; }
+
+namespace detail {
+template <class Column, class T, class Declared> struct column_min_arch { static constexpr int value = 0; };  // any_arch
+template <int A, class T, class Declared> struct column_min_arch<arch_column<A>, T, Declared> { static constexpr int value = A; };
+template <int A, class S, class T, class Declared> struct column_min_arch<arch_floor<A, S>, T, Declared> {
+  static constexpr int value = in_dtype_set_v<resolve_dtypes_t<S, Declared>, T> ? A : 0;
+};
+template <class... F, class T, class Declared> struct column_min_arch<arch_floors<F...>, T, Declared> {
+  static constexpr int value = [] {
+    int m = 0;
+    ((m = column_min_arch<F, T, Declared>::value > m ? column_min_arch<F, T, Declared>::value : m), ...);
+    return m;
+  }();
+};
+} // namespace detail
+
+/// The compute capability a table's architecture column asks of dtype T (0: none), for an op declaring Declared.
+template <class Column, class T, class Declared>
+inline constexpr int column_min_arch_v = detail::column_min_arch<Column, T, Declared>::value;
+
 /// One row of a backend's table: Op (written with dtype_parameter where it depends on the dtype), the row's
-/// dtype column as written (`declared + half_floats`), the implementation and the backend.
-template <class Op, class DtypesExpr, class Implementation, class Backend> struct registry_row {
+/// dtype column as written (`declared + half_floats`), the implementation, the backend and the architecture
+/// column (any_arch on the host).
+template <class Op, class DtypesExpr, class Implementation, class Backend, class ArchColumn = any_arch_t> struct registry_row {
   /// The op tag for dtype T.
   template <class T> using op_for = typename detail::substitute_dtype<Op, T>::type;
   /// The dtypes the row registers, resolved against the op's declared set.
   using dtypes = resolve_dtypes_t<DtypesExpr, declared_dtypes_t<Op>>;
   using implementation = Implementation;  ///< What runs.
   using backend = Backend;                ///< Where.
+  /// The oldest compute capability the row's kernel for dtype T runs on (0: any).
+  template <class T> static constexpr int min_arch = column_min_arch_v<ArchColumn, T, declared_dtypes_t<Op>>;
 };
 
 /// One registered (op, dtype, backend): a row expanded for one of its dtypes.
@@ -895,9 +1251,24 @@ template <class Rows> using registry_entries_t = typename detail::expand_rows<Ro
                                              declared_dtypes_t<op::OP>>, T>                                   \
   struct kernel<op::OP, T, BACKEND> : NS::IMPL {};
 
+/// Expands one table row with an architecture column into the kernel specialisation, whose `min_arch` is the
+/// oldest compute capability it runs on for T.
+#define TEXPR_REGISTRY_SPECIALISATION_ARCH(BACKEND, NS, OP, DTYPES, IMPL, ARCH)                               \
+  template <class T>                                                                                          \
+    requires in_dtype_set_v<resolve_dtypes_t<std::remove_cvref_t<decltype(DTYPES)>,                           \
+                                             declared_dtypes_t<op::OP>>, T>                                   \
+  struct kernel<op::OP, T, BACKEND> : NS::IMPL {                                                              \
+    static constexpr int min_arch =                                                                           \
+        column_min_arch_v<std::remove_cvref_t<decltype(ARCH)>, T, declared_dtypes_t<op::OP>>;                 \
+  };
+
 /// Expands one table row into its registry_row (where the rows are listed, T names dtype_parameter).
 #define TEXPR_REGISTRY_ROW_TYPE(BACKEND, NS, OP, DTYPES, IMPL) \
   registry_row<op::OP, std::remove_cvref_t<decltype(DTYPES)>, NS::IMPL, BACKEND>,
+
+/// Expands one table row with an architecture column into its registry_row.
+#define TEXPR_REGISTRY_ROW_TYPE_ARCH(BACKEND, NS, OP, DTYPES, IMPL, ARCH) \
+  registry_row<op::OP, std::remove_cvref_t<decltype(DTYPES)>, NS::IMPL, BACKEND, std::remove_cvref_t<decltype(ARCH)>>,
 #endif // TEXPR_SI_TEXPR_REGISTRY_KERNEL_HPP
 // ---- end texpr/registry/kernel.hpp ----
 // ---- begin texpr/backend/host/registry.hpp ----
@@ -927,7 +1298,7 @@ template <class Rows> using registry_entries_t = typename detail::expand_rows<Ro
 // ---- begin texpr/detail/vmath.hpp ----
 #ifndef TEXPR_SI_TEXPR_DETAIL_VMATH_HPP
 #define TEXPR_SI_TEXPR_DETAIL_VMATH_HPP
-// Branch-free elementary functions for the host's fused loops: exp, expm1, log, log1p, tanh and sigmoid for float;
+// Branch-free elementary functions for the host's fused loops: exp, expm1, log, log1p, tanh, sigmoid and sqrt for float;
 // exp, expm1, log, log1p and tanh for double. Straight-line arithmetic, selects through integer masks, no tables
 // and no calls, so that compilers vectorise the loops that call them: the C library's functions are opaque calls,
 // one element at a time (2^22 elements, one thread, -O3 -march=native: float tanh 14.6 -> 0.60 ns per
@@ -1134,6 +1505,28 @@ inline float sigmoid(float x) {
 
 // ---- double ----
 
+/// sqrt(x), correctly rounded (bit for bit the C library's and CUDA's): 1/sqrt in double from a bit-level guess
+/// (3.5% error) and three Newton steps (below 1e-10), times x, rounded to float (within one ulp), then moved to
+/// the neighbour on the other side of a rounding midpoint m where x < m^2 or x > m^2 (m has 25 bits: m^2 is exact
+/// in double). std::sqrt is a call under gcc's default -fmath-errno, which keeps any loop reading it scalar; this
+/// vectorises where 64-bit integer lanes do (TEXPR_VMATH_DOUBLE). Checked on all 2^32 inputs. NaN for x < 0 and
+/// NaN, x for ±0 and +inf.
+inline float sqrt(float x) {
+  const double d = static_cast<double>(x);
+  double y = std::bit_cast<double>(std::uint64_t{0x5fe6eb50c7b537a9} - (std::bit_cast<std::uint64_t>(d) >> 1));
+  y = y * (1.5 - 0.5 * d * y * y);
+  y = y * (1.5 - 0.5 * d * y * y);
+  y = y * (1.5 - 0.5 * d * y * y);
+  const float r = static_cast<float>(d * y);
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(r);
+  const float up = std::bit_cast<float>(bits + 1), down = std::bit_cast<float>(bits - 1);
+  const double hi = (static_cast<double>(r) + static_cast<double>(up)) * 0.5;
+  const double lo = (static_cast<double>(r) + static_cast<double>(down)) * 0.5;
+  const float rounded = select(d > hi * hi, up, select(d < lo * lo, down, r));
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  // & and |, not && and ||: a branch in the loop body stops vectorisation.
+  return select((x > 0) & (x < inf), rounded, select((x == 0) | (x == inf), x, std::numeric_limits<float>::quiet_NaN()));
+}
 /// c ? a : b through an integer mask (see the float select).
 inline double select(bool c, double a, double b) {
   const std::uint64_t m = 0u - static_cast<std::uint64_t>(c);
@@ -1355,7 +1748,16 @@ TEXPR_VMATH1(vmath_log_, log)
 #undef TEXPR_VMATH1
 #undef TEXPR_VMATH_DOUBLE_FN
 #endif
+#if defined(TEXPR_DEVICE_CODE) || defined(TEXPR_USE_LIBM) || !TEXPR_VMATH_DOUBLE
 TEXPR_MATH1(sqrt)
+#else
+// Host float sqrt is vmath's (correctly rounded, as std::sqrt): std::sqrt is a call under gcc's default
+// -fmath-errno and keeps every fused loop reading it (rsqrt, the Adam update) scalar. Only where 64-bit integer
+// lanes vectorise (TEXPR_VMATH_DOUBLE); elsewhere the C library's is faster.
+TEXPR_HOST_DEVICE inline float sqrt_(float x) { return vmath::sqrt(x); }
+TEXPR_HOST_DEVICE inline double sqrt_(double x) { return std::sqrt(x); }
+inline long double sqrt_(long double x) { return std::sqrt(x); }
+#endif
 TEXPR_MATH1(fabs)
 TEXPR_MATH1(sin)
 TEXPR_MATH1(cos)
@@ -1449,17 +1851,19 @@ TEXPR_HOST_DEVICE constexpr To convert(From x) {
   }
 }
 
-/// Loads a stored element as its compute type (16-bit floats widen to float).
+/// Loads a stored element as its compute type (16-bit and 8-bit floats widen to float).
 template <class T>
 TEXPR_HOST_DEVICE constexpr compute_t<T> widen(T x) {
-  if constexpr (is_float16_v<T>) return static_cast<float>(x);
+  if constexpr (is_narrow_float_v<T>) return static_cast<float>(x);
   else return x;
 }
 
-/// Stores a compute value as element type T (16-bit floats round to nearest even).
+/// Stores a compute value as element type T (16-bit floats round to nearest even; 8-bit floats round once from
+/// x itself, a double included, and saturate).
 template <class T, class C>
 TEXPR_HOST_DEVICE constexpr T narrow(C x) {
-  if constexpr (is_float16_v<T>) return T(static_cast<float>(x));
+  if constexpr (is_float8_v<T>) return T(x);
+  else if constexpr (is_float16_v<T>) return T(static_cast<float>(x));
   else return convert<T>(x);
 }
 
@@ -2168,6 +2572,7 @@ namespace texpr::detail {
 /// once; predicates give bool; where selects without arithmetic; cast converts (saturating, NaN to 0).
 template <class Op, class R, class... V> TEXPR_HOST_DEVICE R apply_op(V... v) {
   if constexpr (selecting_op<Op>) return Op::apply(v...);
+  else if constexpr (cast_op<Op> && is_float8_v<R>) return narrow<R>(widen(v)...);  // one rounding, from a double too
   else if constexpr (cast_op<Op>) return narrow<R>(convert<compute_t<R>>(widen(v)...));
   else if constexpr (predicate_op<Op>) return Op::apply(widen(v)...);
   else return narrow<R>(Op::apply(widen(v)...));
@@ -2364,6 +2769,120 @@ struct dropout_mask {
 } // namespace texpr::op
 #endif // TEXPR_SI_TEXPR_OP_GENERATOR_HPP
 // ---- end texpr/op/generator.hpp ----
+// ---- begin texpr/op/indexing.hpp ----
+#ifndef TEXPR_SI_TEXPR_OP_INDEXING_HPP
+#define TEXPR_SI_TEXPR_OP_INDEXING_HPP
+// Indexing op tags: index_select, gather and embedding read an operand at int32/int64 indices; index_add and
+// scatter_add are their gradients (sums of the incoming gradient's elements at the positions each index names).
+// All five are composites (operands evaluated once into memory, then one pass of a generator that reads them):
+// indexed_read for the reads, indexed_sum for the sums.
+
+namespace texpr::op {
+
+/// Base of the indexing composites: they move elements of any numeric dtype.
+struct indexing_op : composite_op {
+  static constexpr auto dtypes = numeric;  ///< The dtype of the operand read.
+};
+
+/// x's slices along an axis at the positions a rank-1 index lists (torch.index_select).
+struct index_select : indexing_op {
+  static constexpr std::string_view name = "index_select";  ///< Shown by tx::placement.
+};
+/// x at an index of x's rank along an axis, element by element (torch.gather, numpy.take_along_axis).
+struct gather : indexing_op {
+  static constexpr std::string_view name = "gather";  ///< Shown by tx::placement.
+};
+/// Rows of a (V, D) table at indices of any rank (torch.nn.functional.embedding).
+struct embedding : indexing_op {
+  static constexpr std::string_view name = "embedding";  ///< Shown by tx::placement.
+};
+
+/// Base of the scatter-add composites, the indexing ops' gradients: floating, like every gradient.
+struct scatter_op : composite_op {};
+
+/// Zeros of a shape plus, along an axis, each slice of a source added at the position a rank-1 index gives
+/// (torch.Tensor.index_add on zeros): index_select's and embedding's gradient.
+struct index_add : scatter_op {
+  static constexpr std::string_view name = "index_add";  ///< Shown by tx::placement.
+  static constexpr std::string_view parameter_name = "extent";  ///< composite_expr::parameter(): the result's extent along the axis.
+};
+/// Zeros of a shape plus each element of a source added at the position an index of the same shape gives along
+/// an axis (torch.Tensor.scatter_add on zeros): gather's gradient.
+struct scatter_add : scatter_op {
+  static constexpr std::string_view name = "scatter_add";  ///< Shown by tx::placement.
+  static constexpr std::string_view parameter_name = "extent";  ///< composite_expr::parameter(): the result's extent along the axis.
+};
+
+namespace indexing_detail {
+/// Index k of an int32 or int64 index array.
+TEXPR_HOST_DEVICE inline index_t index_at(const void* index, bool wide, index_t k) {
+  return wide ? static_cast<index_t>(static_cast<const std::int64_t*>(index)[k])
+              : static_cast<index_t>(static_cast<const std::int32_t*>(index)[k]);
+}
+} // namespace indexing_detail
+
+/// The read of index_select, gather and embedding: element i of the result, split row-major into (outer o,
+/// position p, inner k) of extents (outer, positions, inner), is x[o, j, k] of contiguous x (outer, extent,
+/// inner), where j is the index at p (one index per position) or at i (per_element: an index of the result's
+/// shape). An index outside [0, extent) reads nothing and gives 0; the ops check their indices before this runs.
+struct indexed_read {
+  static constexpr std::string_view name = "indexed_read";  ///< Shown by tx::placement.
+  static constexpr kind category = kind::generator;         ///< Computed from the element index.
+  static constexpr auto dtypes = numeric;                   ///< Defined on.
+  /// Element i of the result.
+  template <class T> struct source {
+    using value_type = T;
+    static constexpr bool is_memory = false;
+    const T* x;              // contiguous (outer, extent, inner)
+    const void* index;       // contiguous int32 or int64
+    bool wide_index;         // int64 indices (else int32)
+    bool per_element;        // one index per result element (gather), else one per position
+    index_t positions, extent, inner;
+    TEXPR_HOST_DEVICE T operator()(index_t i) const {
+      const index_t k = i % inner, t = i / inner;
+      const index_t p = t % positions, o = t / positions;
+      const index_t j = indexing_detail::index_at(index, wide_index, per_element ? i : p);
+      if (j < 0 || j >= extent) return detail::narrow<T>(0);
+      return x[(o * extent + j) * inner + k];
+    }
+  };
+};
+
+/// The sum of index_add and scatter_add: element i of the result, split into (outer o, position j, inner k) of
+/// extents (outer, extent, inner), is the sum over p in [0, positions), in order, of g[o, p, k] (g contiguous
+/// (outer, positions, inner)) where the index at p (or at (o, p, k), per_element) is j. Each element is one
+/// deterministic sum; it scans every position, so a pass costs (elements of the result) x positions reads of the
+/// index: meant for the index counts of embeddings and attention, not for scatters of millions of positions.
+/// 16-bit floats are summed in float.
+struct indexed_sum {
+  static constexpr std::string_view name = "indexed_sum";  ///< Shown by tx::placement.
+  static constexpr kind category = kind::generator;        ///< Computed from the element index.
+  static constexpr auto dtypes = floating;                 ///< Defined on.
+  /// Element i of the result.
+  template <class T> struct source {
+    using value_type = T;
+    static constexpr bool is_memory = false;
+    const T* g;              // contiguous (outer, positions, inner)
+    const void* index;       // contiguous int32 or int64
+    bool wide_index;         // int64 indices (else int32)
+    bool per_element;        // one index per element of g (scatter_add), else one per position
+    index_t positions, extent, inner;
+    TEXPR_HOST_DEVICE T operator()(index_t i) const {
+      const index_t k = i % inner, t = i / inner;
+      const index_t j = t % extent, o = t / extent;
+      compute_t<T> acc = 0;
+      for (index_t p = 0; p != positions; ++p) {
+        const index_t at = (o * positions + p) * inner + k;
+        if (indexing_detail::index_at(index, wide_index, per_element ? at : p) == j) acc += detail::widen(g[at]);
+      }
+      return detail::narrow<T>(acc);
+    }
+  };
+};
+
+} // namespace texpr::op
+#endif // TEXPR_SI_TEXPR_OP_INDEXING_HPP
+// ---- end texpr/op/indexing.hpp ----
 // ---- begin texpr/op/layout.hpp ----
 #ifndef TEXPR_SI_TEXPR_OP_LAYOUT_HPP
 #define TEXPR_SI_TEXPR_OP_LAYOUT_HPP
@@ -2531,7 +3050,7 @@ struct concat {
 // ---- begin texpr/op/matmul.hpp ----
 #ifndef TEXPR_SI_TEXPR_OP_MATMUL_HPP
 #define TEXPR_SI_TEXPR_OP_MATMUL_HPP
-// The matmul op tag.
+// The matmul op tags: matmul and the widening scaled_matmul of 8-bit operands.
 
 namespace texpr::op {
 
@@ -2541,6 +3060,17 @@ struct matmul {
   static constexpr std::string_view name = "matmul";  ///< Shown by tx::placement.
   static constexpr kind category = kind::computed;    ///< Evaluated by a GEMM.
   static constexpr auto dtypes = numeric;             ///< Defined on (integers exactly, wrapping).
+};
+
+/// Matrix product of 8-bit operands into a wider result, with matmul's shape rules: int8 x int8 accumulates exactly
+/// in int32 (wrapping past 2^31, as texpr's integers) and gives int32; an 8-bit float product accumulates in float
+/// and gives float, times the per-tensor scales: scale_a * scale_b * (A B).
+struct scaled_matmul {
+  static constexpr std::string_view name = "scaled_matmul";  ///< Shown by tx::placement.
+  static constexpr kind category = kind::computed;           ///< Evaluated by a GEMM.
+  static constexpr auto dtypes = eight_bit;                  ///< The operands' dtype.
+  /// The result dtype of a product of T operands.
+  template <class T> using result_t = std::conditional_t<std::is_same_v<T, std::int8_t>, std::int32_t, float>;
 };
 
 } // namespace texpr::op
@@ -2555,11 +3085,18 @@ struct matmul {
 
 namespace texpr::op {
 
+/// How a reduction's combine of a running value with the next element is the same arithmetic in every lane, so
+/// that a backend may keep vectors of running values (host lanes): each reduction declares its own (`none`: the
+/// scalar path). add, mul, max and min on numbers (max and min with NaN winning); moments a Welford step,
+/// logsumexp a rescaled sum, argmax and argmin a value with its position; any and all are max and min over 0 and 1.
+enum class vector_fold { none, add, mul, max, min, moments, logsumexp, argmax, argmin };
+
 /// Base of reduction op tags: the result dtype is the input's, the accumulator its compute type.
 struct reduction_op {
   static constexpr kind category = kind::computed;  ///< Evaluated by a reduction kernel.
   static constexpr bool needs_nonempty = false;     ///< True when zero elements have no result (max, min).
   static constexpr bool decomposable = true;        ///< Reducing axes one after another gives the same result.
+  static constexpr vector_fold fold = vector_fold::none;  ///< The lane form of combine (see vector_fold).
   /// The accumulator for input dtype T (float for the 16-bit floats; integers wrap in their own type).
   template <class T> using accumulator = compute_t<T>;
   /// The result dtype for input dtype T.
@@ -2573,6 +3110,7 @@ struct reduction_op {
 struct sum : reduction_op {
   static constexpr std::string_view name = "sum";  ///< Shown by tx::placement.
   static constexpr auto dtypes = numeric;          ///< Defined on.
+  static constexpr vector_fold fold = vector_fold::add;  ///< Lanes add.
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
     if constexpr (std::is_integral_v<A>) return A(0);
     else return -A(0);
@@ -2595,6 +3133,7 @@ struct sum_to : sum {
 struct mean : reduction_op {
   static constexpr std::string_view name = "mean";  ///< Shown by tx::placement.
   static constexpr auto dtypes = floating;          ///< Integers: cast first (texpr never promotes implicitly).
+  static constexpr vector_fold fold = vector_fold::add;  ///< Lanes add.
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const { return -A(0); }
   template <class A> TEXPR_HOST_DEVICE constexpr A combine(A a, A b) const { return a + b; }
   template <class R, class A> TEXPR_HOST_DEVICE constexpr R finalize(A a, index_t n) const {
@@ -2606,6 +3145,7 @@ struct mean : reduction_op {
 struct prod : reduction_op {
   static constexpr std::string_view name = "prod";  ///< Shown by tx::placement.
   static constexpr auto dtypes = numeric;           ///< Defined on.
+  static constexpr vector_fold fold = vector_fold::mul;  ///< Lanes multiply.
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const { return A(1); }
   template <class A> TEXPR_HOST_DEVICE constexpr A combine(A a, A b) const {
     if constexpr (std::is_integral_v<A>) return detail::wrap_mul(a, b);
@@ -2619,6 +3159,7 @@ struct max : reduction_op {
   static constexpr std::string_view name = "max";  ///< Shown by tx::placement.
   static constexpr auto dtypes = numeric;          ///< Defined on.
   static constexpr bool needs_nonempty = true;     ///< No identity a user could expect.
+  static constexpr vector_fold fold = vector_fold::max;  ///< Lanes select the larger (NaN wins).
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
     if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
     else return std::numeric_limits<A>::lowest();
@@ -2636,6 +3177,7 @@ struct min : reduction_op {
   static constexpr std::string_view name = "min";  ///< Shown by tx::placement.
   static constexpr auto dtypes = numeric;          ///< Defined on.
   static constexpr bool needs_nonempty = true;     ///< No identity a user could expect.
+  static constexpr vector_fold fold = vector_fold::min;  ///< Lanes select the smaller (NaN wins).
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
     if constexpr (std::numeric_limits<A>::has_infinity) return std::numeric_limits<A>::infinity();
     else return std::numeric_limits<A>::max();
@@ -2659,6 +3201,7 @@ template <bool Max> struct arg_reduction : reduction_op {
   static constexpr auto dtypes = numeric;        ///< Defined on.
   static constexpr bool needs_nonempty = true;   ///< No index to return for zero elements.
   static constexpr bool decomposable = false;    ///< An index along one axis is not one along two.
+  static constexpr vector_fold fold = Max ? vector_fold::argmax : vector_fold::argmin;  ///< Lanes keep value and step.
   template <class T> using accumulator = indexed<compute_t<T>>;
   template <class T> using result = std::int64_t;  ///< Indices are int64, as in NumPy and PyTorch.
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
@@ -2707,6 +3250,7 @@ template <class C> struct moments {
 template <bool Sqrt> struct moment_reduction : reduction_op {
   static constexpr auto dtypes = floating;      ///< Integers: cast first (no implicit promotion).
   static constexpr bool decomposable = false;   ///< The variance of variances is not the variance.
+  static constexpr vector_fold fold = vector_fold::moments;  ///< Lanes take a Welford step.
   /// double for every dtype: a float running mean rounds at each update (to 1/16 near 1e6), which costs data
   /// with a large mean whole digits of their variance.
   template <class T> using accumulator = moments<double>;
@@ -2752,6 +3296,7 @@ template <class C> struct scaled_sum {
 struct logsumexp : reduction_op {
   static constexpr std::string_view name = "logsumexp";  ///< Shown by tx::placement.
   static constexpr auto dtypes = floating;               ///< Defined on.
+  static constexpr vector_fold fold = vector_fold::logsumexp;  ///< Lanes rescale with one exp.
   template <class T> using accumulator = scaled_sum<compute_t<T>>;
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
     using C = decltype(A::max);
@@ -2778,7 +3323,38 @@ struct logsumexp : reduction_op {
   }
 };
 
+/// Shared by any and all: bool in, bool out, a bool accumulator; empty gives the identity (all of nothing is true).
+template <bool Any> struct logical_reduction : reduction_op {
+  static constexpr auto dtypes = boolean;  ///< Defined on bool (compare first: `tx::any(x > 0)`).
+  static constexpr vector_fold fold = Any ? vector_fold::max : vector_fold::min;  ///< Or and and over 0 and 1.
+  template <class T> using accumulator = bool;
+  template <class A> TEXPR_HOST_DEVICE constexpr A identity() const { return !Any; }
+  template <class A> TEXPR_HOST_DEVICE constexpr A combine(A a, A b) const { return Any ? (a || b) : (a && b); }
+  template <class R, class A> TEXPR_HOST_DEVICE constexpr R finalize(A a, index_t) const { return static_cast<R>(a); }
+  /// The tests' reference over values v (0 or 1), from the definition (not from combine).
+  template <class Range> static long double reference(const Range& v) {
+    for (long double x : v)
+      if ((x != 0) == Any) return Any ? 1 : 0;
+    return Any ? 0 : 1;
+  }
+};
+
+/// True when any element is true (numpy.any); false over zero elements.
+struct any : logical_reduction<true> {
+  static constexpr std::string_view name = "any";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "true when any element is true (numpy.any); false over zero elements";
+};
+/// True when every element is true (numpy.all); true over zero elements.
+struct all : logical_reduction<false> {
+  static constexpr std::string_view name = "all";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "true when every element is true (numpy.all); true over zero elements";
+};
+
 } // namespace texpr::op
+
+/// The reductions that have tx:: functions of their name (over everything, along an axis, keeping it), which
+/// expr/reduction.hpp generates from this list; var and stddev (with ddof) and sum_to (a shape) have their own.
+#define TEXPR_REDUCTION_FUNCTIONS(X) X(sum) X(mean) X(max) X(min) X(prod) X(argmax) X(argmin) X(logsumexp) X(any) X(all)
 
 namespace texpr::detail {
 /// Ops whose nodes are reductions.
@@ -3309,7 +3885,7 @@ struct strided_view {
   template <class N> static texpr::view<const typename N::value_type, N::rank, host> view_of(const N& n, context<host>& ctx);
 };
 
-/// A composite op (softmax, log_softmax, cross_entropy, layer_norm): operands evaluated once into memory, then
+/// A composite op (softmax, log_softmax, cross_entropy, layer_norm, the indexing ops): operands evaluated once into memory, then
 /// the op's expansion, whose passes are other rows of this table (layout.hpp).
 struct composed {
   static constexpr std::string_view name = "composed";  ///< Shown by tx::placement.
@@ -3338,6 +3914,14 @@ struct blocked_gemm {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// A product of 8-bit operands into a wider result (scaled_matmul): plain loops, B widened once per batch, int32
+/// (wrapping) or float accumulation; the reference the GPU's tensor-core GEMMs are checked against (matmul.hpp).
+struct widening_gemm {
+  static constexpr std::string_view name = "widening_gemm";  ///< Shown by tx::placement.
+  /// dest = the scaled_matmul node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// An elementwise tree over one matmul (elu(x w + b)) applied to each block of the GEMM's output as soon as the
 /// block is final, while it is in cache: the product is never written out and read back (matmul.hpp).
 struct gemm_epilogue {
@@ -3353,81 +3937,92 @@ struct gemm_epilogue {
 /// The host table. Columns: op tag (in texpr::op; T is the dtype where the op depends on it), dtypes (the op's
 /// declared set, adjusted), implementation. Integer mean is absent because mean declares floating dtypes only:
 /// cast to a floating dtype first (no implicit promotion). The 16-bit floats are storage types on the host:
-/// only cast and copy take them.
+/// only cast and copy take them. The 8-bit types (eight_bit: float8_e4m3, float8_e5m2, int8)
+/// are storage types on both backends: cast and copy.
 #define TEXPR_HOST_REGISTRY(X) \
-  X(add,            declared,  fused_elementwise) \
-  X(subtract,       declared,  fused_elementwise) \
-  X(multiply,       declared,  fused_elementwise) \
-  X(divide,         declared,  fused_elementwise) \
-  X(maximum,        declared,  fused_elementwise) \
-  X(minimum,        declared,  fused_elementwise) \
-  X(pow,            declared,  fused_elementwise) \
-  X(elu,            declared,  fused_elementwise) \
-  X(exp,            declared,  fused_elementwise) \
-  X(log,            declared,  fused_elementwise) \
-  X(sqrt,           declared,  fused_elementwise) \
-  X(tanh,           declared,  fused_elementwise) \
-  X(sigmoid,        declared,  fused_elementwise) \
-  X(negate,         declared,  fused_elementwise) \
-  X(abs,            declared,  fused_elementwise) \
-  X(relu,           declared,  fused_elementwise) \
-  X(log1p,          declared,  fused_elementwise) \
-  X(expm1,          declared,  fused_elementwise) \
-  X(softplus,       declared,  fused_elementwise) \
-  X(gelu,           declared,  fused_elementwise) \
-  X(gelu_grad,      declared,  fused_elementwise) \
-  X(silu,           declared,  fused_elementwise) \
-  X(mish,           declared,  fused_elementwise) \
-  X(square,         declared,  fused_elementwise) \
-  X(rsqrt,          declared,  fused_elementwise) \
-  X(sign,           declared,  fused_elementwise) \
-  X(floor,          declared,  fused_elementwise) \
-  X(ceil,           declared,  fused_elementwise) \
-  X(round,          declared,  fused_elementwise) \
-  X(sin,            declared,  fused_elementwise) \
-  X(cos,            declared,  fused_elementwise) \
-  X(clamp,          declared,  fused_elementwise) \
-  X(equal,          declared,  fused_elementwise) \
-  X(not_equal,      declared,  fused_elementwise) \
-  X(less,           declared,  fused_elementwise) \
-  X(less_equal,     declared,  fused_elementwise) \
-  X(greater,        declared,  fused_elementwise) \
-  X(greater_equal,  declared,  fused_elementwise) \
-  X(logical_and,    declared,  fused_elementwise) \
-  X(logical_or,     declared,  fused_elementwise) \
-  X(logical_not,    declared,  fused_elementwise) \
-  X(where,          declared,  fused_elementwise) \
-  X(cast<T>,        declared,  fused_elementwise) \
-  X(copy,           declared,  fused_elementwise) \
-  X(arange,         declared,  fused_elementwise) \
-  X(uniform,        declared,  fused_elementwise) \
-  X(normal,         declared,  fused_elementwise) \
-  X(dropout_mask,   declared,  fused_elementwise) \
-  X(pick,           declared,  fused_elementwise) \
-  X(transpose,      declared,  strided_view) \
-  X(permute,        declared,  strided_view) \
-  X(reshape,        declared,  strided_view) \
-  X(slice,          declared,  strided_view) \
-  X(unsqueeze,      declared,  strided_view) \
-  X(squeeze,        declared,  strided_view) \
-  X(broadcast_to,   declared,  strided_view) \
-  X(concat,         declared,  copy_slices) \
-  X(sum,            declared,  pairwise_reduce) \
-  X(sum_to,         declared,  pairwise_reduce) \
-  X(mean,           declared,  pairwise_reduce) \
-  X(prod,           declared,  pairwise_reduce) \
-  X(max,            declared,  pairwise_reduce) \
-  X(min,            declared,  pairwise_reduce) \
-  X(argmax,         declared,  pairwise_reduce) \
-  X(argmin,         declared,  pairwise_reduce) \
-  X(var,            declared,  pairwise_reduce) \
-  X(stddev,         declared,  pairwise_reduce) \
-  X(logsumexp,      declared,  pairwise_reduce) \
-  X(softmax,        declared,  composed) \
-  X(log_softmax,    declared,  composed) \
-  X(cross_entropy,  declared,  composed) \
-  X(layer_norm,     declared,  composed) \
-  X(matmul,         declared,  blocked_gemm)
+  X(add,            declared,              fused_elementwise) \
+  X(subtract,       declared,              fused_elementwise) \
+  X(multiply,       declared,              fused_elementwise) \
+  X(divide,         declared,              fused_elementwise) \
+  X(maximum,        declared,              fused_elementwise) \
+  X(minimum,        declared,              fused_elementwise) \
+  X(pow,            declared,              fused_elementwise) \
+  X(elu,            declared,              fused_elementwise) \
+  X(exp,            declared,              fused_elementwise) \
+  X(log,            declared,              fused_elementwise) \
+  X(sqrt,           declared,              fused_elementwise) \
+  X(tanh,           declared,              fused_elementwise) \
+  X(sigmoid,        declared,              fused_elementwise) \
+  X(negate,         declared,              fused_elementwise) \
+  X(abs,            declared,              fused_elementwise) \
+  X(relu,           declared,              fused_elementwise) \
+  X(log1p,          declared,              fused_elementwise) \
+  X(expm1,          declared,              fused_elementwise) \
+  X(softplus,       declared,              fused_elementwise) \
+  X(gelu,           declared,              fused_elementwise) \
+  X(gelu_grad,      declared,              fused_elementwise) \
+  X(silu,           declared,              fused_elementwise) \
+  X(mish,           declared,              fused_elementwise) \
+  X(square,         declared,              fused_elementwise) \
+  X(rsqrt,          declared,              fused_elementwise) \
+  X(sign,           declared,              fused_elementwise) \
+  X(floor,          declared,              fused_elementwise) \
+  X(ceil,           declared,              fused_elementwise) \
+  X(round,          declared,              fused_elementwise) \
+  X(sin,            declared,              fused_elementwise) \
+  X(cos,            declared,              fused_elementwise) \
+  X(clamp,          declared,              fused_elementwise) \
+  X(equal,          declared,              fused_elementwise) \
+  X(not_equal,      declared,              fused_elementwise) \
+  X(less,           declared,              fused_elementwise) \
+  X(less_equal,     declared,              fused_elementwise) \
+  X(greater,        declared,              fused_elementwise) \
+  X(greater_equal,  declared,              fused_elementwise) \
+  X(logical_and,    declared,              fused_elementwise) \
+  X(logical_or,     declared,              fused_elementwise) \
+  X(logical_not,    declared,              fused_elementwise) \
+  X(where,          declared,              fused_elementwise) \
+  X(cast<T>,        declared + eight_bit,  fused_elementwise) \
+  X(copy,           declared + eight_bit,  fused_elementwise) \
+  X(arange,         declared,              fused_elementwise) \
+  X(uniform,        declared,              fused_elementwise) \
+  X(normal,         declared,              fused_elementwise) \
+  X(dropout_mask,   declared,              fused_elementwise) \
+  X(pick,           declared,              fused_elementwise) \
+  X(indexed_read,   declared,              fused_elementwise) \
+  X(indexed_sum,    declared,              fused_elementwise) \
+  X(transpose,      declared,              strided_view) \
+  X(permute,        declared,              strided_view) \
+  X(reshape,        declared,              strided_view) \
+  X(slice,          declared,              strided_view) \
+  X(unsqueeze,      declared,              strided_view) \
+  X(squeeze,        declared,              strided_view) \
+  X(broadcast_to,   declared,              strided_view) \
+  X(concat,         declared,              copy_slices) \
+  X(sum,            declared,              pairwise_reduce) \
+  X(sum_to,         declared,              pairwise_reduce) \
+  X(mean,           declared,              pairwise_reduce) \
+  X(prod,           declared,              pairwise_reduce) \
+  X(max,            declared,              pairwise_reduce) \
+  X(min,            declared,              pairwise_reduce) \
+  X(argmax,         declared,              pairwise_reduce) \
+  X(argmin,         declared,              pairwise_reduce) \
+  X(var,            declared,              pairwise_reduce) \
+  X(stddev,         declared,              pairwise_reduce) \
+  X(logsumexp,      declared,              pairwise_reduce) \
+  X(any,            declared,              pairwise_reduce) \
+  X(all,            declared,              pairwise_reduce) \
+  X(softmax,        declared,              composed) \
+  X(log_softmax,    declared,              composed) \
+  X(cross_entropy,  declared,              composed) \
+  X(layer_norm,     declared,              composed) \
+  X(index_select,   declared,              composed) \
+  X(gather,         declared,              composed) \
+  X(embedding,      declared,              composed) \
+  X(index_add,      declared,              composed) \
+  X(scatter_add,    declared,              composed) \
+  X(matmul,         declared,              blocked_gemm) \
+  X(scaled_matmul,  declared,              widening_gemm)
 // clang-format on
 
 namespace texpr {
@@ -3471,6 +4066,9 @@ namespace texpr::cuda_kernels {
 /// One fused kernel per evaluated elementwise tree: vector loads when aligned, grid-stride (elementwise.hpp).
 struct fused_elementwise {
   static constexpr std::string_view name = "fused_elementwise";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
   /// One element of an elementwise op (16-bit floats computed in float), on host and device.
   template <class Op, class R, class... V> TEXPR_HOST_DEVICE static R apply(V... v) { return detail::apply_op<Op, R>(v...); }
   /// dest = acc, elementwise, enqueued on ctx.stream; dest may be strided.
@@ -3480,21 +4078,42 @@ struct fused_elementwise {
 /// A layout as the operand's memory with other extents and strides: no kernel, no copy (layout.hpp).
 struct strided_view {
   static constexpr std::string_view name = "strided_view";  ///< Shown by tx::placement.
+  /// Enqueues nothing (a view of memory): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
   /// The memory layout node n describes.
   template <class N> static texpr::view<const typename N::value_type, N::rank, cuda> view_of(const N& n, context<cuda>& ctx);
 };
 
-/// A composite op (softmax, log_softmax, cross_entropy, layer_norm): operands evaluated once into memory, then
+/// A composite op (softmax, log_softmax, cross_entropy, layer_norm, the indexing ops): operands evaluated once into memory, then
 /// the op's expansion, whose passes are other rows of this table (layout.hpp).
 struct composed {
   static constexpr std::string_view name = "composed";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
   /// dest = the composite node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// Softmax cross-entropy in one launch: a warp per row, the mean finished by the last block (cross_entropy.hpp).
+/// Runs the composite itself, so tx::placement lists its operands and this kernel, not an expansion.
+struct row_cross_entropy {
+  static constexpr std::string_view name = "row_cross_entropy";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
+  /// The composite is computed directly, not expanded into other rows.
+  static constexpr bool runs_composite = true;
+  /// dest = the cross_entropy node n (rank 0), enqueued on ctx.stream.
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
 /// Concatenation: each operand evaluated by a fused kernel into its slice of the destination (layout.hpp).
 struct copy_slices {
   static constexpr std::string_view name = "copy_slices";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
   /// dest = the concat node n (dest contiguous), enqueued on ctx.stream.
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
@@ -3503,6 +4122,9 @@ struct copy_slices {
 /// axis a warp or a block per line (reduce.hpp).
 struct block_reduce {
   static constexpr std::string_view name = "block_reduce";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
   /// dest = the reduction node n (dest contiguous), enqueued on ctx.stream.
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
@@ -3510,6 +4132,9 @@ struct block_reduce {
 /// cuBLAS (cublasGemmStridedBatchedEx): fp32 (TF32 opt-in), fp64, and fp16/bf16 with fp32 accumulation (gemm.hpp).
 struct cublas_gemm {
   static constexpr std::string_view name = "cublas_gemm";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
   /// Whether cuBLAS reads an (r x c) operand with row stride rs and column stride cs in place: one unit stride and
   /// a leading dimension no smaller than the other extent. run copies any other operand to contiguous memory
   /// first, and tx::placement lists that copy.
@@ -3522,98 +4147,121 @@ struct cublas_gemm {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// cuBLASLt (cublasLtMatmul): scaled_matmul of int8 (int32 accumulation) and float8_e4m3 (float accumulation and
+/// output, sm_89+), the scales folded into alpha; operands copied to its "TN" layout when they are not in it
+/// (scaled_gemm.hpp). cuBLASLt has no float8_e5m2 x float8_e5m2 GEMM.
+struct cublaslt_gemm {
+  static constexpr std::string_view name = "cublaslt_gemm";  ///< Shown by tx::placement.
+  /// dest = the scaled_matmul node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 } // namespace texpr::cuda_kernels
 
 // clang-format off
 /// The cuda table. Columns: op tag (in texpr::op; T is the dtype where the op depends on it), dtypes (the op's
-/// declared set, adjusted), implementation. Differences from the host table, all deliberate (tests/core/
-/// test_registry.cpp checks that there are no others): every op that computes in floating point also takes the
-/// 16-bit floats (computed and accumulated in float), and matmul has no integer kernel (cuBLAS has none).
+/// declared set, adjusted), implementation, and the oldest GPU architecture the kernel runs on (any_arch; sm_80:
+/// every dtype of the row needs sm_80 or newer; sm_80(set): those dtypes do). A graph checked for a build whose
+/// targets include an older one does not compile (core/arch.hpp: the targets; docs/semantics.md). Differences
+/// from the host table, all deliberate (tests/core/test_registry.cpp checks that there are no others): every op
+/// that computes in floating point also takes the 16-bit floats (computed and accumulated in float), and matmul
+/// has no integer kernel (cuBLAS has none), and scaled_matmul has no float8_e5m2 one (cuBLASLt pairs E5M2 only with
+/// E4M3). cuBLAS has bfloat16 GEMMs from sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
 #define TEXPR_CUDA_REGISTRY(X) \
-  X(add,            declared + half_floats,                    fused_elementwise) \
-  X(subtract,       declared + half_floats,                    fused_elementwise) \
-  X(multiply,       declared + half_floats,                    fused_elementwise) \
-  X(divide,         declared + half_floats,                    fused_elementwise) \
-  X(maximum,        declared + half_floats,                    fused_elementwise) \
-  X(minimum,        declared + half_floats,                    fused_elementwise) \
-  X(pow,            declared + half_floats,                    fused_elementwise) \
-  X(elu,            declared + half_floats,                    fused_elementwise) \
-  X(exp,            declared + half_floats,                    fused_elementwise) \
-  X(log,            declared + half_floats,                    fused_elementwise) \
-  X(sqrt,           declared + half_floats,                    fused_elementwise) \
-  X(tanh,           declared + half_floats,                    fused_elementwise) \
-  X(sigmoid,        declared + half_floats,                    fused_elementwise) \
-  X(negate,         declared + half_floats,                    fused_elementwise) \
-  X(abs,            declared + half_floats,                    fused_elementwise) \
-  X(relu,           declared + half_floats,                    fused_elementwise) \
-  X(log1p,          declared + half_floats,                    fused_elementwise) \
-  X(expm1,          declared + half_floats,                    fused_elementwise) \
-  X(softplus,       declared + half_floats,                    fused_elementwise) \
-  X(gelu,           declared + half_floats,                    fused_elementwise) \
-  X(gelu_grad,      declared + half_floats,                    fused_elementwise) \
-  X(silu,           declared + half_floats,                    fused_elementwise) \
-  X(mish,           declared + half_floats,                    fused_elementwise) \
-  X(square,         declared + half_floats,                    fused_elementwise) \
-  X(rsqrt,          declared + half_floats,                    fused_elementwise) \
-  X(sign,           declared + half_floats,                    fused_elementwise) \
-  X(floor,          declared + half_floats,                    fused_elementwise) \
-  X(ceil,           declared + half_floats,                    fused_elementwise) \
-  X(round,          declared + half_floats,                    fused_elementwise) \
-  X(sin,            declared + half_floats,                    fused_elementwise) \
-  X(cos,            declared + half_floats,                    fused_elementwise) \
-  X(clamp,          declared + half_floats,                    fused_elementwise) \
-  X(equal,          declared + half_floats,                    fused_elementwise) \
-  X(not_equal,      declared + half_floats,                    fused_elementwise) \
-  X(less,           declared + half_floats,                    fused_elementwise) \
-  X(less_equal,     declared + half_floats,                    fused_elementwise) \
-  X(greater,        declared + half_floats,                    fused_elementwise) \
-  X(greater_equal,  declared + half_floats,                    fused_elementwise) \
-  X(logical_and,    declared,                                  fused_elementwise) \
-  X(logical_or,     declared,                                  fused_elementwise) \
-  X(logical_not,    declared,                                  fused_elementwise) \
-  X(where,          declared + half_floats,                    fused_elementwise) \
-  X(cast<T>,        declared,                                  fused_elementwise) \
-  X(copy,           declared,                                  fused_elementwise) \
-  X(arange,         declared + half_floats,                    fused_elementwise) \
-  X(uniform,        declared + half_floats,                    fused_elementwise) \
-  X(normal,         declared + half_floats,                    fused_elementwise) \
-  X(dropout_mask,   declared + half_floats,                    fused_elementwise) \
-  X(pick,           declared + half_floats,                    fused_elementwise) \
-  X(transpose,      declared,                                  strided_view) \
-  X(permute,        declared,                                  strided_view) \
-  X(reshape,        declared,                                  strided_view) \
-  X(slice,          declared,                                  strided_view) \
-  X(unsqueeze,      declared,                                  strided_view) \
-  X(squeeze,        declared,                                  strided_view) \
-  X(broadcast_to,   declared,                                  strided_view) \
-  X(concat,         declared,                                  copy_slices) \
-  X(sum,            declared + half_floats,                    block_reduce) \
-  X(sum_to,         declared + half_floats,                    block_reduce) \
-  X(mean,           declared + half_floats,                    block_reduce) \
-  X(prod,           declared + half_floats,                    block_reduce) \
-  X(max,            declared + half_floats,                    block_reduce) \
-  X(min,            declared + half_floats,                    block_reduce) \
-  X(argmax,         declared + half_floats,                    block_reduce) \
-  X(argmin,         declared + half_floats,                    block_reduce) \
-  X(var,            declared + half_floats,                    block_reduce) \
-  X(stddev,         declared + half_floats,                    block_reduce) \
-  X(logsumexp,      declared + half_floats,                    block_reduce) \
-  X(softmax,        declared + half_floats,                    composed) \
-  X(log_softmax,    declared + half_floats,                    composed) \
-  X(cross_entropy,  declared + half_floats,                    composed) \
-  X(layer_norm,     declared + half_floats,                    composed) \
-  X(matmul,         declared + half_floats - signed_integral,  cublas_gemm)
+  X(add,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(subtract,       declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(multiply,       declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(divide,         declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(maximum,        declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(minimum,        declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(pow,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(elu,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(exp,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(log,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(sqrt,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(tanh,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(sigmoid,        declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(negate,         declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(abs,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(relu,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(log1p,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(expm1,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(softplus,       declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(gelu,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(gelu_grad,      declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(silu,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(mish,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(square,         declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(rsqrt,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(sign,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(floor,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(ceil,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(round,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(sin,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(cos,            declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(clamp,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(equal,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(not_equal,      declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(less,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(less_equal,     declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(greater,        declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(greater_equal,  declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(logical_and,    declared,                                  fused_elementwise,  any_arch) \
+  X(logical_or,     declared,                                  fused_elementwise,  any_arch) \
+  X(logical_not,    declared,                                  fused_elementwise,  any_arch) \
+  X(where,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(cast<T>,        declared + eight_bit,                      fused_elementwise,  any_arch) \
+  X(copy,           declared + eight_bit,                      fused_elementwise,  any_arch) \
+  X(arange,         declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(uniform,        declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(normal,         declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(dropout_mask,   declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(pick,           declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(indexed_read,   declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(indexed_sum,    declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(transpose,      declared,                                  strided_view,       any_arch) \
+  X(permute,        declared,                                  strided_view,       any_arch) \
+  X(reshape,        declared,                                  strided_view,       any_arch) \
+  X(slice,          declared,                                  strided_view,       any_arch) \
+  X(unsqueeze,      declared,                                  strided_view,       any_arch) \
+  X(squeeze,        declared,                                  strided_view,       any_arch) \
+  X(broadcast_to,   declared,                                  strided_view,       any_arch) \
+  X(concat,         declared,                                  copy_slices,        any_arch) \
+  X(sum,            declared + half_floats,                    block_reduce,       any_arch) \
+  X(sum_to,         declared + half_floats,                    block_reduce,       any_arch) \
+  X(mean,           declared + half_floats,                    block_reduce,       any_arch) \
+  X(prod,           declared + half_floats,                    block_reduce,       any_arch) \
+  X(max,            declared + half_floats,                    block_reduce,       any_arch) \
+  X(min,            declared + half_floats,                    block_reduce,       any_arch) \
+  X(argmax,         declared + half_floats,                    block_reduce,       any_arch) \
+  X(argmin,         declared + half_floats,                    block_reduce,       any_arch) \
+  X(var,            declared + half_floats,                    block_reduce,       any_arch) \
+  X(stddev,         declared + half_floats,                    block_reduce,       any_arch) \
+  X(logsumexp,      declared + half_floats,                    block_reduce,       any_arch) \
+  X(any,            declared,                                  block_reduce,       any_arch) \
+  X(all,            declared,                                  block_reduce,       any_arch) \
+  X(softmax,        declared + half_floats,                    composed,           any_arch) \
+  X(log_softmax,    declared + half_floats,                    composed,           any_arch) \
+  X(cross_entropy,  declared + half_floats,                    row_cross_entropy,  any_arch) \
+  X(layer_norm,     declared + half_floats,                    composed,           any_arch) \
+  X(index_select,   declared + half_floats,                    composed,           any_arch) \
+  X(gather,         declared + half_floats,                    composed,           any_arch) \
+  X(embedding,      declared + half_floats,                    composed,           any_arch) \
+  X(index_add,      declared + half_floats,                    composed,           any_arch) \
+  X(scatter_add,    declared + half_floats,                    composed,           any_arch) \
+  X(matmul,         declared + half_floats - signed_integral,  cublas_gemm,        sm_80(dtype_set<bfloat16>{})) \
+  X(scaled_matmul,  declared - dtype_set<float8_e5m2>{},       cublaslt_gemm,      sm_75(dtype_set<std::int8_t>{}) + sm_89(float8))
 // clang-format on
 
 namespace texpr {
 
-#define TEXPR_CUDA_ROW(OP, DTYPES, IMPL) TEXPR_REGISTRY_SPECIALISATION(cuda, cuda_kernels, OP, DTYPES, IMPL)
+#define TEXPR_CUDA_ROW(OP, DTYPES, IMPL, ARCH) TEXPR_REGISTRY_SPECIALISATION_ARCH(cuda, cuda_kernels, OP, DTYPES, IMPL, ARCH)
 TEXPR_CUDA_REGISTRY(TEXPR_CUDA_ROW)
 #undef TEXPR_CUDA_ROW
 
 namespace detail::cuda_rows {
 using T = dtype_parameter;  // what `cast<T>` names in the rows below
-#define TEXPR_CUDA_ROW(OP, DTYPES, IMPL) TEXPR_REGISTRY_ROW_TYPE(cuda, cuda_kernels, OP, DTYPES, IMPL)
+#define TEXPR_CUDA_ROW(OP, DTYPES, IMPL, ARCH) TEXPR_REGISTRY_ROW_TYPE_ARCH(cuda, cuda_kernels, OP, DTYPES, IMPL, ARCH)
 using rows = type_list<TEXPR_CUDA_REGISTRY(TEXPR_CUDA_ROW) void>;
 #undef TEXPR_CUDA_ROW
 } // namespace detail::cuda_rows
@@ -3818,6 +4466,7 @@ template <class Backend> constexpr void require_memory_compiler() {
 /// Backend memory. Outside nvcc, memory<cuda> is this stand-in (callers check require_memory_compiler first, so the
 /// one error above is the only one); under nvcc backend/cuda/memory.hpp specialises it.
 template <class Backend> struct memory {
+  static stream_t resolve(stream_t s) noexcept { return s; }  // the stream work on `s` runs on
   static void* allocate(std::size_t, stream_t) { return nullptr; }
   static void release(void*, stream_t) noexcept {}
   static void zero(void*, std::size_t, stream_t) {}
@@ -4012,6 +4661,8 @@ class host_block_cache {
 
 template <> struct memory<host> {
   static constexpr std::size_t alignment = host_block_cache::alignment;  // a cache line; full vectors load aligned
+  /// Host work has no stream.
+  static stream_t resolve(stream_t s) noexcept { return s; }
   /// Number of host buffers allocated so far (tests use it to prove fusion allocates no temporaries).
   static inline std::atomic<std::size_t> allocations{0};
   // Every block carries its class size in a header of one alignment unit before the data, so that release (which
@@ -4230,6 +4881,7 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
 
   void allocate(const shape_t<Rank>& shape, stream_t stream, bool zero) {
     detail::require_memory_compiler<Backend>();
+    stream = detail::memory<Backend>::resolve(stream);
     const index_t n = checked_size(shape);
     const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(n);
     // Allocate before releasing, so a failed allocation leaves this tensor as it was.
@@ -5206,6 +5858,10 @@ template <std::size_t I, std::size_t R> matrix_layout matrix_of(const shape_t<R>
   }
 }
 
+/// The result dtype of Op on T operands: T for matmul, Op::result_t<T> for scaled_matmul.
+template <class Op, class T> struct matmul_result { using type = typename Op::template result_t<T>; };
+template <class T> struct matmul_result<op::matmul, T> { using type = T; };
+
 /// The result rank of matmul on operands of ranks RA and RB.
 constexpr std::size_t matmul_rank(std::size_t ra, std::size_t rb) {
   if (ra == 1 && rb == 1) return 0;
@@ -5215,17 +5871,17 @@ constexpr std::size_t matmul_rank(std::size_t ra, std::size_t rb) {
 }
 } // namespace detail
 
-/// Matrix product node. Operands of rank 1 are vectors; of rank 2 or more, stacks of matrices whose leading
-/// (batch) dimensions broadcast.
-template <class A, class B> class matmul_expr : public expr_base<matmul_expr<A, B>> {
+/// Matrix product node (Op: op::matmul, or op::scaled_matmul of 8-bit operands into a wider result). Operands of
+/// rank 1 are vectors; of rank 2 or more, stacks of matrices whose leading (batch) dimensions broadcast.
+template <class A, class B, class Op = op::matmul> class matmul_expr : public expr_base<matmul_expr<A, B, Op>> {
   static_assert(A::rank >= 1 && B::rank >= 1, "texpr: matmul takes operands of rank 1 or more (vectors, matrices, stacks)");
 
  public:
   using texpr_node = void;
-  using op_type = op::matmul;
+  using op_type = Op;
   using children = detail::type_list<A, B>;
   using kernel_dtype = typename A::value_type;
-  using value_type = typename A::value_type;
+  using value_type = typename detail::matmul_result<Op, typename A::value_type>::type;
   using backend = typename detail::common_backend<typename A::backend, typename B::backend>::type;
   static constexpr std::size_t rank = detail::matmul_rank(A::rank, B::rank);
   /// Rank of the broadcast batch shape.
@@ -5233,11 +5889,12 @@ template <class A, class B> class matmul_expr : public expr_base<matmul_expr<A, 
 
   /// Builds the node; mismatched inner or batch dimensions, and a result whose element count overflows int64,
   /// throw shape_error naming both shapes (and the caller's file:line when given).
-  matmul_expr(A a, B b, const texpr::source_location* loc = nullptr) : c_{{std::move(a)}, {std::move(b)}} {
+  matmul_expr(A a, B b, const texpr::source_location* loc = nullptr, float scale = 1.0f)
+      : c_{{std::move(a)}, {std::move(b)}}, scale_(scale) {
     const auto as = detail::get<0>(c_).shape();
     const auto bs = detail::get<1>(c_).shape();
     auto fail = [&](const char* what) {
-      throw shape_error((loc ? detail::at(*loc) : std::string()) + "texpr: matmul " + what + ": LHS shape = " +
+      throw shape_error((loc ? detail::at(*loc) : std::string()) + "texpr: " + std::string(Op::name) + " " + what + ": LHS shape = " +
                         to_string(as) + " RHS shape = " + to_string(bs));
     };
     const index_t ka = as[A::rank - 1];
@@ -5268,11 +5925,16 @@ template <class A, class B> class matmul_expr : public expr_base<matmul_expr<A, 
   /// The operands (left, right).
   const detail::tuple<A, B>& operands() const { return c_; }
   /// The product of other operands of the same shapes.
-  template <class D, class E> matmul_expr<D, E> with_operands(D d, E e) const { return matmul_expr<D, E>(std::move(d), std::move(e)); }
+  template <class D, class E> matmul_expr<D, E, Op> with_operands(D d, E e) const {
+    return matmul_expr<D, E, Op>(std::move(d), std::move(e), nullptr, scale_);
+  }
+  /// The factor the product is multiplied by (scaled_matmul of 8-bit floats: scale_a * scale_b; else 1).
+  float scale() const { return scale_; }
 
  private:
   detail::tuple<A, B> c_;
   shape_t<rank> shape_{};
+  float scale_ = 1.0f;
 };
 
 /// Lazy matrix product of two operands of one dtype and backend (NumPy's matmul rules).
@@ -5285,15 +5947,43 @@ auto matmul(A&& a, B&& b, texpr::source_location loc = texpr::source_location::c
   return matmul_expr<CA, CB>(detail::capture(std::forward<A>(a)), detail::capture(std::forward<B>(b)), &loc);
 }
 
+/// Lazy product of 8-bit operands into a wider result (NumPy's matmul rules): int8 operands give int32, accumulated
+/// exactly (wrapping past 2^31); 8-bit float operands give float32, accumulated in float. Evaluating it is a
+/// registry lookup like any node: on cuda it needs sm_89 for the 8-bit floats (FP8 tensor cores).
+template <operand A, operand B>
+auto scaled_matmul(A&& a, B&& b, texpr::source_location loc = texpr::source_location::current()) {
+  using CA = detail::captured_t<A>;
+  using CB = detail::captured_t<B>;
+  detail::check_same_dtype<typename CA::value_type, typename CB::value_type>();
+  detail::check_same_backend<typename CA::backend, typename CB::backend>();
+  static_assert(in_dtype_set_v<std::remove_cvref_t<decltype(eight_bit)>, typename CA::value_type>,
+                "texpr: scaled_matmul takes 8-bit operands (int8, float8_e4m3, float8_e5m2); use tx::matmul otherwise");
+  return matmul_expr<CA, CB, op::scaled_matmul>(detail::capture(std::forward<A>(a)), detail::capture(std::forward<B>(b)), &loc);
+}
+
+/// Lazy scale_a * scale_b * (a b) of 8-bit float operands (per-tensor scales, as FP8 training stores them), in
+/// float32: the product accumulates in float and is scaled once.
+template <operand A, operand B>
+auto scaled_matmul(A&& a, B&& b, float scale_a, float scale_b, texpr::source_location loc = texpr::source_location::current()) {
+  using CA = detail::captured_t<A>;
+  using CB = detail::captured_t<B>;
+  detail::check_same_dtype<typename CA::value_type, typename CB::value_type>();
+  detail::check_same_backend<typename CA::backend, typename CB::backend>();
+  static_assert(is_float8_v<typename CA::value_type>,
+                "texpr: scales apply to 8-bit float operands; an int8 product is exact in int32 (no scales)");
+  return matmul_expr<CA, CB, op::scaled_matmul>(detail::capture(std::forward<A>(a)), detail::capture(std::forward<B>(b)), &loc,
+                                                scale_a * scale_b);
+}
+
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_EXPR_MATMUL_HPP
 // ---- end texpr/expr/matmul.hpp ----
 // ---- begin texpr/expr/reduction.hpp ----
 #ifndef TEXPR_SI_TEXPR_EXPR_REDUCTION_HPP
 #define TEXPR_SI_TEXPR_EXPR_REDUCTION_HPP
-// Lazy reductions: sum, mean, max, min, prod, argmax, argmin, logsumexp, var, stddev over everything or along one axis (optionally keeping it with
-// extent 1), and sum_to (autograd's sum over broadcast axes). The reduced operand is read fused: no temporary
-// for an elementwise operand.
+// Lazy reductions (op/reduction.hpp's TEXPR_REDUCTION_FUNCTIONS, var and stddev) over everything or along one
+// axis (optionally keeping it with extent 1), and sum_to (autograd's sum over broadcast axes). The reduced operand
+// is read fused: no temporary for an elementwise operand.
 
 namespace texpr {
 
@@ -5449,14 +6139,7 @@ auto reduce(E&& e, index_t axis, Op op = {}, texpr::source_location loc = texpr:
   auto NAME(E&& e, index_t axis, keepdims_t, texpr::source_location loc = texpr::source_location::current()) { \
     return detail::reduce_along<op::NAME, detail::captured_t<E>::rank>(std::forward<E>(e), op::NAME{}, axis, loc); \
   }
-TEXPR_REDUCTION(sum)
-TEXPR_REDUCTION(mean)
-TEXPR_REDUCTION(max)
-TEXPR_REDUCTION(min)
-TEXPR_REDUCTION(prod)
-TEXPR_REDUCTION(argmax)
-TEXPR_REDUCTION(argmin)
-TEXPR_REDUCTION(logsumexp)
+TEXPR_REDUCTION_FUNCTIONS(TEXPR_REDUCTION)
 #undef TEXPR_REDUCTION
 
 namespace detail {
@@ -5730,6 +6413,14 @@ auto expand(op::layer_norm, std::size_t axis, double eps, K& keep, const X& x, c
   auto rstd = keep(rsqrt(var(x, a, keepdims) + eps));
   return (x - mu) * rstd * w + b;
 }
+/// What composite_expr::expand passes first: its call is unqualified, so argument-dependent lookup through this
+/// tag finds expansions declared in headers included later (expr/indexing.hpp) as well as those above.
+struct expansion_tag {};
+/// The expansions above, reached through the tag.
+template <class Op, class... A>
+auto expand_composite(expansion_tag, Op op, A&&... a) -> decltype(expand(op, std::forward<A>(a)...)) {
+  return expand(op, std::forward<A>(a)...);
+}
 } // namespace detail
 
 /// A composite node: Op over operands C... with result rank R, evaluated by expanding it into registered
@@ -5762,8 +6453,8 @@ template <class Op, std::size_t R, class... C> class composite_expr : public exp
   /// The op's definition in registered primitives over v... (the operands' memory, as views); keep(e) turns an
   /// intermediate expression into memory (evaluation passes one that materialises it in the context).
   template <class K, class... V> auto expand(K& keep, const V&... v) const {
-    if constexpr (requires { Op::parameter_name; }) return detail::expand(Op{}, axis_, parameter_, keep, v...);
-    else return detail::expand(Op{}, axis_, keep, v...);
+    if constexpr (requires { Op::parameter_name; }) return expand_composite(detail::expansion_tag{}, Op{}, axis_, parameter_, keep, v...);
+    else return expand_composite(detail::expansion_tag{}, Op{}, axis_, keep, v...);
   }
   /// The same op over other operands of the same shapes.
   template <class... D> composite_expr<Op, R, D...> with_operands(D... d) const {
@@ -5868,17 +6559,228 @@ auto cross_entropy(Z&& logits, L&& labels, texpr::source_location loc = texpr::s
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_EXPR_SOFTMAX_HPP
 // ---- end texpr/expr/softmax.hpp ----
-// ---- begin texpr/placement/runs_on.hpp ----
-#ifndef TEXPR_SI_TEXPR_PLACEMENT_RUNS_ON_HPP
-#define TEXPR_SI_TEXPR_PLACEMENT_RUNS_ON_HPP
-// Compile-time placement: runs_on, require_on and the search for the first offending node.
+// ---- begin texpr/expr/indexing.hpp ----
+#ifndef TEXPR_SI_TEXPR_EXPR_INDEXING_HPP
+#define TEXPR_SI_TEXPR_EXPR_INDEXING_HPP
+// Indexing: tx::index_select, tx::gather and tx::embedding read an operand at int32/int64 indices, and their
+// gradients index_add and scatter_add sum into zeros (op/indexing.hpp). Each is a composite node: its operands are
+// evaluated once into (contiguous) memory, the indices are checked, then one generator pass computes the result.
 
 namespace texpr {
 
 namespace detail {
 
-// The diagnostic naming node N alone (not its children) on Backend, or void when it can run there.
-template <class N, class Backend> struct node_offender {
+/// v as contiguous memory: v itself, or (strided) a copy kept by the expansion's hook.
+template <class K, class V> V contiguous_operand(K& keep, const V& v) {
+  if (v.is_contiguous()) return v;
+  return keep(v * 1);
+}
+
+/// Product of s[first, last).
+template <std::size_t R> index_t extent_product(const shape_t<R>& s, std::size_t first, std::size_t last) {
+  index_t n = 1;
+  for (std::size_t d = first; d < last; ++d) n *= s[d];
+  return n;
+}
+
+/// Throws shape_error naming the first index of idx (contiguous int32/int64 memory on any backend) outside
+/// [0, extent): its value, its position and the extent. Device indices are copied to the host first (a
+/// synchronising copy of the index array). A planned view (no memory: tx::placement) is not read.
+template <class I, std::size_t R, class B>
+void check_indices(const view<const I, R, B>& idx, index_t extent, const char* op, std::size_t axis, const std::string& operand_shape) {
+  const index_t n = idx.size();
+  if (n == 0 || idx.data() == nullptr) return;
+  const I* p = idx.data();
+  std::vector<I> copy;
+  if constexpr (!std::is_same_v<B, host>) {
+    copy.resize(static_cast<std::size_t>(n));
+    memory<B>::copy_to_host(copy.data(), p, sizeof(I) * static_cast<std::size_t>(n), idx.stream());
+    p = copy.data();
+  }
+  for (index_t k = 0; k != n; ++k)
+    if (p[k] < 0 || p[k] >= extent) {
+      std::string position;
+      for (std::size_t d = R, rest = static_cast<std::size_t>(k); d-- > 0;) {
+        const auto e = static_cast<std::size_t>(idx.shape()[d]);
+        position = std::to_string(rest % e) + (d + 1 == R ? "" : ", ") + position;
+        rest /= e;
+      }
+      throw shape_error("texpr: " + std::string(op) + " index " + std::to_string(static_cast<long long>(p[k])) +
+                        " at position (" + position + ") is out of range for axis " + std::to_string(axis) +
+                        " of extent " + std::to_string(extent) + " (operand shape " + operand_shape + ")");
+    }
+}
+
+/// The indexed_read generator over x and idx (contiguous memory) with result shape s.
+template <std::size_t RS, class X, class L>
+auto indexed_read_of(const X& x, const L& idx, bool per_element, index_t positions, index_t extent, index_t inner, const shape_t<RS>& s) {
+  using T = typename X::value_type;
+  using S = typename op::indexed_read::template source<T>;
+  const S src{x.data(), idx.data(), std::is_same_v<typename L::value_type, std::int64_t>, per_element, positions, extent, inner};
+  return generator_expr<op::indexed_read, T, RS, typename X::backend>(src, s);
+}
+/// The indexed_sum generator over g and idx (contiguous memory) with result shape s.
+template <std::size_t RS, class G, class L>
+auto indexed_sum_of(const G& g, const L& idx, bool per_element, index_t positions, index_t extent, index_t inner, const shape_t<RS>& s) {
+  using T = typename G::value_type;
+  using S = typename op::indexed_sum::template source<T>;
+  const S src{g.data(), idx.data(), std::is_same_v<typename L::value_type, std::int64_t>, per_element, positions, extent, inner};
+  return generator_expr<op::indexed_sum, T, RS, typename G::backend>(src, s);
+}
+
+/// index_select's expansion: the indices checked, then one indexed_read pass.
+template <class K, class X, class L> auto expand_composite(expansion_tag, op::index_select, std::size_t axis, K& keep, const X& xv, const L& iv) {
+  const auto x = contiguous_operand(keep, xv);
+  const auto idx = contiguous_operand(keep, iv);
+  const auto xs = x.shape();
+  check_indices(idx, xs[axis], "index_select", axis, to_string(xs));
+  auto s = xs;
+  s[axis] = idx.shape()[0];
+  return indexed_read_of(x, idx, false, s[axis], xs[axis], extent_product(xs, axis + 1, X::rank), s);
+}
+/// gather's expansion: the indices checked, then one indexed_read pass, an index per element.
+template <class K, class X, class L> auto expand_composite(expansion_tag, op::gather, std::size_t axis, K& keep, const X& xv, const L& iv) {
+  const auto x = contiguous_operand(keep, xv);
+  const auto idx = contiguous_operand(keep, iv);
+  const auto xs = x.shape();
+  check_indices(idx, xs[axis], "gather", axis, to_string(xs));
+  return indexed_read_of(x, idx, true, idx.shape()[axis], xs[axis], extent_product(xs, axis + 1, X::rank), idx.shape());
+}
+/// embedding's expansion over weight (V, D) and indices: the indices checked, then one indexed_read pass.
+template <class K, class W, class L> auto expand_composite(expansion_tag, op::embedding, std::size_t, K& keep, const W& wv, const L& iv) {
+  const auto w = contiguous_operand(keep, wv);
+  const auto idx = contiguous_operand(keep, iv);
+  check_indices(idx, w.shape()[0], "embedding", 0, to_string(w.shape()));
+  shape_t<L::rank + 1> s{};
+  for (std::size_t d = 0; d != L::rank; ++d) s[d] = idx.shape()[d];
+  s[L::rank] = w.shape()[1];
+  return indexed_read_of(w, idx, false, idx.size(), w.shape()[0], w.shape()[1], s);
+}
+/// index_add's expansion over g and a rank-1 idx: one indexed_sum pass (the indices were checked by the forward
+/// op; one outside the result adds nothing).
+template <class K, class G, class L> auto expand_composite(expansion_tag, op::index_add, std::size_t axis, double extent, K& keep, const G& gv, const L& iv) {
+  const auto g = contiguous_operand(keep, gv);
+  const auto idx = contiguous_operand(keep, iv);
+  auto s = g.shape();
+  s[axis] = static_cast<index_t>(extent);
+  return indexed_sum_of(g, idx, false, g.shape()[axis], s[axis], extent_product(s, axis + 1, G::rank), s);
+}
+/// scatter_add's expansion over g and idx of g's shape: one indexed_sum pass.
+template <class K, class G, class L> auto expand_composite(expansion_tag, op::scatter_add, std::size_t axis, double extent, K& keep, const G& gv, const L& iv) {
+  const auto g = contiguous_operand(keep, gv);
+  const auto idx = contiguous_operand(keep, iv);
+  auto s = g.shape();
+  s[axis] = static_cast<index_t>(extent);
+  return indexed_sum_of(g, idx, true, g.shape()[axis], s[axis], extent_product(s, axis + 1, G::rank), s);
+}
+
+template <class E, class I> void check_indexing_operands() {
+  static_assert(class_label<I>, "texpr: indices must be int32 or int64");
+  detail::check_same_backend<typename captured_t<E>::backend, typename captured_t<I>::backend>();
+}
+
+/// Zeros of g's shape with extent `extent` along `axis`, plus each slice of g along the axis added at the
+/// position the rank-1 idx gives (index_select's and embedding's gradient; deterministic: see op::indexed_sum).
+template <class G, class L> auto index_add(std::size_t axis, index_t extent, G&& g, L&& idx) {
+  using CG = captured_t<G>;
+  using CL = captured_t<L>;
+  check_indexing_operands<G, L>();
+  static_assert(CL::rank == 1, "texpr: index_add takes a rank-1 index");
+  auto cg = capture(std::forward<G>(g));
+  auto s = cg.shape();
+  s[axis] = extent;
+  return composite_expr<op::index_add, CG::rank, CG, CL>(axis, static_cast<double>(extent), s, std::move(cg), capture(std::forward<L>(idx)));
+}
+/// Zeros of g's shape with extent `extent` along `axis`, plus each element of g added at the position the index
+/// of g's shape gives along the axis (gather's gradient; deterministic: see op::indexed_sum).
+template <class G, class L> auto scatter_add(std::size_t axis, index_t extent, G&& g, L&& idx) {
+  using CG = captured_t<G>;
+  using CL = captured_t<L>;
+  check_indexing_operands<G, L>();
+  static_assert(CL::rank == CG::rank, "texpr: scatter_add takes an index of the source's shape");
+  auto cg = capture(std::forward<G>(g));
+  auto s = cg.shape();
+  s[axis] = extent;
+  return composite_expr<op::scatter_add, CG::rank, CG, CL>(axis, static_cast<double>(extent), s, std::move(cg), capture(std::forward<L>(idx)));
+}
+
+} // namespace detail
+
+/// x's slices along `axis` (negative counts from the end) at the positions a rank-1 int32/int64 index lists, in
+/// its order, repeats allowed (torch.index_select): the result has x's shape with indices.size() along the axis.
+/// x and the indices are evaluated once; then the indices are checked (an index outside [0, extent) throws
+/// shape_error naming it, its position and the extent; on cuda the indices are copied to the host for this,
+/// one synchronising copy) and one pass reads the result. Gradient to x: detail::index_add (a deterministic sum).
+template <operand E, operand I>
+auto index_select(E&& x, index_t axis, I&& indices, texpr::source_location loc = texpr::source_location::current()) {
+  using CX = detail::captured_t<E>;
+  using CI = detail::captured_t<I>;
+  detail::check_indexing_operands<E, I>();
+  static_assert(CX::rank >= 1, "texpr: index_select needs an operand of rank 1 or more");
+  static_assert(CI::rank == 1, "texpr: index_select takes a rank-1 index (use gather for an index of x's rank)");
+  auto c = detail::capture(std::forward<E>(x));
+  auto i = detail::capture(std::forward<I>(indices));
+  const std::size_t a = detail::layout_axis(axis, CX::rank, c.shape(), "index_select", loc);
+  auto s = c.shape();
+  s[a] = i.shape()[0];
+  return composite_expr<op::index_select, CX::rank, CX, CI>(a, s, std::move(c), std::move(i));
+}
+
+/// x[..., indices[..., p, ...], ...] along `axis` for every position of an int32/int64 index of x's rank (torch.gather,
+/// numpy.take_along_axis): the result has the index's shape. The index must have x's extents on every other axis
+/// (shape_error otherwise; torch also takes smaller ones). Indices are checked as index_select's. Gradient to x:
+/// detail::scatter_add (a deterministic sum).
+template <operand E, operand I>
+auto gather(E&& x, index_t axis, I&& indices, texpr::source_location loc = texpr::source_location::current()) {
+  using CX = detail::captured_t<E>;
+  using CI = detail::captured_t<I>;
+  detail::check_indexing_operands<E, I>();
+  static_assert(CX::rank >= 1 && CI::rank == CX::rank, "texpr: gather takes an index of the operand's rank");
+  auto c = detail::capture(std::forward<E>(x));
+  auto i = detail::capture(std::forward<I>(indices));
+  const std::size_t a = detail::layout_axis(axis, CX::rank, c.shape(), "gather", loc);
+  for (std::size_t d = 0; d != CX::rank; ++d)
+    if (d != a && i.shape()[d] != c.shape()[d])
+      throw shape_error(detail::at(loc) + "texpr: gather along axis " + std::to_string(a) +
+                        " needs an index with the operand's extents on the other axes: operand shape = " +
+                        to_string(c.shape()) + " index shape = " + to_string(i.shape()));
+  const auto s = i.shape();
+  return composite_expr<op::gather, CX::rank, CX, CI>(a, s, std::move(c), std::move(i));
+}
+
+/// Rows of weight (V, D) at int32/int64 indices of any rank R (torch.nn.functional.embedding): the result has
+/// shape indices.shape() + (D). Indices are checked as index_select's (each in [0, V)). Gradient to weight:
+/// detail::index_add of the result's gradient seen as (indices.size(), D) (a deterministic sum; none to the
+/// indices).
+template <operand I, operand W>
+auto embedding(I&& indices, W&& weight, texpr::source_location = texpr::source_location::current()) {
+  using CI = detail::captured_t<I>;
+  using CW = detail::captured_t<W>;
+  detail::check_indexing_operands<W, I>();
+  static_assert(CW::rank == 2, "texpr: embedding takes a weight of shape (V, D)");
+  auto w = detail::capture(std::forward<W>(weight));
+  auto i = detail::capture(std::forward<I>(indices));
+  shape_t<CI::rank + 1> s{};
+  for (std::size_t d = 0; d != CI::rank; ++d) s[d] = i.shape()[d];
+  s[CI::rank] = w.shape()[1];
+  return composite_expr<op::embedding, CI::rank + 1, CW, CI>(0, s, std::move(w), std::move(i));
+}
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_EXPR_INDEXING_HPP
+// ---- end texpr/expr/indexing.hpp ----
+// ---- begin texpr/placement/runs_on.hpp ----
+#ifndef TEXPR_SI_TEXPR_PLACEMENT_RUNS_ON_HPP
+#define TEXPR_SI_TEXPR_PLACEMENT_RUNS_ON_HPP
+// Compile-time placement: runs_on, runs_on_arch, require_on and the search for the first offending node.
+
+namespace texpr {
+
+namespace detail {
+
+// The diagnostic naming node N alone (not its children) on Backend for every architecture of Targets
+// (cuda_targets<...>), or void when it can run there.
+template <class N, class Backend, class Targets> struct node_offender {
   using Op = typename N::op_type;
   static auto pick() {
     if constexpr (op::category_v<Op> == op::kind::memory) {
@@ -5894,7 +6796,16 @@ template <class N, class Backend> struct node_offender {
       else
         return std::type_identity<diagnostic::operand_on_other_backend<typename N::backend, Backend>>{};
     } else if constexpr (has_kernel<Op, typename N::kernel_dtype, Backend>) {
-      return std::type_identity<void>{};
+      using K = typename N::kernel_dtype;
+      using too_old = target_below_kernel_t<Op, K, Backend, Targets>;
+      using forbidden_there = target_forbidden_t<Op, K, Targets>;
+      if constexpr (!std::is_void_v<too_old>)
+        return std::type_identity<diagnostic::kernel_needs_newer_arch<Op, dtype_tag_t<K>, Backend, too_old,
+                                                                      sm<kernel_min_arch_v<Op, K, Backend>>>>{};
+      else if constexpr (!std::is_void_v<forbidden_there>)
+        return std::type_identity<diagnostic::kernel_forbidden_on_arch<Op, dtype_tag_t<K>, forbidden_there>>{};
+      else
+        return std::type_identity<void>{};
     } else if constexpr (registered_kernel<Op, typename N::kernel_dtype, Backend>) {
       return std::type_identity<diagnostic::kernel_forbidden<Op, dtype_tag_t<typename N::kernel_dtype>, Backend>>{};
     } else {
@@ -5904,40 +6815,48 @@ template <class N, class Backend> struct node_offender {
   using type = typename decltype(pick())::type;
 };
 
-template <class N, class Backend> struct graph_check;
-template <class List, class Backend> struct first_of;
-template <class Backend> struct first_of<type_list<>, Backend> { using type = void; };
-template <class C, class... Cs, class Backend> struct first_of<type_list<C, Cs...>, Backend> {
-  using head = typename graph_check<C, Backend>::offender;
-  using type = std::conditional_t<std::is_void_v<head>, typename first_of<type_list<Cs...>, Backend>::type, head>;
+template <class N, class Backend, class Targets> struct graph_check;
+template <class List, class Backend, class Targets> struct first_of;
+template <class Backend, class Targets> struct first_of<type_list<>, Backend, Targets> { using type = void; };
+template <class C, class... Cs, class Backend, class Targets> struct first_of<type_list<C, Cs...>, Backend, Targets> {
+  using head = typename graph_check<C, Backend, Targets>::offender;
+  using type = std::conditional_t<std::is_void_v<head>, typename first_of<type_list<Cs...>, Backend, Targets>::type, head>;
 };
 
 // Post-order: the first offender is the first node evaluation would reach.
-template <class N, class Backend> struct graph_check {
-  using children_offender = typename first_of<typename N::children, Backend>::type;
-  using offender = std::conditional_t<std::is_void_v<children_offender>, typename node_offender<N, Backend>::type,
+template <class N, class Backend, class Targets = targets_of_t<Backend>> struct graph_check {
+  using children_offender = typename first_of<typename N::children, Backend, Targets>::type;
+  using offender = std::conditional_t<std::is_void_v<children_offender>, typename node_offender<N, Backend, Targets>::type,
                                       children_offender>;
   static constexpr bool ok = std::is_void_v<offender>;
 };
 
-/// Fails to compile, naming the first offending node, unless graph N runs entirely on Backend.
-template <class N, class Backend> constexpr void check_placement() {
-  using offender = typename graph_check<N, Backend>::offender;
+/// Fails to compile, naming the first offending node, unless graph N runs entirely on Backend, on every
+/// architecture of Targets (default: the build's, on cuda).
+template <class N, class Backend, class Targets = targets_of_t<Backend>> constexpr void check_placement() {
+  using offender = typename graph_check<N, Backend, Targets>::offender;
   if constexpr (!std::is_void_v<offender>) (void)sizeof(offender);
 }
 
 } // namespace detail
 
-/// Holds when every node of E's graph has a kernel for its dtype on Backend and every leaf lives there.
+/// Holds when every node of E's graph has a kernel for its dtype on Backend and every leaf lives there; on cuda,
+/// a kernel that runs on every architecture this translation unit is built for (build_cuda_targets).
 template <class E, class Backend>
 concept runs_on = operand<E> && backend_tag<Backend> && detail::graph_check<detail::captured_t<E>, Backend>::ok;
 
-/// The diagnostic type of the first node of E that cannot run on Backend (void when none).
-template <class E, class Backend>
-using first_offender_t = typename detail::graph_check<detail::captured_t<E>, Backend>::offender;
+/// Holds when E's graph runs on cuda on each of the architectures Archs (`runs_on_arch<G, 80>`: on sm_80, hence on
+/// every newer one; rows declare only a minimum), whatever this translation unit is built for.
+template <class E, int... Archs>
+concept runs_on_arch = operand<E> && sizeof...(Archs) > 0 &&
+                       detail::graph_check<detail::captured_t<E>, cuda, cuda_targets<Archs...>>::ok;
 
-/// Returns e unchanged; fails to compile, naming the first offending node's op, dtype and the backend,
-/// unless the whole graph runs on Backend.
+/// The diagnostic type of the first node of E that cannot run on Backend (void when none).
+template <class E, class Backend, class Targets = targets_of_t<Backend>>
+using first_offender_t = typename detail::graph_check<detail::captured_t<E>, Backend, Targets>::offender;
+
+/// Returns e unchanged; fails to compile, naming the first offending node's op, dtype and the backend (and the
+/// architecture, on cuda), unless the whole graph runs on Backend.
 template <class Backend, operand E> decltype(auto) require_on(E&& e) {
   static_assert(backend_tag<Backend>, "texpr: require_on<Backend> needs tx::host or tx::cuda");
   detail::check_placement<detail::captured_t<E>, Backend>();
@@ -5948,6 +6867,74 @@ template <class Backend, operand E> decltype(auto) require_on(E&& e) {
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_PLACEMENT_RUNS_ON_HPP
 // ---- end texpr/placement/runs_on.hpp ----
+// ---- begin texpr/placement/capturable.hpp ----
+#ifndef TEXPR_SI_TEXPR_PLACEMENT_CAPTURABLE_HPP
+#define TEXPR_SI_TEXPR_PLACEMENT_CAPTURABLE_HPP
+// Compile-time capture check: tx::capturable and tx::require_capturable, the promise tx::capture_step relies on.
+
+namespace texpr {
+
+namespace detail {
+
+// Whether node N alone enqueues only capture-safe work on cuda (its children are checked by the walk).
+template <class N> constexpr bool node_capture_safe() {
+  using Op = typename N::op_type;
+  if constexpr (op::category_v<Op> == op::kind::memory || op::category_v<Op> == op::kind::constant) return true;
+  else return kernel<Op, typename N::kernel_dtype, cuda>::capture_safe;
+}
+
+template <class N> struct capture_walk;
+template <class... C> constexpr bool all_capture_safe(type_list<C...>) { return (capture_walk<C>::value && ...); }
+template <class N> struct capture_walk {
+  using children = typename N::children;
+  static constexpr bool value = all_capture_safe(children{}) && node_capture_safe<N>();
+};
+
+// Whether some leaf of N lives in host memory (on cuda it would need a pageable host to device copy).
+template <class N> struct has_host_leaf;
+template <class... C> constexpr bool any_host_leaf(type_list<C...>) { return (has_host_leaf<C>::value || ...); }
+template <class N> struct has_host_leaf {
+  using children = typename N::children;
+  static constexpr bool value = any_host_leaf(children{}) || (op::category_v<typename N::op_type> == op::kind::memory &&
+                                                              std::is_same_v<typename N::backend, host>);
+};
+
+} // namespace detail
+
+/// Holds when evaluating E on cuda can be captured into a CUDA graph: every leaf lives in device memory (no host
+/// to device copy), every node has a cuda kernel, and every kernel only enqueues stream-ordered work: no host wait,
+/// no host read of device data (item(), to_host are calls, not nodes, and cannot be part of E), no allocation
+/// outside texpr's device cache. tx::capture_step static_asserts it for each graph it captures.
+template <class E>
+concept capturable = operand<E> && runs_on<E, cuda> && detail::capture_walk<detail::captured_t<E>>::value;
+
+/// Returns e unchanged; fails to compile, saying why, unless E is capturable. A value that is not an expression
+/// (what item() or to_host returned: device data already read on the host) is rejected too.
+template <class E> decltype(auto) require_capturable(E&& e) {
+  if constexpr (!operand<E>) {
+    static_assert(operand<E>,
+                  "texpr: tx::capture_step records device work, and this is not an expression but a value already on the "
+                  "host (item() and to_host wait for the device and read its memory, which a CUDA graph cannot do); "
+                  "capture the expression and read its result tensor after replay");
+  } else if constexpr (detail::has_host_leaf<detail::captured_t<E>>::value) {
+    static_assert(!detail::has_host_leaf<detail::captured_t<E>>::value,
+                  "texpr: tx::capture_step needs every leaf in device memory; a host tensor in the graph would need a "
+                  "pageable host to device copy, which a CUDA graph cannot hold: copy the data into a device staging "
+                  "tensor before capture and build the graph on views of it");
+  } else if constexpr (!runs_on<E, cuda>) {
+    detail::check_placement<detail::captured_t<E>, cuda>();  // names the first node without a cuda kernel
+  } else {
+    static_assert(detail::capture_walk<detail::captured_t<E>>::value,
+                  "texpr: a kernel of this graph waits for the device or allocates outside texpr's cache; it cannot "
+                  "run inside a CUDA graph capture");
+  }
+  if constexpr (std::is_lvalue_reference_v<E>) return (e);
+  else return std::remove_cvref_t<E>(std::forward<E>(e));
+}
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_PLACEMENT_CAPTURABLE_HPP
+// ---- end texpr/placement/capturable.hpp ----
 // ---- begin texpr/placement/report.hpp ----
 #ifndef TEXPR_SI_TEXPR_PLACEMENT_REPORT_HPP
 #define TEXPR_SI_TEXPR_PLACEMENT_REPORT_HPP
@@ -6127,6 +7114,7 @@ struct plan_state : plan_walk {
   std::size_t section = 0;                          ///< where lines go now
   std::vector<int> path;                            ///< the current node's operand path
   bool quiet = false;                               ///< lines are dropped (a saved value's operand read again)
+  std::vector<int> archs;                           ///< the architectures checked (cuda): every one must run it
 
   /// The number of saved value s (from 1); numbers it when new.
   int number(const slot_base* s) {
@@ -6203,12 +7191,35 @@ inline std::string format_line(std::size_t depth, const plan_line& l) {
   return line;
 }
 
-/// The kernel column of a node with op Op on dtype T: its implementation, or why there is none.
+/// The architectures a tx::forbidden_on_arch policy is looked up for in the report (the compile-time checks look
+/// it up for the build's targets, whatever they are).
+using reported_cuda_archs = cuda_targets<75, 80, 86, 87, 89, 90, 100, 103, 110, 120, 121>;
+
+/// The first of the walk's architectures on which user code forbids (Op, T), or 0.
+template <class Op, class T, int... A>
+int forbidden_arch_among(const std::vector<int>& archs, cuda_targets<A...>) {
+  for (int a : archs) {
+    bool forbidden = false;
+    ((forbidden = forbidden || (a == A && forbidden_on_arch<Op, T, A>::value)), ...);
+    if (forbidden) return a;
+  }
+  return 0;
+}
+
+/// The kernel column of a node with op Op on dtype T: its implementation, or why there is none (no kernel, one the
+/// user forbids, or one that needs a newer GPU than one of the walk's architectures st.archs).
 template <class Op, class T, class B>
-std::string kernel_column() {
-  if constexpr (has_kernel<Op, T, B>)
-    return std::string(kernel<Op, T, B>::name);
-  else if constexpr (registered_kernel<Op, T, B>)
+std::string kernel_column(const plan_state& st) {
+  if constexpr (has_kernel<Op, T, B>) {
+    constexpr int needs = kernel_min_arch_v<Op, T, B>;
+    for (int a : st.archs)
+      if (a < needs)
+        return "ERROR: " + std::string(kernel<Op, T, B>::name) + " needs sm_" + std::to_string(needs) + ", built for sm_" +
+               std::to_string(a);
+    if (const int a = forbidden_arch_among<Op, T>(st.archs, reported_cuda_archs{}))
+      return "ERROR: forbidden on sm_" + std::to_string(a) + " by tx::forbidden_on_arch";
+    return std::string(kernel<Op, T, B>::name) + (needs ? " (sm_" + std::to_string(needs) + "+)" : std::string());
+  } else if constexpr (registered_kernel<Op, T, B>)
     return "ERROR: forbidden by tx::forbidden";
   else
     return "ERROR: no kernel (evaluation would not compile)";
@@ -6274,7 +7285,7 @@ std::size_t plan_read(const N& n, plan_state& st, std::string_view fused) {
     return st.line(op_label<Op>(), dtype_name_v<typename N::kernel_dtype>, to_string(n.shape()), N::backend::name,
                    "constant");
   } else if constexpr (k == op::kind::generator || k == op::kind::elementwise) {
-    const std::size_t i = node_line<B>(n, st, kernel_column<Op, typename N::kernel_dtype, B>() + std::string(fused));
+    const std::size_t i = node_line<B>(n, st, kernel_column<Op, typename N::kernel_dtype, B>(st) + std::string(fused));
     int j = 0;
     for_each_operand(n, [&](const auto& c) { st.operand(j++, [&] { plan_read<B>(c, st, fused); }); });
     return i;
@@ -6310,7 +7321,7 @@ planned_memory<N::rank> plan_materialize(const N& n, plan_state& st) {
     return {i, n.storage(ctx).strides()};
   } else if constexpr (k == op::kind::layout) {
     using C = std::remove_cvref_t<decltype(n.child())>;
-    std::string how = kernel_column<Op, typename N::kernel_dtype, B>();
+    std::string how = kernel_column<Op, typename N::kernel_dtype, B>(st);
     if constexpr (kind_of_v<C> != op::kind::memory && kind_of_v<C> != op::kind::layout)
       how += " (evaluates its operand first)";
     const std::size_t i = node_line<B>(n, st, std::move(how));
@@ -6362,7 +7373,7 @@ template <class B, class N>
 void plan_epilogue_path(const N& n, plan_state& st) {
   if constexpr (is_matmul_node_v<N>) {
     node_line<B>(n, st,
-                 kernel_column<typename N::op_type, typename N::kernel_dtype, B>() + " (runs the epilogue above)");
+                 kernel_column<typename N::op_type, typename N::kernel_dtype, B>(st) + " (runs the epilogue above)");
     st.operand(0, [&] { plan_materialize<B>(get<0>(n.operands()), st); });
     st.operand(1, [&] { plan_materialize<B>(get<1>(n.operands()), st); });
   } else {
@@ -6449,7 +7460,8 @@ void plan_computed_operands(const N& n, plan_state& st) {
       });
       ++j;
     });
-  } else if constexpr (std::derived_from<Op, op::composite_op>) {
+  } else if constexpr (std::derived_from<Op, op::composite_op> &&
+                       !requires { kernel<Op, typename N::kernel_dtype, B>::runs_composite; }) {
     plan_composite_impl<B>(n, st, std::make_index_sequence<N::children::size>{});
   } else {
     int j = 0;
@@ -6495,13 +7507,13 @@ std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st) {
     }
   }
   if constexpr (k == op::kind::elementwise || k == op::kind::generator) {
-    const std::size_t i = node_line<B>(n, st, kernel_column<Op, T, B>());
+    const std::size_t i = node_line<B>(n, st, kernel_column<Op, T, B>(st));
     int j = 0;
     for_each_operand(n, [&](const auto& c) { st.operand(j++, [&] { plan_read<B>(c, st); }); });
     record_node<B, N>(st);
     return i;
   } else if constexpr (k == op::kind::computed) {
-    const std::size_t i = node_line<B>(n, st, kernel_column<Op, T, B>());
+    const std::size_t i = node_line<B>(n, st, kernel_column<Op, T, B>(st));
     plan_computed_operands<B>(n, st);
     record_node<B, N>(st);
     return i;
@@ -6553,6 +7565,9 @@ inline std::string render(plan_state& st, bool several) {
   return out;
 }
 
+/// The architectures of a cuda_targets list, for the walk.
+template <int... A> std::vector<int> arch_vector(cuda_targets<A...>) { return {A...}; }
+
 /// The report's column headings.
 inline std::string report_heading() {
   std::string head = "node";
@@ -6575,15 +7590,20 @@ inline std::string report_heading() {
 /// are the memory of its operands and kept intermediates). Saved values (autograd) appear as `saved #k` leaves and
 /// their computations are listed once after the graph. Works for graphs that would not compile for Backend too:
 /// offending nodes read "ERROR: ...".
-template <class Backend = void, operand E>
+/// On cuda, the report is for the architectures Targets (default: those this translation unit is built for,
+/// build_cuda_targets), which its first line names; a kernel that needs a newer one reads "ERROR: ... needs sm_80".
+template <class Backend = void, class Targets = build_cuda_targets, operand E>
 std::string placement(const E& e) {
   using N = detail::captured_t<const E&>;
   using B = std::conditional_t<std::is_void_v<Backend>, typename N::backend, Backend>;
   static_assert(backend_tag<B>, "texpr: placement of a graph with no tensor operand needs an explicit backend");
+  using checked = std::conditional_t<std::is_same_v<B, cuda>, Targets, cuda_targets<>>;
   detail::plan_state st;
+  st.archs = detail::arch_vector(checked{});
   detail::plan_result<B>(detail::capture(e), st, 0);
-  return "texpr placement on " + std::string(B::name) + (runs_on<const E&, B> ? "" : " (DOES NOT RUN)") + "\n" +
-         detail::report_heading() + detail::render(st, false);
+  const bool runs = detail::graph_check<N, B, checked>::ok;
+  return "texpr placement on " + std::string(B::name) + (checked::count ? " for " + checked::names() : std::string()) +
+         (runs ? "" : " (DOES NOT RUN)") + "\n" + detail::report_heading() + detail::render(st, false);
 }
 
 /// The kernels tx::eval_all(e...) runs, in order, as tx::kernel_log records them: the same walk and decisions as
@@ -7383,7 +8403,7 @@ void evaluate_new(evaluation_entry, tensor<T, R, B>& t, E&& e, stream_t stream, 
     diagnose_rank<RE, R>();
   } else {
     located(loc, [&] {
-      context<B> ctx{stream ? stream : preferred_stream(n), {}};
+      context<B> ctx{memory<B>::resolve(stream ? stream : preferred_stream(n)), {}};
       tensor<T, R, B> out;
       out.allocate_uninitialized(n.shape(), ctx.stream);
       evaluate_into(out.view(), n, ctx);
@@ -7401,7 +8421,7 @@ void evaluate_to(evaluation_entry, tensor<T, R, B>& t, E&& e, stream_t stream, c
     diagnose_rank<RE, R>();
   } else {
     located(loc, [&] {
-      context<B> ctx{stream ? stream : preferred_stream(n), {}};
+      context<B> ctx{memory<B>::resolve(stream ? stream : preferred_stream(n)), {}};
       if (t.data() == nullptr) {  // no storage yet (default, moved-from or size 0): take e's shape
         tensor<T, R, B> out;
         out.allocate_uninitialized(n.shape(), ctx.stream);
@@ -7423,7 +8443,7 @@ void evaluate_to_view(evaluation_entry, const view<T, R, B>& v, E&& e, const tex
     diagnose_rank<RE, R>();
   } else {
     located(loc, [&] {
-      context<B> ctx{v.stream() ? v.stream() : preferred_stream(n), {}};
+      context<B> ctx{memory<B>::resolve(v.stream() ? v.stream() : preferred_stream(n)), {}};
       if (v.size() > 0)
         for (std::size_t k = 0; k != R; ++k)
           if (v.shape()[k] > 1 && v.strides()[k] == 0)
@@ -7472,7 +8492,7 @@ template <class Derived> auto expr_base<Derived>::item(texpr::source_location lo
   auto n = detail::capture(self);
   typename N::value_type result{};
   detail::located(&loc, [&] {
-    context<B> ctx{detail::preferred_stream(n), {}};
+    context<B> ctx{detail::memory<B>::resolve(detail::preferred_stream(n)), {}};
     auto v = detail::materialize(n, ctx);
     if (v.data() == nullptr) throw shape_error("texpr: item() of an empty rank-0 tensor");
     result = detail::read_element<B>(v.data(), ctx.stream);
@@ -8298,7 +9318,8 @@ void composed::run(const N& n, const view<T, R, host>& dest, context<host>& ctx)
 // ---- begin texpr/backend/host/matmul.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_HOST_MATMUL_HPP
 #define TEXPR_SI_TEXPR_BACKEND_HOST_MATMUL_HPP
-// host_kernels::blocked_gemm: a matmul node as a batch of GEMMs (gemm.hpp) reading its operands in place; and
+// host_kernels::blocked_gemm: a matmul node as a batch of GEMMs (gemm.hpp) reading its operands in place;
+// host_kernels::widening_gemm: scaled_matmul of 8-bit operands, plain loops; and
 // host_kernels::gemm_epilogue: an elementwise tree over one matmul, applied to each finished block of the GEMM.
 
 // ---- begin texpr/backend/host/gemm.hpp ----
@@ -8916,7 +9937,7 @@ void fill_batch_strides(const V& v, std::size_t matrix_dims, const shape_t<BR>& 
 
 /// The plan of matmul node n over its operands' memory va and vb (views).
 template <class N, class VA, class VB> auto make_matmul_plan(const N& n, const VA& va, const VB& vb) {
-  using T = typename N::value_type;
+  using T = typename N::kernel_dtype;  // the operands' (a scaled_matmul's result is wider)
   constexpr std::size_t BR = N::batch_rank;
   constexpr std::size_t RA = std::remove_cvref_t<decltype(va.shape())>{}.size();
   constexpr std::size_t RB = std::remove_cvref_t<decltype(vb.shape())>{}.size();
@@ -8959,6 +9980,38 @@ void blocked_gemm::run(const N& n, const view<T, R, host>& dest, context<host>& 
     const auto [oa, ob] = p.offsets(q);
     detail::host_impl::gemm(p.m, p.n, p.k, p.a.data + oa, p.a.rs, p.a.cs, p.b.data + ob, p.b.rs, p.b.cs,
                             c + q * p.m * p.n);
+  }
+}
+
+template <class N, class T, std::size_t R>
+void widening_gemm::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  using In = typename N::kernel_dtype;
+  const auto p = detail::make_matmul_plan(n, ctx);
+  T* c = dest.data();
+  const float scale = n.scale();
+  std::vector<T> wide_b(static_cast<std::size_t>(p.k * p.n));  // one batch's B, widened, row-major
+  const index_t batches = p.batch_count();
+  for (index_t q = 0; q < batches; ++q) {
+    const auto [oa, ob] = p.offsets(q);
+    for (index_t l = 0; l < p.k; ++l)
+      for (index_t j = 0; j < p.n; ++j)
+        wide_b[static_cast<std::size_t>(l * p.n + j)] = static_cast<T>(detail::widen(p.b.data[ob + l * p.b.rs + j * p.b.cs]));
+    for (index_t i = 0; i < p.m; ++i) {
+      T* row = c + (q * p.m + i) * p.n;
+      for (index_t j = 0; j < p.n; ++j) row[j] = T(0);
+      for (index_t l = 0; l < p.k; ++l) {
+        const T a = static_cast<T>(detail::widen(p.a.data[oa + i * p.a.rs + l * p.a.cs]));
+        const T* b = wide_b.data() + l * p.n;
+        if constexpr (std::is_same_v<In, std::int8_t>) {
+          for (index_t j = 0; j < p.n; ++j) row[j] = detail::wrap_add(row[j], detail::wrap_mul(a, b[j]));
+        } else {
+          for (index_t j = 0; j < p.n; ++j) row[j] += a * b[j];
+        }
+      }
+      if constexpr (!std::is_same_v<In, std::int8_t>)
+        if (scale != 1.0f)
+          for (index_t j = 0; j < p.n; ++j) row[j] *= scale;
+    }
   }
 }
 
@@ -9024,6 +10077,155 @@ void gemm_epilogue::run(const N& n, const view<T, R, host>& dest, context<host>&
 //
 // Speed: the lanes are vectors (see "Vector lanes"), a block is read in order, one block after another, so a row
 // or a range streams at memory bandwidth; a non-last axis is read four rows at a time in wide column tiles.
+//
+// Code size: the engine (lanes, cascades, axis walks, threading) is compiled once per (op, accumulator, element
+// type) and reads its operand through a block_reader; only that reader (a loop filling a buffer from the fused
+// operand) is compiled per operand expression. The plan and its driver are eval/reduction_plan.hpp's.
+
+// ---- begin texpr/eval/reduction_plan.hpp ----
+#ifndef TEXPR_SI_TEXPR_EVAL_REDUCTION_PLAN_HPP
+#define TEXPR_SI_TEXPR_EVAL_REDUCTION_PLAN_HPP
+// What every backend's reduction needs from a reduction node: its operand's shape cut into the path that runs
+// (everything, the last axis, another axis, several axes one at a time), the extents of that path, how an axis is
+// split into chunks, and the one driver that validates the node, reads its operand and calls the backend's two
+// kernels. A backend keeps only those kernels (host/reduce.hpp, cuda/reduce.hpp).
+
+namespace texpr::detail {
+
+/// The operand of an axis reduction viewed as [outer][len][mid][inner]: `len` the reduced axis, `inner` the last
+/// axis (1 when the reduced axis is the last), `mid` the axes between them; for a reduction over everything only
+/// `shape`, `size` and `row` are meaningful.
+template <std::size_t R> struct reduction_plan {
+  shape_t<R> shape{};     ///< The operand's shape.
+  std::size_t axis = 0;   ///< The reduced axis (axis paths).
+  index_t size = 0;       ///< Elements of the operand.
+  index_t row = 1;        ///< Extent of the last axis (a row: what a strided operand is read along).
+  index_t len = 1;        ///< Extent of the reduced axis.
+  index_t outer = 1;      ///< Product of the extents before the reduced axis.
+  index_t mid = 1;        ///< Product of the extents strictly between the reduced axis and the last one.
+  index_t inner = 1;      ///< Extent of the last axis when it is not the reduced one, else 1.
+  index_t n_out = 1;      ///< Result elements (size / len on the axis paths).
+  /// True when the reduced axis is the last one: each result element reduces one row.
+  bool along_rows() const { return axis + 1 == R; }
+  /// Elements after the reduced axis in row-major order (mid * inner): the stride of the reduced axis.
+  index_t after() const { return mid * inner; }
+  /// Row-major offset of element (o, l, m, j) of [outer][len][mid][inner].
+  index_t offset(index_t o, index_t l, index_t m, index_t j) const { return ((o * len + l) * mid + m) * inner + j; }
+};
+
+/// The plan of a reduction over everything of an operand of shape s.
+template <std::size_t R> reduction_plan<R> plan_reduce_all(const shape_t<R>& s) {
+  reduction_plan<R> p;
+  p.shape = s;
+  p.size = shape_size(s);
+  if constexpr (R > 0) p.row = s[R - 1];
+  return p;
+}
+
+/// The plan of a reduction of an operand of shape s along `axis`.
+template <std::size_t R> reduction_plan<R> plan_reduce_axis(const shape_t<R>& s, std::size_t axis) {
+  reduction_plan<R> p = plan_reduce_all(s);
+  p.axis = axis;
+  p.len = s[axis];
+  for (std::size_t d = 0; d < axis; ++d) p.outer *= s[d];
+  if (axis + 1 < R) {
+    for (std::size_t d = axis + 1; d + 1 < R; ++d) p.mid *= s[d];
+    p.inner = s[R - 1];
+  }
+  p.n_out = p.outer * p.mid * p.inner;
+  return p;
+}
+
+/// An axis of length len cut into chunks of chunk_len (the last one shorter), so that `units` independent work
+/// items become about `target`; chunks are at least min_chunk long, and an axis of up to 2 * min_chunk is not cut.
+struct axis_split {
+  index_t chunks = 1;     ///< Pieces of the axis (1: not split).
+  index_t chunk_len = 0;  ///< Elements per piece.
+};
+/// See axis_split.
+inline axis_split split_axis(index_t units, index_t len, index_t min_chunk, index_t target) {
+  const auto up = [](index_t a, index_t b) { return (a + b - 1) / b; };
+  axis_split s{1, len};
+  if (units >= target || len <= 2 * min_chunk) return s;
+  const index_t want = up(target, units < 1 ? 1 : units);
+  const index_t most = up(len, min_chunk);
+  const index_t k = want < most ? want : most;
+  s.chunk_len = up(len, k);
+  s.chunks = up(len, s.chunk_len);
+  return s;
+}
+
+/// Throws shape_error when reduction node n reduces an axis of length 0 and its op has no identity (max, min).
+template <class N> void check_reduction_nonempty(const N& n, index_t dest_size) {
+  using Op = typename N::op_type;
+  if constexpr (Op::needs_nonempty) {
+    const auto s = n.child().shape();
+    bool empty_line = false;
+    for (std::size_t d = 0; d != s.size(); ++d)
+      if (n.reduces(d) && s[d] == 0) empty_line = true;
+    if (empty_line && dest_size != 0)
+      throw shape_error("texpr: " + std::string(Op::name) + " over an axis of length 0 (input shape " + to_string(s) +
+                        ") has no identity");
+  }
+}
+
+/// dest = reduction node n on backend B, through the backend's two kernels:
+///   kernels.template all<A>(op, acc, plan, out)   writes op over every element acc reads into out[0];
+///   kernels.template axis<A>(op, acc, plan, out)  writes op along plan.axis into out (contiguous, axis removed).
+/// The operand is read fused (its accessor), except where the node reads it from memory (sum_to); several axes
+/// (sum_to) reduce one axis at a time, each kept with extent 1, the last into dest. A reduction that reduces
+/// nothing never gets here: evaluation takes its operand as the result.
+template <class N, class T, std::size_t R, class B, class Kernels>
+void run_reduction(const N& n, const view<T, R, B>& dest, context<B>& ctx, const Kernels& kernels) {
+  using C = std::remove_cvref_t<decltype(n.child())>;
+  using KT = typename N::kernel_dtype;
+  using Op = typename N::op_type;
+  using A = typename Op::template accumulator<KT>;
+  constexpr std::size_t RC = C::rank;
+  check_reduction_nonempty(n, dest.size());
+  const Op& op = n.op();
+  const auto in_shape = n.child().shape();
+  const auto operand = [&] {
+    if constexpr (N::operand_in_memory) return materialize(n.child(), ctx);
+    else return n.child();
+  };
+  if (R == 0 || n.reduces_all()) {
+    kernels.template all<A>(op, read(operand(), in_shape, ctx), plan_reduce_all(in_shape), dest.data());
+    return;
+  }
+  // A rank-0 result reduces everything: the axis paths are not instantiated for it (a loss's mean).
+  if constexpr (RC >= 1 && R > 0) {
+    if (n.reduced_count() == 1) {
+      std::size_t axis = 0;
+      while (!n.reduces(axis)) ++axis;
+      kernels.template axis<A>(op, read(operand(), in_shape, ctx), plan_reduce_axis(in_shape, axis), dest.data());
+      return;
+    }
+    // (argmax and argmin are not decomposable; their API reduces one axis or all, never this path)
+    if constexpr (Op::decomposable && std::is_same_v<T, KT>) {
+      const auto first = materialize(n.child(), ctx);
+      const T* data = first.data();  // (views assign elements, so the current input is kept as pointer + layout)
+      shape_t<RC> shape = in_shape, strides = first.strides();
+      int left = n.reduced_count();
+      for (std::size_t axis = 0; axis < RC; ++axis) {
+        if (!n.reduces(axis)) continue;
+        const auto acc = make_strided_accessor(memory_source<T>{data}, shape, strides, shape);
+        shape_t<RC> next = shape;
+        next[axis] = 1;
+        T* target = --left == 0 ? dest.data() : temporary<T, RC, B>(next, ctx).data();
+        kernels.template axis<A>(op, acc, plan_reduce_axis(shape, axis), target);
+        if (left == 0) return;
+        data = target;
+        shape = next;
+        strides = contiguous_strides(next);
+      }
+    }
+  }
+}
+
+} // namespace texpr::detail
+#endif // TEXPR_SI_TEXPR_EVAL_REDUCTION_PLAN_HPP
+// ---- end texpr/eval/reduction_plan.hpp ----
 
 namespace texpr::detail::host_impl {
 
@@ -9072,12 +10274,12 @@ template <class A, class Op> struct cascade {
 template <class A, class Op> struct column_cascade {
   const Op& op;
   index_t width;         // columns per row
-  std::vector<A> stack;  // level l holds row l: columns [l * width, (l + 1) * width)
+  std::unique_ptr<A[]> stack;  // level l holds row l: columns [l * width, (l + 1) * width)
   index_t top = 0;
   std::size_t count = 0;
   // Room for `blocks` pushes: the counter never holds more than bit_width(blocks) rows.
   column_cascade(const Op& o, index_t width_, index_t blocks)
-      : op(o), width(width_), stack(static_cast<std::size_t>(width_) * std::bit_width(static_cast<std::size_t>(blocks))) {}
+      : op(o), width(width_), stack(new A[static_cast<std::size_t>(width_) * std::bit_width(static_cast<std::size_t>(blocks))]) {}
   void clear() {
     top = 0;
     count = 0;
@@ -9085,17 +10287,17 @@ template <class A, class Op> struct column_cascade {
   // Pushes the row v[0, w) (w <= width); v is overwritten.
   void push(A* v, index_t w) {
     for (std::size_t c = count++; c & 1u; c >>= 1) {
-      const A* below = stack.data() + --top * width;
+      const A* below = stack.get() + --top * width;
       for (index_t j = 0; j < w; ++j) v[j] = op.combine(below[j], v[j]);
     }
-    A* slot = stack.data() + top++ * width;
+    A* slot = stack.get() + top++ * width;
     for (index_t j = 0; j < w; ++j) slot[j] = v[j];
   }
   // out[0, w) = the combined columns, newest row first (as cascade::result).
   void result(A* out, index_t w) const {
     for (index_t j = 0; j < w; ++j) out[j] = op.template identity<A>();
     for (index_t i = top; i-- > 0;) {
-      const A* s = stack.data() + i * width;
+      const A* s = stack.get() + i * width;
       for (index_t j = 0; j < w; ++j) out[j] = op.combine(s[j], out[j]);
     }
   }
@@ -9132,39 +10334,37 @@ template <int G, class A, class Op, class Get> void reduce_blocks(const Op& op, 
 #else
 #define TEXPR_REDUCE_UNROLL _Pragma("GCC unroll 16")
 #endif
+#if defined(__clang__)
+#define TEXPR_REDUCE_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__CUDACC__)
+#define TEXPR_REDUCE_IVDEP
+#else
+#define TEXPR_REDUCE_IVDEP _Pragma("GCC ivdep")
+#endif
 #else
 #define TEXPR_REDUCE_VECTORS 0
 #define TEXPR_REDUCE_UNROLL
+#define TEXPR_REDUCE_IVDEP
 #endif
 
-enum class lane_fold { none, add, mul, max, min, moments, logsumexp, argmax, argmin };
+using lane_fold = op::vector_fold;
 
+template <class A> inline constexpr bool lane_number_v = std::is_same_v<A, float> || std::is_same_v<A, double> ||
+                                                         std::is_same_v<A, std::int32_t> || std::is_same_v<A, std::int64_t>;
+template <class A> struct lane_indexed : std::false_type {};
+template <class C> struct lane_indexed<op::indexed<C>> : std::bool_constant<lane_number_v<C>> {};
+
+/// The lane form that runs for op Op with accumulator A: the fold Op declares, where the lanes hold A (numbers
+/// and bool for add, mul, max and min; double moments; float or double scaled sums; indexed numbers), else none.
 template <class Op, class A> constexpr lane_fold lane_fold_of() {
-  constexpr bool number = std::is_same_v<A, float> || std::is_same_v<A, double> || std::is_same_v<A, std::int32_t> ||
-                          std::is_same_v<A, std::int64_t>;
+  constexpr lane_fold F = Op::fold;
   if constexpr (!TEXPR_REDUCE_VECTORS) return lane_fold::none;
-  else if constexpr (std::is_same_v<A, op::moments<double>> &&
-                     (std::is_base_of_v<op::moment_reduction<false>, Op> ||
-                      std::is_base_of_v<op::moment_reduction<true>, Op>))
-    return lane_fold::moments;
-  else if constexpr (std::is_same_v<Op, op::logsumexp> &&
-                     (std::is_same_v<A, op::scaled_sum<float>> || std::is_same_v<A, op::scaled_sum<double>>))
-    return lane_fold::logsumexp;
-  else if constexpr (std::is_base_of_v<op::arg_reduction<true>, Op> &&
-                     (std::is_same_v<A, op::indexed<float>> || std::is_same_v<A, op::indexed<double>> ||
-                      std::is_same_v<A, op::indexed<std::int32_t>> || std::is_same_v<A, op::indexed<std::int64_t>>))
-    return lane_fold::argmax;
-  else if constexpr (std::is_base_of_v<op::arg_reduction<false>, Op> &&
-                     (std::is_same_v<A, op::indexed<float>> || std::is_same_v<A, op::indexed<double>> ||
-                      std::is_same_v<A, op::indexed<std::int32_t>> || std::is_same_v<A, op::indexed<std::int64_t>>))
-    return lane_fold::argmin;
-  else if constexpr (!number) return lane_fold::none;
-  else if constexpr (std::is_same_v<Op, op::sum> || std::is_same_v<Op, op::sum_to> || std::is_same_v<Op, op::mean>)
-    return lane_fold::add;
-  else if constexpr (std::is_same_v<Op, op::prod>) return lane_fold::mul;
-  else if constexpr (std::is_same_v<Op, op::max>) return lane_fold::max;
-  else if constexpr (std::is_same_v<Op, op::min>) return lane_fold::min;
-  else return lane_fold::none;
+  else if constexpr (F == lane_fold::moments) return std::is_same_v<A, op::moments<double>> ? F : lane_fold::none;
+  else if constexpr (F == lane_fold::logsumexp)
+    return std::is_same_v<A, op::scaled_sum<float>> || std::is_same_v<A, op::scaled_sum<double>> ? F : lane_fold::none;
+  else if constexpr (F == lane_fold::argmax || F == lane_fold::argmin) return lane_indexed<A>::value ? F : lane_fold::none;
+  else if constexpr (F == lane_fold::max || F == lane_fold::min) return lane_number_v<A> || std::is_same_v<A, bool> ? F : lane_fold::none;
+  else return lane_number_v<A> ? F : lane_fold::none;
 }
 
 #if TEXPR_REDUCE_VECTORS
@@ -9209,9 +10409,12 @@ template <lane_fold F, class A> struct lane_element_of {
   using type = A;
 };
 template <lane_fold F, class A>
-  requires(std::is_integral_v<A> && (F == lane_fold::add || F == lane_fold::mul))
+  requires(std::is_integral_v<A> && !std::is_same_v<A, bool> && (F == lane_fold::add || F == lane_fold::mul))
 struct lane_element_of<F, A> {
   using type = std::make_unsigned_t<A>;
+};
+template <lane_fold F> struct lane_element_of<F, bool> {  // any and all: max and min over 0 and 1
+  using type = std::uint32_t;
 };
 
 template <class E> inline void to_lanes(lane_group<E>& x, const E* t) { std::memcpy(&x.v, t, sizeof x.v); }
@@ -9541,120 +10744,210 @@ template <class A, class Op, class Get> void push_blocks(cascade<A, Op>& c, cons
   for (; b < n; b += block) c.push(reduce_block<A>(c.op, get, base, b, n - b < block ? n - b : block));
 }
 
-template <class A, class Op, class Get> A reduce_range(const Op& op, const Get& get, index_t base, index_t n) {
-#if TEXPR_REDUCE_VECTORS
-  // One block: its result (the cascade would return combine(result, identity), the result itself).
-  if constexpr (lane_fold_of<Op, A>() != lane_fold::none)
-    if (n > 0 && n <= block) return reduce_block_vec<A>(op, get, base, 0, n);
-#endif
-  cascade<A, Op> c(op);
-  push_blocks<A>(c, get, base, n);
-  return c.result();
-}
+// ---- The producer: what is compiled per operand expression ------------------------------------------------------
+// The engine below reads its operand through a block_reader, one virtual call per piece of up to chunk_elements
+// elements, so the lanes, cascades, axis walks and threading are compiled once per (op, accumulator, element
+// type), not once per fused operand; an operand costs only the loop that evaluates a piece into a buffer in L1
+// (or, for memory of the element type, a pointer into it).
 
-/// The accumulator over everything acc reads (shape in_shape), pairwise in blocks.
-template <class A, class Op, std::size_t R, class Acc> A reduce_all(const Op& op, const Acc& acc, const shape_t<R>& in_shape) {
-  const index_t n = shape_size(in_shape);
-  if constexpr (R == 0) return op.template lift<A>(widen(acc.linear(0)), 0);
-  if (n == 0) return op.template identity<A>();
-  if (acc.dense()) {
-    // Fixed pieces of reduce_chunk elements, combined pairwise in order (independent of the thread count).
-    const index_t pieces = (n + reduce_chunk - 1) / reduce_chunk;
-    if (pieces == 1) {
-      const Acc a = acc;
-      return reduce_range<A>(op, [&](index_t i) { return a.linear(i); }, 0, n);
-    }
-    std::vector<A> part(static_cast<std::size_t>(pieces));
-    for_ranges(pieces, 1, [&](index_t p0, index_t p1) {
-      const Acc a = acc;
-      for (index_t p = p0; p < p1; ++p) {
-        const index_t b = p * reduce_chunk, e = b + reduce_chunk < n ? b + reduce_chunk : n;
-        part[static_cast<std::size_t>(p)] = reduce_range<A>(op, [&](index_t i) { return a.linear(b + i); }, b, e - b);
+/// One task's reader of a reduction operand's elements, in row-major order of the operand's shape, widened.
+template <class W> struct block_reader {
+  virtual ~block_reader() = default;
+  /// Elements [begin, begin + n) with n <= chunk_elements (any n when the producer is direct) and, unless the
+  /// operand is dense, within one row: a pointer to them, into memory or into buf (room for chunk_elements),
+  /// valid until the next read into buf.
+  virtual const W* read(index_t begin, index_t n, W* buf) = 0;
+};
+
+/// An operand as the engine sees it: whether it is dense, its row length, and one reader per task.
+template <class W> struct block_producer {
+  bool dense = false;   ///< Any range may be read (else reads stay within a row).
+  bool direct = false;  ///< Dense memory of W: a read of any length returns a pointer into it.
+  index_t row = 1;      ///< Extent of the operand's last axis.
+  /// A reader for one task.
+  virtual std::unique_ptr<block_reader<W>> open() const = 0;
+
+ protected:
+  ~block_producer() = default;
+};
+
+/// True for accessors over memory whose elements are already W (a dense read is a pointer into them).
+template <class Acc, class W> concept memory_of = std::is_same_v<typename Acc::value_type, W> && requires(const Acc& a) {
+  { a.src.p } -> std::convertible_to<const W*>;
+};
+
+/// The producer of accessor Acc (rank R output): dense operands by linear(i), others row by row through their
+/// chunk reader (one seek per row).
+template <class Acc, std::size_t R> struct accessor_producer final : block_producer<compute_t<typename Acc::value_type>> {
+  using W = compute_t<typename Acc::value_type>;
+  Acc acc;
+  shape_t<R> shape;
+  accessor_producer(const Acc& a, const shape_t<R>& s) : acc(a), shape(s) {
+    this->dense = a.dense();
+    this->direct = this->dense && memory_of<Acc, W>;
+    if constexpr (R > 0) this->row = s[R - 1];
+  }
+  struct reader final : block_reader<W> {
+    const accessor_producer& p;
+    line_reader<Acc> lines;
+    index_t current = -1;  // the row the chunk reader is bound to
+    explicit reader(const accessor_producer& producer) : p(producer), lines(producer.acc) {}
+    const W* read(index_t begin, index_t n, W* buf) override {
+      if (p.dense) {
+        if constexpr (memory_of<Acc, W>) {
+          return lines.acc.src.p + begin;
+        } else {
+          const Acc a = lines.acc;
+          fill(buf, n, [&](index_t k) { return widen(a.linear(begin + k)); });
+          return buf;
+        }
       }
-    });
+      if constexpr (R > 0) {
+        const index_t r = begin / p.row;
+        if (r != current) {
+          index_t idx[R] = {};
+          row_index(r, p.shape, idx);
+          lines.acc.seek(idx, R - 1);
+          lines.reader->bind(lines.acc, p.row);
+          current = r;
+        }
+        lines.reader->start(begin - r * p.row, n);
+        const auto ch = *lines.reader;
+        if constexpr (memory_of<Acc, W>)
+          if (ch.p != ch.buf) return ch.p;  // a unit-stride row of memory (a buffer is refilled by the next read)
+        fill(buf, n, [&](index_t k) { return widen(ch[k]); });
+      }
+      return buf;
+    }
+  };
+  // buf[0, n) = get(0 .. n), in runs of 16 that never alias the operand (buf is the engine's own buffer): at -O2
+  // compilers vectorise only loops of a known count without run-time alias checks.
+  template <class Get> static void fill(W* buf, index_t n, const Get& get) {
+    index_t k = 0;
+    for (; k + lanes <= n; k += lanes) {
+      W* out = buf + k;
+      TEXPR_REDUCE_IVDEP
+      for (index_t j = 0; j < lanes; ++j) out[j] = get(k + j);
+    }
+    for (; k < n; ++k) buf[k] = get(k);
+  }
+  std::unique_ptr<block_reader<W>> open() const override { return std::make_unique<reader>(*this); }
+};
+
+// ---- The engine: compiled per (op, accumulator, element type) ---------------------------------------------------
+
+/// Element i of a piece read into memory.
+template <class W> struct piece {
+  const W* p;
+  W operator()(index_t i) const { return p[i]; }
+};
+
+/// One task's reader and its buffers (`rows` pieces of chunk_elements).
+template <class W> struct task_reader {
+  std::unique_ptr<block_reader<W>> rd;
+  std::unique_ptr<W[]> buf;
+  bool direct;
+  task_reader(const block_producer<W>& src, index_t rows)
+      : rd(src.open()), buf(new W[static_cast<std::size_t>(rows * chunk_elements)]), direct(src.direct) {}
+  const W* read(index_t begin, index_t n, index_t slot = 0) { return rd->read(begin, n, buf.get() + slot * chunk_elements); }
+};
+
+/// Reductions of a block_producer<W> by Op into accumulators A. Every element is combined as the blocks, lanes
+/// and cascades above describe, so the result depends on the shape only, not on the thread count or the operand.
+template <class Op, class A, class W> struct reduction_engine {
+  /// Pushes the blocks of elements [begin, begin + n) (reduced-range indices from base) into c.
+  static void push_range(cascade<A, Op>& c, task_reader<W>& in, index_t begin, index_t base, index_t n) {
+    if (in.direct) {  // memory: the whole range in one pass, as the lanes stream it
+      push_blocks<A>(c, piece<W>{in.read(begin, n)}, base, n);
+      return;
+    }
+    for (index_t j0 = 0; j0 < n; j0 += chunk_elements) {
+      const index_t m = n - j0 < chunk_elements ? n - j0 : chunk_elements;
+      push_blocks<A>(c, piece<W>{in.read(begin + j0, m)}, base + j0, m);
+    }
+  }
+  /// Elements [begin, begin + n) reduced (within one row unless the operand is dense).
+  static A range(const Op& op, task_reader<W>& in, index_t begin, index_t base, index_t n) {
+#if TEXPR_REDUCE_VECTORS
+    // One block: its result (the cascade would return combine(result, identity), the result itself).
+    if constexpr (lane_fold_of<Op, A>() != lane_fold::none)
+      if (n > 0 && n <= block) return reduce_block_vec<A>(op, piece<W>{in.read(begin, n)}, base, 0, n);
+#endif
     cascade<A, Op> c(op);
-    for (const A& v : part) c.push(v);
+    push_range(c, in, begin, base, n);
     return c.result();
   }
-  if constexpr (R > 0) {
-    // Rows, grouped into pieces that depend only on the shape; each row reduces pairwise in blocks.
-    const index_t len = in_shape[R - 1], rows = n / len;
+  /// A row of `len` elements from `begin`, as a strided row was always reduced: through the cascade.
+  static A row(const Op& op, task_reader<W>& in, index_t begin, index_t base, index_t len) {
+    cascade<A, Op> c(op);
+    push_range(c, in, begin, base, len);
+    return c.result();
+  }
+
+  /// The accumulator over all `size` elements (> 0). Dense: fixed pieces of reduce_chunk elements; otherwise rows
+  /// grouped into pieces that depend only on the shape. Pieces are combined pairwise in order.
+  static A all(const Op& op, const block_producer<W>& src, index_t size) {
+    if (src.dense) {
+      const index_t pieces = (size + reduce_chunk - 1) / reduce_chunk;
+      if (pieces == 1) {
+        task_reader<W> in(src, 1);
+        return range(op, in, 0, 0, size);
+      }
+      std::unique_ptr<A[]> part(new A[static_cast<std::size_t>(pieces)]);
+      for_ranges(pieces, 1, [&](index_t p0, index_t p1) {
+        task_reader<W> in(src, 1);
+        for (index_t p = p0; p < p1; ++p) {
+          const index_t b = p * reduce_chunk, e = b + reduce_chunk < size ? b + reduce_chunk : size;
+          part[p] = range(op, in, b, b, e - b);
+        }
+      });
+      cascade<A, Op> c(op);
+      for (index_t p = 0; p < pieces; ++p) c.push(part[p]);
+      return c.result();
+    }
+    const index_t len = src.row, rows = size / len;
     const index_t rows_per_piece = len >= reduce_chunk ? 1 : reduce_chunk / len;
     const index_t pieces = (rows + rows_per_piece - 1) / rows_per_piece;
-    std::vector<A> part(static_cast<std::size_t>(pieces));
+    std::unique_ptr<A[]> part(new A[static_cast<std::size_t>(pieces)]);
     for_ranges(pieces, 1, [&](index_t p0, index_t p1) {
-      line_reader<Acc> lines(acc);
+      task_reader<W> in(src, 1);
       for (index_t p = p0; p < p1; ++p) {
         const index_t r0 = p * rows_per_piece, r1 = r0 + rows_per_piece < rows ? r0 + rows_per_piece : rows;
-        index_t idx[R] = {};
-        row_index(r0, in_shape, idx);
         cascade<A, Op> rows_c(op);
-        for (index_t r = r0; r < r1; ++r, next_row(idx, in_shape)) {
-          cascade<A, Op> c(op);
-          lines.template for_chunks<R>(idx, len, [&](const auto& ch, index_t j0, index_t m) {
-            push_blocks<A>(c, [&](index_t j) { return ch[j]; }, r * len + j0, m);
-          });
-          rows_c.push(c.result());
-        }
-        part[static_cast<std::size_t>(p)] = rows_c.result();
+        for (index_t r = r0; r < r1; ++r) rows_c.push(row(op, in, r * len, r * len, len));
+        part[p] = rows_c.result();
       }
     });
     cascade<A, Op> c(op);
-    for (const A& v : part) c.push(v);
+    for (index_t p = 0; p < pieces; ++p) c.push(part[p]);
     return c.result();
   }
-  return op.template identity<A>();
-}
 
-/// out[...] = the reduction of acc (shape in_shape) along `axis`; out is contiguous, the axis removed.
-template <class A, class T, class Op, std::size_t R, class Acc>
-void reduce_axis(const Op& op, const Acc& acc, const shape_t<R>& in_shape, std::size_t axis, T* out) {
-  index_t n_out = 1;
-  for (std::size_t d = 0; d != R; ++d)
-    if (d != axis) n_out *= in_shape[d];
-  if (n_out == 0) return;
-  const index_t len = in_shape[axis];
-  if (axis == R - 1) {
-    // Each output element reduces one row, pairwise in blocks; rows are independent, so threads split them.
-    for_ranges(n_out, (elementwise_grain + len) / (len + 1), [&](index_t r0, index_t r1) {
-      if (acc.dense()) {
-        const Acc a = acc;
-        for (index_t r = r0; r < r1; ++r) {
-          const index_t base = r * len;
-          const A v = reduce_range<A>(op, [&](index_t j) { return a.linear(base + j); }, 0, len);
-          out[r] = op.template finalize<T>(v, len);
-        }
-        return;
-      }
-      line_reader<Acc> lines(acc);
-      index_t idx[R] = {};
-      row_index(r0, in_shape, idx);
-      for (index_t r = r0; r < r1; ++r, next_row(idx, in_shape)) {
-        cascade<A, Op> c(op);
-        lines.template for_chunks<R>(idx, len, [&](const auto& ch, index_t j0, index_t m) {
-          push_blocks<A>(c, [&](index_t j) { return ch[j]; }, j0, m);
-        });
-        out[r] = op.template finalize<T>(c.result(), len);
+  /// out[r] = the reduction of row r (len elements) for r < rows, finalised; rows are independent, so threads
+  /// split them.
+  template <class T> static void rows(const Op& op, const block_producer<W>& src, index_t rows, index_t len, T* out) {
+    for_ranges(rows, (elementwise_grain + len) / (len + 1), [&](index_t r0, index_t r1) {
+      task_reader<W> in(src, 1);
+      for (index_t r = r0; r < r1; ++r) {
+        const A v = src.dense ? range(op, in, r * len, 0, len) : row(op, in, r * len, 0, len);
+        out[r] = op.template finalize<T>(v, len);
       }
     });
-    return;
   }
-  if constexpr (R >= 2) {
-    // A non-last axis: stream whole rows and accumulate them into a row of accumulators, in blocks of 16 rows
-    // whose per-column results go through a per-column pairwise cascade, so every output element sees the same
-    // summation depth as a reduction over everything (16 sequential, then log2). Threads split the (outer, mid,
-    // column-tile) tiles; each output element is computed the same way whatever the split or the tile width.
-    index_t outer = 1, mid = 1;
-    for (std::size_t d = 0; d < axis; ++d) outer *= in_shape[d];
-    for (std::size_t d = axis + 1; d + 1 < R; ++d) mid *= in_shape[d];
-    const index_t inner = in_shape[R - 1];
+
+  /// out[(o, m, j)] = the reduction along l of the operand viewed as [outer][len][mid][inner], finalised.
+  /// Whole rows are streamed and accumulated into a row of accumulators, in blocks of 16 rows whose per-column
+  /// results go through a per-column pairwise cascade, so every output element sees the same summation depth as
+  /// a reduction over everything (16 sequential, then log2). Threads split the (outer, mid, column-tile) tiles;
+  /// each output element is computed the same way whatever the split or the tile width.
+  template <class T>
+  static void columns(const Op& op, const block_producer<W>& src, index_t outer, index_t len, index_t mid, index_t inner, T* out) {
     constexpr index_t rows_per_block = 16;
-    const bool dense = acc.dense();
     // Tile width: a dense input is read in row pieces of up to 16 KiB of accumulators (a 4 KiB piece per row
-    // is a page, and the prefetchers restart on each), narrower while that leaves a thread without a tile; the
-    // chunk reader of a strided input reads chunk_elements at most.
+    // is a page, and the prefetchers restart on each), narrower while that leaves a thread without a tile; a
+    // strided input reads chunk_elements at most.
     index_t tile = chunk_elements;
-    if (dense) {
+    if (src.dense) {
       constexpr index_t wide = 16384 / sizeof(A) > chunk_elements ? 16384 / sizeof(A) : chunk_elements;
       const index_t threads = num_threads();
       tile = inner < wide ? (inner + lanes - 1) / lanes * lanes : wide;
@@ -9665,9 +10958,10 @@ void reduce_axis(const Op& op, const Acc& acc, const shape_t<R>& in_shape, std::
     const index_t col_chunks = (inner + tile - 1) / tile;
     const index_t tiles = outer * mid * col_chunks;
     const index_t tile_work = len * (inner < tile ? inner : tile);
+    const index_t stride = mid * inner;  // from row l to row l + 1
     for_ranges(tiles, (elementwise_grain + tile_work) / (tile_work + 1), [&](index_t t0, index_t t1) {
-      line_reader<Acc> lines(acc);
-      auto part = std::make_unique<A[]>(static_cast<std::size_t>(tile));
+      task_reader<W> in(src, 4);
+      std::unique_ptr<A[]> part(new A[static_cast<std::size_t>(tile)]);
       column_cascade<A, Op> columns(op, tile, (len + rows_per_block - 1) / rows_per_block);
       for (index_t t = t0; t < t1; ++t) {
         const index_t cc = t % col_chunks, om = t / col_chunks;
@@ -9677,45 +10971,29 @@ void reduce_axis(const Op& op, const Acc& acc, const shape_t<R>& in_shape, std::
         for (index_t l0 = 0; l0 < len; l0 += rows_per_block) {
           for (index_t j = 0; j < w; ++j) part[j] = op.template identity<A>();
           const index_t l1 = l0 + rows_per_block < len ? l0 + rows_per_block : len;
-          if (dense) {
+          for (index_t c0 = 0; c0 < w; c0 += chunk_elements) {
+            const index_t cw = w - c0 < chunk_elements ? w - c0 : chunk_elements;
+            A* acc = part.get() + c0;
+            index_t l = l0;
+            const index_t b0 = ((o * len + l0) * mid + m) * inner + j0 + c0;  // row l0's piece
             // Four rows per pass over part (each element still combined row after row, in order): a quarter
             // of the loads and stores of part.
-            const Acc& a = lines.acc;
-            const index_t stride = mid * inner;  // from row l to row l + 1
-            const auto at = [&](index_t l, index_t j) {
-              return op.template lift<A>(widen(a.linear(((o * len + l) * mid + m) * inner + j0 + j)), l);
-            };
-            index_t l = l0;
             for (; l + 4 <= l1; l += 4) {
-              const index_t b = ((o * len + l) * mid + m) * inner + j0;
-              for (index_t j = 0; j < w; ++j) {
-                A v = op.combine(part[j], op.template lift<A>(widen(a.linear(b + j)), l));
-                v = op.combine(v, op.template lift<A>(widen(a.linear(b + stride + j)), l + 1));
-                v = op.combine(v, op.template lift<A>(widen(a.linear(b + 2 * stride + j)), l + 2));
-                part[j] = op.combine(v, op.template lift<A>(widen(a.linear(b + 3 * stride + j)), l + 3));
+              const index_t b = b0 + (l - l0) * stride;
+              const W* x0 = in.read(b, cw, 0);
+              const W* x1 = in.read(b + stride, cw, 1);
+              const W* x2 = in.read(b + 2 * stride, cw, 2);
+              const W* x3 = in.read(b + 3 * stride, cw, 3);
+              for (index_t j = 0; j < cw; ++j) {
+                A v = op.combine(acc[j], op.template lift<A>(x0[j], l));
+                v = op.combine(v, op.template lift<A>(x1[j], l + 1));
+                v = op.combine(v, op.template lift<A>(x2[j], l + 2));
+                acc[j] = op.combine(v, op.template lift<A>(x3[j], l + 3));
               }
             }
-            for (; l < l1; ++l)
-              for (index_t j = 0; j < w; ++j) part[j] = op.combine(part[j], at(l, j));
-          } else {
-            for (index_t l = l0; l < l1; ++l) {
-              index_t idx[R] = {};
-              index_t rem = o;
-              for (std::size_t d = axis; d-- > 0;) {
-                idx[d] = rem % in_shape[d];
-                rem /= in_shape[d];
-              }
-              idx[axis] = l;
-              rem = m;
-              for (std::size_t d = R - 1; d-- > axis + 1;) {
-                idx[d] = rem % in_shape[d];
-                rem /= in_shape[d];
-              }
-              lines.acc.seek(idx, R - 1);
-              lines.reader->bind(lines.acc, inner);
-              lines.reader->start(j0, w);
-              const auto ch = *lines.reader;
-              for (index_t j = 0; j < w; ++j) part[j] = op.combine(part[j], op.template lift<A>(widen(ch[j]), l));
+            for (; l < l1; ++l) {
+              const W* x = in.read(b0 + (l - l0) * stride, cw, 0);
+              for (index_t j = 0; j < cw; ++j) acc[j] = op.combine(acc[j], op.template lift<A>(x[j], l));
             }
           }
           columns.push(part.get(), w);
@@ -9726,7 +11004,31 @@ void reduce_axis(const Op& op, const Acc& acc, const shape_t<R>& in_shape, std::
       }
     });
   }
-}
+};
+
+/// The host's two reduction kernels, as eval/reduction_plan.hpp's driver calls them.
+struct reduction_kernels {
+  template <class A, class Op, class Acc, std::size_t R, class T>
+  void all(const Op& op, const Acc& acc, const reduction_plan<R>& p, T* out) const {
+    using W = compute_t<typename Acc::value_type>;
+    if constexpr (R == 0) {
+      out[0] = op.template finalize<T>(op.template lift<A>(widen(acc.linear(0)), 0), 1);
+    } else if (p.size == 0) {
+      out[0] = op.template finalize<T>(op.template identity<A>(), 0);
+    } else {
+      const accessor_producer<Acc, R> src(acc, p.shape);
+      out[0] = op.template finalize<T>(reduction_engine<Op, A, W>::all(op, src, p.size), p.size);
+    }
+  }
+  template <class A, class Op, class Acc, std::size_t R, class T>
+  void axis(const Op& op, const Acc& acc, const reduction_plan<R>& p, T* out) const {
+    using W = compute_t<typename Acc::value_type>;
+    if (p.n_out == 0) return;
+    const accessor_producer<Acc, R> src(acc, p.shape);
+    if (p.along_rows()) reduction_engine<Op, A, W>::rows(op, src, p.n_out, p.len, out);
+    else reduction_engine<Op, A, W>::columns(op, src, p.outer, p.len, p.mid, p.inner, out);
+  }
+};
 
 } // namespace texpr::detail::host_impl
 
@@ -9734,66 +11036,7 @@ namespace texpr::host_kernels {
 
 template <class N, class T, std::size_t R>
 void pairwise_reduce::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
-  using namespace detail::host_impl;
-  using C = std::remove_cvref_t<decltype(n.child())>;
-  using KT = typename N::kernel_dtype;
-  using Op = typename N::op_type;
-  using A = typename Op::template accumulator<KT>;
-  constexpr std::size_t RC = C::rank;
-  const Op& op = n.op();
-  const auto in_shape = n.child().shape();
-  if constexpr (Op::needs_nonempty) {
-    bool empty_line = false;
-    for (std::size_t d = 0; d != RC; ++d)
-      if (n.reduces(d) && in_shape[d] == 0) empty_line = true;
-    if (empty_line && dest.size() != 0)
-      throw shape_error("texpr: " + std::string(Op::name) + " over an axis of length 0 (input shape " +
-                        to_string(in_shape) + ") has no identity");
-  }
-  const int count = n.reduced_count();
-  // (a reduction that reduces nothing never gets here: evaluation takes its operand as the result)
-  // sum_to (a gradient summed over broadcast axes) reads its operand from memory, so every sum_to of a dtype and
-  // rank shares one reduction instantiation; the other reductions read their operand fused.
-  const auto operand = [&] {
-    if constexpr (N::operand_in_memory) return detail::materialize(n.child(), ctx);
-    else return n.child();
-  };
-  if (R == 0 || n.reduces_all()) {
-    const auto acc = detail::read(operand(), in_shape, ctx);
-    const A total = reduce_all<A>(op, acc, in_shape);
-    dest.data()[0] = op.template finalize<T>(total, shape_size(in_shape));
-    return;
-  }
-  // A rank-0 result reduces everything: the axis paths are not instantiated for it (a loss's mean).
-  if constexpr (RC >= 1 && R > 0) {
-    if (count == 1) {
-      std::size_t axis = 0;
-      while (!n.reduces(axis)) ++axis;
-      const auto acc = detail::read(operand(), in_shape, ctx);
-      reduce_axis<A, T>(op, acc, in_shape, axis, dest.data());
-      return;
-    }
-    // Several axes (sum_to): one axis at a time, keeping each reduced axis with extent 1, the last into dest.
-    // (argmax and argmin are not decomposable; their API reduces one axis or all, never this path)
-    if constexpr (Op::decomposable && std::is_same_v<T, KT>) {
-      const auto first = detail::materialize(n.child(), ctx);
-      const T* data = first.data();  // (views assign elements, so the current input is kept as pointer + layout)
-      shape_t<RC> shape = in_shape, strides = first.strides();
-      int left = count;
-      for (std::size_t axis = 0; axis < RC; ++axis) {
-        if (!n.reduces(axis)) continue;
-        const auto acc = make_strided_accessor(detail::memory_source<T>{data}, shape, strides, shape);
-        shape_t<RC> next = shape;
-        next[axis] = 1;
-        T* target = --left == 0 ? dest.data() : detail::temporary<T, RC, host>(next, ctx).data();
-        reduce_axis<A, T>(op, acc, shape, axis, target);
-        if (left == 0) return;
-        data = target;
-        shape = next;
-        strides = contiguous_strides(next);
-      }
-    }
-  }
+  detail::run_reduction(n, dest, ctx, detail::host_impl::reduction_kernels{});
 }
 
 } // namespace texpr::host_kernels
@@ -10213,6 +11456,49 @@ template <> struct gradient_rule<op::layer_norm> {
       return sum_to(g * xhat(), w.shape());
     } else {
       return sum_to(g, b.shape());
+    }
+  }
+};
+
+// ---- indexing --------------------------------------------------------------------------------------------
+
+/// index_select: each slice of g summed into the slice of x its index names (index_add into zeros); none to the
+/// indices.
+template <> struct gradient_rule<op::index_select> {
+  static constexpr std::string_view derivative =
+      "dx = index_add(zeros like x, axis, indices, g) (a deterministic sum per element of x); none to the indices";
+  template <std::size_t I> static constexpr unsigned uses = I == 0 ? detail::uses_operand(1) : 0u;
+  template <std::size_t I, class N, class G, class Out, class X, class L>
+  static auto partial(const N& n, const G& g, const Out&, const X&, const L& l) {
+    if constexpr (I == 1) return no_gradient{};
+    else return detail::index_add(n.axis(), detail::get<0>(n.operands()).shape()[n.axis()], g, l);
+  }
+};
+/// gather: each element of g summed into the element of x its index names (scatter_add into zeros); none to the
+/// indices.
+template <> struct gradient_rule<op::gather> {
+  static constexpr std::string_view derivative =
+      "dx = scatter_add(zeros like x, axis, indices, g) (a deterministic sum per element of x); none to the indices";
+  template <std::size_t I> static constexpr unsigned uses = I == 0 ? detail::uses_operand(1) : 0u;
+  template <std::size_t I, class N, class G, class Out, class X, class L>
+  static auto partial(const N& n, const G& g, const Out&, const X&, const L& l) {
+    if constexpr (I == 1) return no_gradient{};
+    else return detail::scatter_add(n.axis(), detail::get<0>(n.operands()).shape()[n.axis()], g, l);
+  }
+};
+/// embedding (operands: weight, indices): the rows of g summed into the weight rows their indices name.
+template <> struct gradient_rule<op::embedding> {
+  static constexpr std::string_view derivative =
+      "dweight = index_add(zeros like weight, 0, flattened indices, g as (indices, D)) (a deterministic sum per "
+      "element of weight); none to the indices";
+  template <std::size_t I> static constexpr unsigned uses = I == 0 ? detail::uses_operand(1) : 0u;
+  template <std::size_t I, class N, class G, class Out, class W, class L>
+  static auto partial(const N& n, const G& g, const Out&, const W&, const L& l) {
+    if constexpr (I == 1) {
+      return no_gradient{};
+    } else {
+      const auto ws = detail::get<0>(n.operands()).shape();
+      return detail::index_add(0, ws[0], reshape(g, {-1, ws[1]}), reshape(l, {-1}));
     }
   }
 };
@@ -10794,7 +12080,7 @@ template <operand... E> auto eval_all(const E&... e) {
   detail::require_backend_compiler<B>();
   stream_t stream = nullptr;
   ((stream = stream ? stream : detail::preferred_stream(detail::capture(e))), ...);
-  context<B> ctx{stream, {}};
+  context<B> ctx{detail::memory<B>::resolve(stream), {}};
   return std::tuple{detail::eval_in(e, ctx)...};
 }
 /// eval_all over a tuple of expressions (what tx::grad and tx::value_and_grad return).
@@ -10907,7 +12193,282 @@ struct warmup_cosine {
 // What the optimisers share: the parameters they update in place, the gradients a step accepts (one tensor or view
 // per parameter, optionally after value_and_grad's loss) with their checks, and the step counter.
 
+#if defined(__CUDACC__)
+
+// ---- begin texpr/backend/cuda/multi_tensor.hpp ----
+#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_MULTI_TENSOR_HPP
+#define TEXPR_SI_TEXPR_BACKEND_CUDA_MULTI_TENSOR_HPP
+// Multi-tensor updates: one launch applies an optimiser's per-element rule to up to multi_tensor_width tensors
+// (parameter, gradient, state), instead of one fused elementwise launch per tensor written. A small model's step
+// updates many small tensors, so launches, not bandwidth, are its cost.
+
+#if defined(__CUDACC__)
+
+#include <cuda_runtime.h>
+
+// ---- begin texpr/backend/cuda/error.hpp ----
+#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_ERROR_HPP
+#define TEXPR_SI_TEXPR_BACKEND_CUDA_ERROR_HPP
+// tx::cuda_error and TEXPR_CUDA_CHECK: every CUDA runtime and cuBLAS status is checked, in every build mode.
+
+#if defined(__CUDACC__)
+
+#include <cublas_v2.h>
+
+namespace texpr {
+
+/// Thrown when a CUDA runtime or cuBLAS call fails; what() names the call, the status and file:line.
+class cuda_error : public std::runtime_error {
+ public:
+  /// Builds the message "texpr: CUDA call `call` failed with status at file:line".
+  cuda_error(std::string call, std::string status, std::string file, int line, int code)
+      : std::runtime_error("texpr: CUDA call `" + call + "` failed with " + status + " at " + file + ":" +
+                           std::to_string(line)),
+        call_(std::move(call)), status_(std::move(status)), file_(std::move(file)), line_(line), code_(code) {}
+  /// The failing call, as written in the source.
+  const std::string& call() const noexcept { return call_; }
+  /// The status name and description, e.g. "cudaErrorMemoryAllocation (out of memory)".
+  const std::string& status() const noexcept { return status_; }
+  /// Source file of the failing call.
+  const std::string& file() const noexcept { return file_; }
+  /// Source line of the failing call.
+  int line() const noexcept { return line_; }
+  /// The raw cudaError_t or cublasStatus_t value.
+  int code() const noexcept { return code_; }
+
+ private:
+  std::string call_, status_, file_;
+  int line_;
+  int code_;
+};
+
+namespace detail {
+
+inline void cuda_check(cudaError_t e, const char* call, const char* file, int line) {
+  if (e == cudaSuccess) return;
+  // Clear the runtime's last-error slot: a recoverable failure (out of memory) must not resurface at the
+  // next kernel launch check. Sticky errors stay sticky whatever we do.
+  (void)cudaGetLastError();
+  throw cuda_error(call, std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")", file, line,
+                   static_cast<int>(e));
+}
+
+inline void cuda_check(cublasStatus_t s, const char* call, const char* file, int line) {
+  if (s == CUBLAS_STATUS_SUCCESS) return;
+  throw cuda_error(call, std::string(cublasGetStatusName(s)) + " (" + cublasGetStatusString(s) + ")", file, line,
+                   static_cast<int>(s));
+}
+
+} // namespace detail
+} // namespace texpr
+
+/// Checks a cudaError_t or cublasStatus_t expression; throws tx::cuda_error on failure. Never compiled out.
+#define TEXPR_CUDA_CHECK(...) ::texpr::detail::cuda_check((__VA_ARGS__), #__VA_ARGS__, __FILE__, __LINE__)
+
+/// Checks the launch of the kernel just enqueued (bad configuration, missing image for this GPU, ...).
+#define TEXPR_CUDA_CHECK_LAUNCH() TEXPR_CUDA_CHECK(cudaGetLastError())
+
+#endif // __CUDACC__
+#endif // TEXPR_SI_TEXPR_BACKEND_CUDA_ERROR_HPP
+// ---- end texpr/backend/cuda/error.hpp ----
+// ---- begin texpr/backend/cuda/launch.hpp ----
+#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_LAUNCH_HPP
+#define TEXPR_SI_TEXPR_BACKEND_CUDA_LAUNCH_HPP
+// Launch helpers shared by the cuda kernels: grid sizing, index packs and small functors.
+
+#if defined(__CUDACC__)
+
+namespace texpr::detail::cuda_impl {
+
+inline constexpr int block_threads = 256;  // 8 warps: enough to hide latency, small enough for many blocks per SM
+
+/// Extents or strides passed to a kernel by value (std::array is not device-callable without relaxed constexpr).
+template <std::size_t R> struct index_pack {
+  index_t v[R > 0 ? R : 1] = {};
+};
+
+template <std::size_t R> index_pack<R> pack(const shape_t<R>& s) {
+  index_pack<R> p;
+  for (std::size_t d = 0; d != R; ++d) p.v[d] = s[d];
+  return p;
+}
+
+/// SM count of the current device, cached per device (the attribute query is cheap but not free).
+inline int multiprocessor_count() {
+  int dev = 0;
+  TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
+  static std::atomic<int> cache[64] = {};
+  if (dev >= 0 && dev < 64) {
+    if (const int n = cache[dev].load(std::memory_order_relaxed)) return n;
+  }
+  int n = 0;
+  TEXPR_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  if (n <= 0) n = 1;
+  if (dev >= 0 && dev < 64) cache[dev].store(n, std::memory_order_relaxed);
+  return n;
+}
+
+/// Blocks for a grid-stride loop over `units` block-sized units of work: enough to fill the GPU a few
+/// times over, no more (the loop covers the rest).
+inline unsigned grid_for(index_t units) {
+  const index_t cap = static_cast<index_t>(multiprocessor_count()) * 16;
+  const index_t g = units < 1 ? 1 : (units < cap ? units : cap);
+  return static_cast<unsigned>(g);
+}
+
+/// Ceiling division for non-negative values.
+constexpr index_t ceil_div(index_t a, index_t b) { return (a + b - 1) / b; }
+
+/// Row-major unravel of a flat index over all R extents of `shape` (last fastest). Unrolled over the compile-time
+/// rank, so idx stays in registers.
+template <std::size_t R> TEXPR_HOST_DEVICE inline void unravel(index_t flat, const index_pack<R>& shape, index_t* idx) {
+#if defined(TEXPR_DEVICE_CODE)
+#pragma unroll
+#endif
+  for (int d = static_cast<int>(R) - 1; d >= 0; --d) {
+    idx[d] = flat % shape.v[d];
+    flat /= shape.v[d];
+  }
+}
+
+} // namespace texpr::detail::cuda_impl
+
+#endif // __CUDACC__
+#endif // TEXPR_SI_TEXPR_BACKEND_CUDA_LAUNCH_HPP
+// ---- end texpr/backend/cuda/launch.hpp ----
+// ---- begin texpr/backend/cuda/stream.hpp ----
+#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_STREAM_HPP
+#define TEXPR_SI_TEXPR_BACKEND_CUDA_STREAM_HPP
+// tx::cuda_stream: the stream texpr's cuda work runs on when no stream is given. It is a texpr-owned,
+// non-blocking stream, never the legacy default stream: capture into a CUDA graph cannot start on the legacy
+// stream, and work there serialises with every other blocking stream of the process.
+
+#if defined(__CUDACC__)
+
+namespace texpr {
+
+/// texpr's stream on the current device: created on first use (cudaStreamNonBlocking), shared by every thread,
+/// kept until the process ends. Tensors and evaluations given no stream run here; it does not wait for the legacy
+/// default stream, so order your own CUDA work against it (pass it to your calls, or synchronise it).
+inline stream_t cuda_stream() {
+  int dev = 0;
+  TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev < 0 || dev >= 64)
+    throw cuda_error("cudaGetDevice(&dev)", "device ordinal beyond texpr's 64-device table", __FILE__, __LINE__, 0);
+  static std::atomic<stream_t> streams[64] = {};
+  if (stream_t s = streams[dev].load(std::memory_order_acquire)) return s;
+  static std::mutex creating;
+  std::lock_guard<std::mutex> lock(creating);
+  if (stream_t s = streams[dev].load(std::memory_order_acquire)) return s;
+  cudaStream_t s = nullptr;
+  TEXPR_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  streams[dev].store(s, std::memory_order_release);
+  return s;
+}
+
+namespace detail {
+/// The stream work asked for on `s` runs on: `s`, or texpr's stream when `s` is null.
+inline stream_t resolve_stream(stream_t s) { return s ? s : cuda_stream(); }
+} // namespace detail
+
+} // namespace texpr
+
+#endif // __CUDACC__
+#endif // TEXPR_SI_TEXPR_BACKEND_CUDA_STREAM_HPP
+// ---- end texpr/backend/cuda/stream.hpp ----
+
+namespace texpr::detail::cuda_impl {
+
+/// Tensors per launch: the pointer table travels as a kernel parameter (8 x 4 pointers and a count: 320 bytes).
+inline constexpr int multi_tensor_width = 8;
+
+/// The table one launch reads: for tensor k, its parameter p, gradient g, optional state s1 and s2 (null when the
+/// rule has none) and its element count n. All contiguous, all of dtype T.
+template <class T> struct multi_tensor_table {
+  T* p[multi_tensor_width] = {};
+  const T* g[multi_tensor_width] = {};
+  T* s1[multi_tensor_width] = {};
+  T* s2[multi_tensor_width] = {};
+  index_t n[multi_tensor_width] = {};
+  int count = 0;
+};
+
+/// SGD without momentum: p -= lr (g + wd p).
+template <class T> struct sgd_plain_rule {
+  T lr, wd;
+  __device__ void operator()(T& p, T g, T*, T*) const { p = p - lr * (g + wd * p); }
+};
+/// SGD with a momentum buffer b (s1): b = momentum b + (1 - dampening) (g + wd p); p -= lr b, or with Nesterov
+/// p -= lr ((g + wd p) + momentum b).
+template <class T> struct sgd_momentum_rule {
+  T lr, wd, momentum, dampening;
+  bool nesterov;
+  __device__ void operator()(T& p, T g, T* b, T*) const {
+    const T d = g + wd * p;
+    const T nb = momentum * *b + (T(1) - dampening) * d;
+    *b = nb;
+    p = nesterov ? p - lr * (d + momentum * nb) : p - lr * nb;
+  }
+};
+/// Adam and AdamW, with moments m (s1) and v (s2): d = g + l2 p; m = beta1 m + (1 - beta1) d;
+/// v = beta2 v + (1 - beta2) d^2; p = decay p - step_size m / (sqrt(v) / bias2_sqrt + eps).
+template <class T> struct adam_rule {
+  T beta1, beta2, l2, decay, step_size, bias2_sqrt, eps;
+  __device__ void operator()(T& p, T g, T* m, T* v) const {
+    const T d = g + l2 * p;
+    const T nm = beta1 * *m + (T(1) - beta1) * d;
+    const T nv = beta2 * *v + (T(1) - beta2) * (d * d);
+    *m = nm;
+    *v = nv;
+    p = decay * p - step_size * (nm / (::sqrt(nv) / bias2_sqrt + eps));
+  }
+};
+
+/// blockIdx.y picks the tensor; blocks stride over its elements. Each element is read and written by one thread.
+template <class T, class Rule> __global__ void multi_tensor_apply(multi_tensor_table<T> table, Rule rule) {
+  const int k = static_cast<int>(blockIdx.y);
+  if (k >= table.count) return;
+  const index_t n = table.n[k];
+  T* const p = table.p[k];
+  const T* const g = table.g[k];
+  T* const s1 = table.s1[k];
+  T* const s2 = table.s2[k];
+  const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
+  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    T value = p[i];
+    rule(value, g[i], s1 ? s1 + i : nullptr, s2 ? s2 + i : nullptr);
+    p[i] = value;
+  }
+}
+
+/// Enqueues table's update on `stream`: one launch, recorded in the kernel log as multi_tensor_update of `op`.
+template <class T, class Rule>
+void launch_multi_tensor(const multi_tensor_table<T>& table, const Rule& rule, stream_t stream, std::string_view op) {
+  if (table.count == 0) return;
+  index_t largest = 0;
+  for (int k = 0; k < table.count; ++k) largest = table.n[k] > largest ? table.n[k] : largest;
+  if (largest == 0) return;
+  const dim3 grid(grid_for(ceil_div(largest, block_threads)), static_cast<unsigned>(table.count));
+  multi_tensor_apply<T, Rule><<<grid, block_threads, 0, resolve_stream(stream)>>>(table, rule);
+  TEXPR_CUDA_CHECK_LAUNCH();
+  if (kernel_log::active()) kernel_log::record_kernel("multi_tensor_update", op, dtype_name_v<T>, "cuda");
+}
+
+} // namespace texpr::detail::cuda_impl
+
+#endif // __CUDACC__
+#endif // TEXPR_SI_TEXPR_BACKEND_CUDA_MULTI_TENSOR_HPP
+// ---- end texpr/backend/cuda/multi_tensor.hpp ----
+#endif
+
 namespace texpr::detail {
+
+/// Whether parameters P... can be updated by multi-tensor launches: cuda tensors of one dtype, float or double,
+/// in a CUDA translation unit (other dtypes and the host keep one fused pass per tensor written).
+template <class... P>
+inline constexpr bool multi_tensor_update_v =
+    cuda_compiler_v && (std::is_same_v<typename P::backend, cuda> && ...) &&
+    ((std::is_same_v<typename P::value_type, float> && ...) || (std::is_same_v<typename P::value_type, double> && ...));
 
 /// What an optimiser updates: a mutable tx::tensor.
 template <class P> struct optim_parameter : std::false_type {};
@@ -10984,6 +12545,46 @@ template <class... P> class optimizer_parameters {
     }
   }
 
+#if defined(__CUDACC__)
+  /// Updates every parameter with `rule` in multi-tensor launches (one per multi_tensor_width parameters);
+  /// state(i) gives parameter i's state pointers (s1, s2; null for none). Returns false, having changed nothing,
+  /// when a gradient is not contiguous or the parameters are on different streams (the caller then takes its
+  /// per-tensor path). Gradients are checked as for_each_gradient checks them.
+  template <class Grads, class Rule, class State>
+  bool multi_tensor_step(const Grads& grads, const Rule& rule, std::string_view op, State&& state) {
+    using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
+    std::array<T*, size> ps{};
+    std::array<const T*, size> gs{};
+    std::array<index_t, size> ns{};
+    std::array<std::pair<T*, T*>, size> ss{};
+    bool ok = true;
+    stream_t stream = nullptr;
+    for_each_gradient(grads, [&](auto i, auto& p, auto g) {
+      constexpr std::size_t k = decltype(i)::value;
+      if (k == 0) stream = p.stream();
+      ok = ok && g.is_contiguous() && p.stream() == stream;
+      ps[k] = p.data();
+      gs[k] = g.data();
+      ns[k] = p.size();
+      ss[k] = state(i);
+    });
+    if (!ok) return false;
+    for (std::size_t first = 0; first < size; first += cuda_impl::multi_tensor_width) {
+      cuda_impl::multi_tensor_table<T> table;
+      for (std::size_t k = first; k < size && k < first + cuda_impl::multi_tensor_width; ++k) {
+        const int j = table.count++;
+        table.p[j] = ps[k];
+        table.g[j] = gs[k];
+        table.s1[j] = ss[k].first;
+        table.s2[j] = ss[k].second;
+        table.n[j] = ns[k];
+      }
+      cuda_impl::launch_multi_tensor(table, rule, stream, op);
+    }
+    return true;
+  }
+#endif
+
   std::tuple<P*...> params_;  ///< The parameters, in the order they were given.
   std::int64_t steps_ = 0;    ///< Steps taken.
 
@@ -11055,8 +12656,9 @@ namespace texpr::optim {
 ///   momentum 0:        p -= lr d                                                  (1 pass, no state)
 ///   momentum buffer b: b = d at the first step, else b = momentum b + (1 - dampening) d;
 ///                      p -= lr b, or with Nesterov p -= lr (d + momentum b)       (2 passes)
-/// Each pass is one fused in-place elementwise evaluation on the parameters' backend; the buffers are allocated at
-/// the first step, so later steps allocate nothing.
+/// Each pass is one fused in-place elementwise evaluation on the parameters' backend; on cuda with float or double
+/// parameters (and contiguous gradients) a step is instead one multi-tensor launch per 8 parameters, both passes in
+/// it. The buffers are allocated at the first step, so later steps allocate nothing.
 /// `tx::optim::sgd opt(std::tie(m.w, m.b), {.lr = 0.1, .momentum = 0.9}); opt.step(grads);`
 template <class... P> class sgd : public detail::optimizer_parameters<P...> {
   using base = detail::optimizer_parameters<P...>;
@@ -11085,6 +12687,28 @@ template <class... P> class sgd : public detail::optimizer_parameters<P...> {
   template <class Grads> void step(const Grads& grads, double lr) {
     const sgd_options& o = options_;
     const bool first = this->steps_ == 0;
+#if defined(__CUDACC__)
+    // cuda, float or double: one launch for all parameters (once the momentum buffers exist).
+    if constexpr (detail::multi_tensor_update_v<P...>) {
+      using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
+      bool done = false;
+      if (o.momentum == 0) {
+        const detail::cuda_impl::sgd_plain_rule<T> rule{static_cast<T>(lr), static_cast<T>(o.weight_decay)};
+        done = this->multi_tensor_step(grads, rule, "sgd", [](auto) { return std::pair<T*, T*>{}; });
+      } else if (!first) {
+        const detail::cuda_impl::sgd_momentum_rule<T> rule{static_cast<T>(lr), static_cast<T>(o.weight_decay),
+                                                           static_cast<T>(o.momentum), static_cast<T>(o.dampening),
+                                                           o.nesterov};
+        done = this->multi_tensor_step(grads, rule, "sgd", [&](auto i) {
+          return std::pair<T*, T*>{std::get<decltype(i)::value>(buffers_).data(), nullptr};
+        });
+      }
+      if (done) {
+        ++this->steps_;
+        return;
+      }
+    }
+#endif
     this->for_each_gradient(grads, [&](auto i, auto& p, auto g) {
       const auto pv = std::as_const(p).view();
       if (o.momentum == 0) {
@@ -11206,6 +12830,28 @@ template <bool Decoupled, class Options, class... P> class adam_family : public 
     const double bias2_sqrt = std::sqrt(1 - std::pow(o.beta2, t));
     const double decay = Decoupled ? 1 - lr * o.weight_decay : 1.0;
     const bool l2 = !Decoupled && o.weight_decay != 0;
+#if defined(__CUDACC__)
+    // cuda, float or double: one launch for all parameters once the moments exist (m, v and p in one pass).
+    if constexpr (multi_tensor_update_v<P...>) {
+      using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
+      const bool ready = [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return ((!std::get<I>(moments_).first.empty() || std::get<I>(this->params_)->size() == 0) && ...);
+      }(std::index_sequence_for<P...>{});
+      if (ready) {
+        const cuda_impl::adam_rule<T> rule{static_cast<T>(o.beta1), static_cast<T>(o.beta2),
+                                           static_cast<T>(l2 ? o.weight_decay : 0.0), static_cast<T>(decay),
+                                           static_cast<T>(step_size), static_cast<T>(bias2_sqrt), static_cast<T>(o.eps)};
+        const bool done = this->multi_tensor_step(grads, rule, name, [&](auto i) {
+          auto& [m, v] = std::get<decltype(i)::value>(moments_);
+          return std::pair<T*, T*>{m.data(), v.data()};
+        });
+        if (done) {
+          ++this->steps_;
+          return;
+        }
+      }
+    }
+#endif
     this->for_each_gradient(grads, [&](auto i, auto& p, auto g) {
       auto& [m, v] = std::get<decltype(i)::value>(moments_);
       if (m.empty() && p.size() != 0) {  // the first step: zero moments on the parameter's backend and stream
@@ -11359,75 +13005,7 @@ template <class Grads> double clip_grad_norm(Grads&& grads, double max_norm) {
 
 #if defined(__CUDACC__)
 
-#include <cuda_runtime.h>
-
 #include <unordered_map>
-
-// ---- begin texpr/backend/cuda/error.hpp ----
-#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_ERROR_HPP
-#define TEXPR_SI_TEXPR_BACKEND_CUDA_ERROR_HPP
-// tx::cuda_error and TEXPR_CUDA_CHECK: every CUDA runtime and cuBLAS status is checked, in every build mode.
-
-#if defined(__CUDACC__)
-
-#include <cublas_v2.h>
-
-namespace texpr {
-
-/// Thrown when a CUDA runtime or cuBLAS call fails; what() names the call, the status and file:line.
-class cuda_error : public std::runtime_error {
- public:
-  /// Builds the message "texpr: CUDA call `call` failed with status at file:line".
-  cuda_error(std::string call, std::string status, std::string file, int line, int code)
-      : std::runtime_error("texpr: CUDA call `" + call + "` failed with " + status + " at " + file + ":" +
-                           std::to_string(line)),
-        call_(std::move(call)), status_(std::move(status)), file_(std::move(file)), line_(line), code_(code) {}
-  /// The failing call, as written in the source.
-  const std::string& call() const noexcept { return call_; }
-  /// The status name and description, e.g. "cudaErrorMemoryAllocation (out of memory)".
-  const std::string& status() const noexcept { return status_; }
-  /// Source file of the failing call.
-  const std::string& file() const noexcept { return file_; }
-  /// Source line of the failing call.
-  int line() const noexcept { return line_; }
-  /// The raw cudaError_t or cublasStatus_t value.
-  int code() const noexcept { return code_; }
-
- private:
-  std::string call_, status_, file_;
-  int line_;
-  int code_;
-};
-
-namespace detail {
-
-inline void cuda_check(cudaError_t e, const char* call, const char* file, int line) {
-  if (e == cudaSuccess) return;
-  // Clear the runtime's last-error slot: a recoverable failure (out of memory) must not resurface at the
-  // next kernel launch check. Sticky errors stay sticky whatever we do.
-  (void)cudaGetLastError();
-  throw cuda_error(call, std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")", file, line,
-                   static_cast<int>(e));
-}
-
-inline void cuda_check(cublasStatus_t s, const char* call, const char* file, int line) {
-  if (s == CUBLAS_STATUS_SUCCESS) return;
-  throw cuda_error(call, std::string(cublasGetStatusName(s)) + " (" + cublasGetStatusString(s) + ")", file, line,
-                   static_cast<int>(s));
-}
-
-} // namespace detail
-} // namespace texpr
-
-/// Checks a cudaError_t or cublasStatus_t expression; throws tx::cuda_error on failure. Never compiled out.
-#define TEXPR_CUDA_CHECK(...) ::texpr::detail::cuda_check((__VA_ARGS__), #__VA_ARGS__, __FILE__, __LINE__)
-
-/// Checks the launch of the kernel just enqueued (bad configuration, missing image for this GPU, ...).
-#define TEXPR_CUDA_CHECK_LAUNCH() TEXPR_CUDA_CHECK(cudaGetLastError())
-
-#endif // __CUDACC__
-#endif // TEXPR_SI_TEXPR_BACKEND_CUDA_ERROR_HPP
-// ---- end texpr/backend/cuda/error.hpp ----
 
 namespace texpr::detail {
 
@@ -11447,6 +13025,21 @@ inline void keep_pool_memory() {
   std::uint64_t threshold = UINT64_MAX;
   TEXPR_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
   done.fetch_or(bit, std::memory_order_relaxed);
+}
+
+/// The blocks one captured CUDA graph reads and writes. The graph's replays reuse the addresses it captured, so
+/// every block it touched stays reserved for it until it is destroyed: blocks released during capture (or later,
+/// by tensors that captured work wrote) come back here, and only later allocations of the same capture take them.
+struct graph_pool {
+  int device = 0;                                       ///< Device of the capture.
+  stream_t stream = nullptr;                            ///< The capturing stream.
+  std::vector<std::pair<void*, std::size_t>> free;      ///< Reserved blocks no tensor holds now, with their class size.
+};
+
+/// The graph pool of the capture running on this thread (nullptr outside capture).
+inline graph_pool*& active_graph_pool() noexcept {
+  thread_local graph_pool* pool = nullptr;
+  return pool;
 }
 
 /// Released device blocks kept for reuse, per (device, stream) and size class, like PyTorch's caching allocator:
@@ -11488,9 +13081,48 @@ class device_block_cache {
     }
     return nullptr;
   }
-  /// Keeps a released block; false (the caller frees it) when the cache is full.
-  bool give(int device, stream_t stream, void* p, std::size_t bytes) noexcept {
+  /// During capture into `g`: a block of exactly `bytes` from g's own blocks, else from the cache (it then belongs
+  /// to g); nullptr when neither has one.
+  void* take_for_graph(graph_pool& g, std::size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t i = 0; i != g.free.size(); ++i) {
+      if (g.free[i].second == bytes) {
+        void* p = g.free[i].first;
+        g.free[i] = g.free.back();
+        g.free.pop_back();
+        return p;
+      }
+    }
+    for (std::size_t i = 0; i != free_.size(); ++i) {
+      const block& b = free_[i];
+      if (b.bytes == bytes && b.stream == g.stream && b.device == g.device) {
+        void* p = b.p;
+        cached_ -= bytes;
+        free_[i] = free_.back();
+        free_.pop_back();
+        pinned_[p] = &g;
+        return p;
+      }
+    }
+    return nullptr;
+  }
+  /// Keeps a released block: in the graph pool that owns it, or in `capturing` (the pool of a capture running on
+  /// this thread) when released on its stream, else in the cache; false (the caller frees it) when the cache is full.
+  bool give(int device, stream_t stream, void* p, std::size_t bytes, graph_pool* capturing = nullptr) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    try {
+      if (const auto it = pinned_.find(p); it != pinned_.end()) {
+        it->second->free.emplace_back(p, bytes);
+        return true;
+      }
+      if (capturing && capturing->stream == stream && capturing->device == device) {
+        capturing->free.emplace_back(p, bytes);
+        pinned_[p] = capturing;
+        return true;
+      }
+    } catch (...) {
+      return false;  // out of host memory: the block goes back to the driver
+    }
     if (cached_ + bytes > limit_ || free_.size() >= max_blocks) return false;
     try {
       free_.push_back({p, bytes, stream, device});
@@ -11513,6 +13145,33 @@ class device_block_cache {
     const std::size_t n = it->second;
     sizes_.erase(it);
     return n;
+  }
+  /// Ends g's reservation (its graph is destroyed): its free blocks return to the cache (or the driver) in order
+  /// on g's stream, and blocks tensors still hold are released to the cache as usual later.
+  void release_graph_pool(graph_pool& g) noexcept {
+    std::vector<std::pair<void*, std::size_t>> overflow;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (auto it = pinned_.begin(); it != pinned_.end();) {
+        if (it->second == &g) it = pinned_.erase(it);
+        else ++it;
+      }
+      for (const auto& [p, bytes] : g.free) {
+        bool kept = false;
+        if (cached_ + bytes <= limit_ && free_.size() < max_blocks) {
+          try {
+            free_.push_back({p, bytes, g.stream, g.device});
+            cached_ += bytes;
+            kept = true;
+          } catch (...) {
+          }
+        }
+        if (!kept) overflow.emplace_back(p, bytes);
+      }
+      g.free.clear();
+    }
+    for (const auto& [p, bytes] : overflow)
+      if (cudaFreeAsync(p, g.stream) != cudaSuccess) (void)cudaGetLastError();
   }
   /// Hands every cached block back to the driver (each freed on the stream that released it).
   void release_all() noexcept {
@@ -11551,22 +13210,37 @@ class device_block_cache {
   std::mutex mutex_;
   std::vector<block> free_;
   std::unordered_map<void*, std::size_t> sizes_;
+  std::unordered_map<void*, graph_pool*> pinned_;  // blocks reserved for a captured graph
   std::size_t cached_ = 0, limit_ = 0;
 };
 
 /// Device memory from the current device's stream-ordered pool through texpr's block cache; every operation is
 /// enqueued on `stream`.
 template <> struct memory<cuda> {
+  /// The stream work asked for on `s` runs on: `s`, or texpr's stream (never the legacy default stream).
+  static stream_t resolve(stream_t s) { return resolve_stream(s); }
   /// Enqueues an allocation; out of memory (after handing the cache back) throws cuda_error and changes nothing
-  /// else.
+  /// else. During a capture on `stream` the block comes from the capture's pool or the cache, never the driver.
   static void* allocate(std::size_t bytes, stream_t stream) {
     if (bytes == 0) return nullptr;
+    stream = resolve_stream(stream);
     keep_pool_memory();
     int dev = 0;
     TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
     auto& cache = device_block_cache::instance();
     const std::size_t total = device_block_cache::size_class(bytes);
-    void* p = cache.take(dev, stream, total);
+    graph_pool* capturing = active_graph_pool();
+    void* p = nullptr;
+    if (capturing && capturing->stream == stream && capturing->device == dev) {
+      p = cache.take_for_graph(*capturing, total);
+      if (!p)
+        throw cuda_error("tx::capture_step: allocate(" + std::to_string(total) + " bytes)",
+                         "no block of that size in texpr's device cache (an allocation during capture would not be "
+                         "replayed): run the step once on the same stream before capturing it",
+                         __FILE__, __LINE__, static_cast<int>(cudaErrorStreamCaptureUnsupported));
+    } else {
+      p = cache.take(dev, stream, total);
+    }
     if (!p) {
       cudaError_t e = cudaMallocAsync(&p, total, stream);
       if (e == cudaErrorMemoryAllocation) {  // the cache may hold what is missing: give it back and retry once
@@ -11591,28 +13265,37 @@ template <> struct memory<cuda> {
   /// goes to the cache for the next allocation on `stream`, or back to the driver.
   static void release(void* p, stream_t stream) noexcept {
     if (!p) return;
+    if (!stream) {
+      try {
+        stream = resolve_stream(stream);
+      } catch (...) {  // no device: nothing was enqueued on texpr's stream either
+      }
+    }
     const std::size_t total = device_block_cache::instance().forget(p);
     int dev = 0;
-    if (total && cudaGetDevice(&dev) == cudaSuccess && device_block_cache::instance().give(dev, stream, p, total)) return;
+    if (total && cudaGetDevice(&dev) == cudaSuccess &&
+        device_block_cache::instance().give(dev, stream, p, total, active_graph_pool()))
+      return;
     // A destructor cannot report a failure; clear it so it does not surface at an unrelated later check.
     if (cudaFreeAsync(p, stream) != cudaSuccess) (void)cudaGetLastError();
   }
   static void zero(void* p, std::size_t bytes, stream_t stream) {
-    if (bytes) TEXPR_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream));
+    if (bytes) TEXPR_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, resolve_stream(stream)));
   }
   static void copy(void* dst, const void* src, std::size_t bytes, stream_t stream) {
-    if (bytes) TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
+    if (bytes) TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, resolve_stream(stream)));
   }
   /// The one synchronising operation: the host needs the bytes when this returns.
   static void copy_to_host(void* dst, const void* src, std::size_t bytes, stream_t stream) {
     if (!bytes) return;
+    stream = resolve_stream(stream);
     TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
     TEXPR_CUDA_CHECK(cudaStreamSynchronize(stream));
     kernel_log::record_sync();
   }
   /// Host to device; from pageable memory the runtime stages the source before returning.
   static void copy_from_host(void* dst, const void* src, std::size_t bytes, stream_t stream) {
-    if (bytes) TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
+    if (bytes) TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, resolve_stream(stream)));
   }
 };
 
@@ -11620,7 +13303,7 @@ template <> struct memory<cuda> {
 struct device_scratch {
   void* p = nullptr;
   stream_t stream = nullptr;
-  device_scratch(std::size_t bytes, stream_t s) : p(memory<cuda>::allocate(bytes, s)), stream(s) {}
+  device_scratch(std::size_t bytes, stream_t s) : stream(resolve_stream(s)) { p = memory<cuda>::allocate(bytes, stream); }
   device_scratch(const device_scratch&) = delete;
   device_scratch& operator=(const device_scratch&) = delete;
   ~device_scratch() { memory<cuda>::release(p, stream); }
@@ -11658,6 +13341,16 @@ tensor<std::remove_const_t<T>, R, cuda> to_device(const view<T, R, host>& v, str
   return to_device(packed, stream);
 }
 
+/// Copies a host tensor into an existing device tensor of the same shape, on the device tensor's stream (enqueued;
+/// returns once the source may be reused). The device tensor keeps its address: this is how a new batch reaches a
+/// captured step (tx::capture_step) through its staging tensors. Different shapes throw shape_error naming both.
+template <class T, std::size_t R> void copy_into(tensor<T, R, cuda>& dst, const tensor<T, R, host>& src) {
+  if (dst.shape() != src.shape())
+    throw shape_error("texpr: copy_into a device tensor of shape " + to_string(dst.shape()) + " from a host tensor of shape " +
+                      to_string(src.shape()));
+  detail::memory<cuda>::copy_from_host(dst.data(), src.data(), sizeof(T) * static_cast<std::size_t>(src.size()), dst.stream());
+}
+
 /// Copies a device tensor to a new host tensor on the tensor's stream (or `stream`) and waits for it.
 template <class T, std::size_t R> tensor<T, R, host> to_host(const tensor<T, R, cuda>& t, stream_t stream = nullptr) {
   tensor<T, R, host> h;
@@ -11693,6 +13386,117 @@ auto to_host(E&& e, stream_t stream = nullptr, source_location loc = source_loca
 #endif // __CUDACC__
 #endif // TEXPR_SI_TEXPR_BACKEND_CUDA_COPY_HPP
 // ---- end texpr/backend/cuda/copy.hpp ----
+// ---- begin texpr/backend/cuda/cross_entropy.hpp ----
+#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_CROSS_ENTROPY_HPP
+#define TEXPR_SI_TEXPR_BACKEND_CUDA_CROSS_ENTROPY_HPP
+// cuda_kernels::row_cross_entropy: softmax cross-entropy in one launch. A warp per row finds the row's shift (its
+// maximum, or 0 where that is infinite or NaN), sums exp(z - shift) and reads the label's logit; each block adds
+// its rows' losses in a fixed order, and the last block to finish adds the blocks' sums in a fixed order and
+// writes the mean, so the result does not depend on block scheduling. The composite expansion (composed) takes 6
+// launches for the same value.
+
+#if defined(__CUDACC__)
+
+namespace texpr::detail::cuda_impl {
+
+/// The type a row's sums run in: double for double logits, float otherwise (16-bit logits widen).
+template <class T> using cross_entropy_acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+inline constexpr int cross_entropy_warps = block_threads / 32;  // rows a block works on at a time
+
+template <class A> __device__ A warp_max(A v) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) {
+    const A other = __shfl_xor_sync(0xffffffffu, v, o);
+    v = (other > v || other != other) ? other : v;  // NaN wins (a NaN v stays), as in the host's max
+  }
+  return v;
+}
+template <class A> __device__ A warp_sum(A v) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+/// mean over rows of log(sum_j exp(z_ij - s_i)) + s_i - z_i,l_i; NaN for a label outside [0, classes).
+/// partials: one A per block; counter: zero before the launch, zero again after it.
+template <class T, class I, class A>
+__global__ void cross_entropy_rows(const T* __restrict__ z, index_t rs, index_t cs, const I* __restrict__ labels,
+                                   index_t ls, index_t rows, index_t classes, A* __restrict__ partials,
+                                   unsigned* __restrict__ counter, T* __restrict__ out) {
+  __shared__ A warp_sums[cross_entropy_warps];
+  __shared__ bool last;
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  A mine = 0;
+  for (index_t r = static_cast<index_t>(blockIdx.x) * cross_entropy_warps + warp; r < rows;
+       r += static_cast<index_t>(gridDim.x) * cross_entropy_warps) {
+    const T* row = z + r * rs;
+    A m = -std::numeric_limits<A>::infinity();
+    for (index_t j = lane; j < classes; j += 32) {
+      const A v = static_cast<A>(row[j * cs]);
+      m = (v > m || v != v) ? v : m;
+    }
+    m = warp_max(m);
+    const A shift = (m == m && m != std::numeric_limits<A>::infinity() && m != -std::numeric_limits<A>::infinity()) ? m : A(0);
+    A s = 0;
+    for (index_t j = lane; j < classes; j += 32) s += ::exp(static_cast<A>(row[j * cs]) - shift);
+    s = warp_sum(s);
+    if (lane == 0) {
+      const auto label = static_cast<index_t>(labels[r * ls]);
+      const A picked = label >= 0 && label < classes ? static_cast<A>(row[label * cs]) : std::numeric_limits<A>::quiet_NaN();
+      mine += ::log(s) + (shift - picked);
+    }
+  }
+  if (lane == 0) warp_sums[warp] = mine;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    A block = 0;
+    for (int w = 0; w < cross_entropy_warps; ++w) block += warp_sums[w];
+    partials[blockIdx.x] = block;
+    __threadfence();  // the partial is visible before the count says so
+    last = atomicAdd(counter, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (last && threadIdx.x == 0) {
+    __threadfence();
+    A total = 0;
+    const volatile A* p = partials;
+    for (unsigned b = 0; b < gridDim.x; ++b) total += p[b];
+    *out = static_cast<T>(total / static_cast<A>(rows));
+    *counter = 0;
+  }
+}
+
+} // namespace texpr::detail::cuda_impl
+
+namespace texpr::cuda_kernels {
+
+template <class N, class T, std::size_t R>
+void row_cross_entropy::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  using namespace detail;
+  using A = cuda_impl::cross_entropy_acc_t<T>;
+  const auto z = materialize(get<0>(n.operands()), ctx);  // in order, as tx::placement lists them
+  const auto l = materialize(get<1>(n.operands()), ctx);
+  const index_t rows = z.shape()[0], classes = z.shape()[1];
+  const index_t wanted = cuda_impl::ceil_div(rows, cuda_impl::cross_entropy_warps);
+  const unsigned blocks = cuda_impl::grid_for(wanted < 1 ? 1 : wanted);
+  // One scratch block: the blocks' sums, then the counter (aligned after them).
+  const std::size_t counter_at = (sizeof(A) * blocks + 15) / 16 * 16;
+  device_scratch scratch(counter_at + sizeof(unsigned), ctx.stream);
+  auto* partials = static_cast<A*>(scratch.p);
+  auto* counter = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(scratch.p) + counter_at);
+  TEXPR_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned), ctx.stream));
+  cuda_impl::cross_entropy_rows<T, typename decltype(l)::value_type, A>
+      <<<blocks, cuda_impl::block_threads, 0, ctx.stream>>>(z.data(), z.strides()[0], z.strides()[1], l.data(),
+                                                            l.strides()[0], rows, classes, partials, counter, dest.data());
+  TEXPR_CUDA_CHECK_LAUNCH();
+}
+
+} // namespace texpr::cuda_kernels
+
+#endif // __CUDACC__
+#endif // TEXPR_SI_TEXPR_BACKEND_CUDA_CROSS_ENTROPY_HPP
+// ---- end texpr/backend/cuda/cross_entropy.hpp ----
 // ---- begin texpr/backend/cuda/device.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_DEVICE_HPP
 #define TEXPR_SI_TEXPR_BACKEND_CUDA_DEVICE_HPP
@@ -11766,75 +13570,10 @@ inline cuda_device_properties cuda_device_info(int device = -1) {
 #define TEXPR_SI_TEXPR_BACKEND_CUDA_ELEMENTWISE_HPP
 // cuda_kernels::fused_elementwise: one grid-stride kernel per evaluated elementwise tree. Dense trees read by linear
 // index, four elements per thread, with vector loads and stores when every operand and the destination are aligned;
-// broadcast or strided trees unravel the index and read through at().
+// broadcast or strided trees unravel the index once per ilp consecutive elements (32-bit division when the element
+// count fits, no 64-bit division or remainder per dimension) and step along the last axis, reading through at().
 
 #if defined(__CUDACC__)
-
-// ---- begin texpr/backend/cuda/launch.hpp ----
-#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_LAUNCH_HPP
-#define TEXPR_SI_TEXPR_BACKEND_CUDA_LAUNCH_HPP
-// Launch helpers shared by the cuda kernels: grid sizing, index packs and small functors.
-
-#if defined(__CUDACC__)
-
-namespace texpr::detail::cuda_impl {
-
-inline constexpr int block_threads = 256;  // 8 warps: enough to hide latency, small enough for many blocks per SM
-
-/// Extents or strides passed to a kernel by value (std::array is not device-callable without relaxed constexpr).
-template <std::size_t R> struct index_pack {
-  index_t v[R > 0 ? R : 1] = {};
-};
-
-template <std::size_t R> index_pack<R> pack(const shape_t<R>& s) {
-  index_pack<R> p;
-  for (std::size_t d = 0; d != R; ++d) p.v[d] = s[d];
-  return p;
-}
-
-/// SM count of the current device, cached per device (the attribute query is cheap but not free).
-inline int multiprocessor_count() {
-  int dev = 0;
-  TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
-  static std::atomic<int> cache[64] = {};
-  if (dev >= 0 && dev < 64) {
-    if (const int n = cache[dev].load(std::memory_order_relaxed)) return n;
-  }
-  int n = 0;
-  TEXPR_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-  if (n <= 0) n = 1;
-  if (dev >= 0 && dev < 64) cache[dev].store(n, std::memory_order_relaxed);
-  return n;
-}
-
-/// Blocks for a grid-stride loop over `units` block-sized units of work: enough to fill the GPU a few
-/// times over, no more (the loop covers the rest).
-inline unsigned grid_for(index_t units) {
-  const index_t cap = static_cast<index_t>(multiprocessor_count()) * 16;
-  const index_t g = units < 1 ? 1 : (units < cap ? units : cap);
-  return static_cast<unsigned>(g);
-}
-
-/// Ceiling division for non-negative values.
-constexpr index_t ceil_div(index_t a, index_t b) { return (a + b - 1) / b; }
-
-/// Row-major unravel of a flat index over all R extents of `shape` (last fastest). Unrolled over the compile-time
-/// rank, so idx stays in registers.
-template <std::size_t R> TEXPR_HOST_DEVICE inline void unravel(index_t flat, const index_pack<R>& shape, index_t* idx) {
-#if defined(TEXPR_DEVICE_CODE)
-#pragma unroll
-#endif
-  for (int d = static_cast<int>(R) - 1; d >= 0; --d) {
-    idx[d] = flat % shape.v[d];
-    flat /= shape.v[d];
-  }
-}
-
-} // namespace texpr::detail::cuda_impl
-
-#endif // __CUDACC__
-#endif // TEXPR_SI_TEXPR_BACKEND_CUDA_LAUNCH_HPP
-// ---- end texpr/backend/cuda/launch.hpp ----
 
 namespace texpr::detail::cuda_impl {
 
@@ -11891,18 +13630,59 @@ __global__ void __launch_bounds__(block_threads) assign_dense(T* __restrict__ d,
   }
 }
 
-/// Broadcast or strided operands, or a strided destination: unravel the flat index over the output shape.
-template <class T, std::size_t R, class Acc>
-__global__ void __launch_bounds__(block_threads)
-    assign_strided(T* d, Acc acc, index_pack<R> shape, index_pack<R> dest_strides, index_t n) {
-  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<index_t>(gridDim.x) * blockDim.x) {
-    index_t idx[R > 0 ? R : 1] = {};
-    unravel(i, shape, idx);
-    index_t off = 0;
+/// Row-major unravel of `flat` over shape in index type I: 32-bit division and remainder (about a third of the
+/// instructions of the 64-bit sequence) when the caller knows the element count fits.
+template <class I, std::size_t R>
+__device__ inline void unravel_as(I flat, const index_pack<R>& shape, index_t* idx) {
 #pragma unroll
-    for (std::size_t k = 0; k != R; ++k) off += idx[k] * dest_strides.v[k];
-    d[off] = acc.at(idx);
+  for (int d = static_cast<int>(R) - 1; d > 0; --d) {
+    const I e = static_cast<I>(shape.v[d]);
+    idx[d] = static_cast<index_t>(flat % e);
+    flat /= e;
+  }
+  if constexpr (R > 0) idx[0] = static_cast<index_t>(flat);
+}
+
+/// Broadcast or strided operands, or a strided destination: each thread takes ilp consecutive elements of the
+/// output per step, unravels the first (in index type I: uint32_t when n < 2^32) and steps the others along the
+/// last axis with a carry, so there is one unravel per ilp elements; the loads are issued before the stores.
+template <class T, std::size_t R, class Acc, class I>
+__global__ void __launch_bounds__(block_threads)
+    assign_strided(T* d, Acc acc, index_pack<R> shape, index_pack<R> dest_strides, I n) {
+  const I chunks = static_cast<I>((static_cast<index_t>(n) + ilp - 1) / ilp);
+  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
+  for (I c = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; c < chunks; c += stride) {
+    const I first = c * ilp;
+    index_t idx[R > 0 ? R : 1] = {};
+    unravel_as<I>(first, shape, idx);
+    const int count = static_cast<index_t>(n) - static_cast<index_t>(first) < ilp
+                          ? static_cast<int>(static_cast<index_t>(n) - static_cast<index_t>(first))
+                          : ilp;
+    T v[ilp];
+    index_t off[ilp];
+#pragma unroll
+    for (int k = 0; k < ilp; ++k) {
+      if (k < count) {
+        v[k] = acc.at(idx);
+        index_t o = 0;
+#pragma unroll
+        for (std::size_t q = 0; q != R; ++q) o += idx[q] * dest_strides.v[q];
+        off[k] = o;
+        if constexpr (R > 0) {  // the next element: one step along the last axis, carried outwards (unrolled: idx
+          ++idx[R - 1];         // stays in registers)
+#pragma unroll
+          for (int q = static_cast<int>(R) - 1; q > 0; --q) {
+            if (idx[q] == shape.v[q]) {
+              idx[q] = 0;
+              ++idx[q - 1];
+            }
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < ilp; ++k)
+      if (k < count) d[off[k]] = v[k];
   }
 }
 
@@ -11927,8 +13707,14 @@ void fused_elementwise::assign(const view<T, R, cuda>& dest, const Acc& acc, con
       assign_dense<T, Acc><<<grid_for(ceil_div(n, block_threads * ilp)), block_threads, 0, stream>>>(d, acc, n);
     }
   } else {
-    assign_strided<T, R, Acc><<<grid_for(ceil_div(n, block_threads)), block_threads, 0, stream>>>(
-        d, acc, pack(dest.shape()), pack(dest.strides()), n);
+    const unsigned grid = grid_for(ceil_div(n, block_threads * ilp));
+    // 32-bit index arithmetic while the element count (and so every flat index and chunk start) fits.
+    if (n < (index_t(1) << 32) - block_threads * ilp)
+      assign_strided<T, R, Acc, std::uint32_t><<<grid, block_threads, 0, stream>>>(
+          d, acc, pack(dest.shape()), pack(dest.strides()), static_cast<std::uint32_t>(n));
+    else
+      assign_strided<T, R, Acc, index_t><<<grid, block_threads, 0, stream>>>(d, acc, pack(dest.shape()),
+                                                                              pack(dest.strides()), n);
   }
   TEXPR_CUDA_CHECK_LAUNCH();
 }
@@ -11982,6 +13768,39 @@ inline cublasHandle_t cublas_handle() {
   if (dev < 0 || dev >= 64) throw cuda_error("cudaGetDevice(&dev)", "device ordinal beyond texpr's 64-device cache", __FILE__, __LINE__, 0);
   if (!handles.h[dev]) TEXPR_CUDA_CHECK(cublasCreate(&handles.h[dev]));
   return handles.h[dev];
+}
+
+/// cuBLAS's workspace for GEMMs on `stream` (32 MiB on compute capability 9.x, 4 MiB before, as cuBLAS
+/// recommends): allocated once per device and stream outside texpr's block cache and kept until the process ends,
+/// so that cuBLAS never allocates inside a GEMM (which it would do inside a CUDA graph capture).
+struct cublas_workspace {
+  void* p = nullptr;
+  std::size_t bytes = 0;
+};
+inline cublas_workspace workspace_for(stream_t stream) {
+  int dev = 0;
+  TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
+  static std::mutex mutex;
+  static auto* spaces = new std::map<std::pair<int, stream_t>, cublas_workspace>;  // never destroyed: used at exit
+  std::lock_guard<std::mutex> lock(mutex);
+  cublas_workspace& w = (*spaces)[{dev, stream}];
+  if (!w.p) {
+    int major = 0;
+    TEXPR_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    const std::size_t bytes = std::size_t(major >= 9 ? 32 : 4) << 20;
+    TEXPR_CUDA_CHECK(cudaMalloc(&w.p, bytes));
+    w.bytes = bytes;
+    kernel_log::record_allocation(bytes);
+  }
+  return w;
+}
+
+/// Points handle h at `stream` and at the workspace texpr keeps for it (cublasSetStream resets the workspace to
+/// cuBLAS's own pool, so both are set together).
+inline void bind_cublas(cublasHandle_t h, stream_t stream) {
+  const cublas_workspace w = workspace_for(stream);
+  TEXPR_CUDA_CHECK(cublasSetStream(h, stream));
+  TEXPR_CUDA_CHECK(cublasSetWorkspace(h, w.p, w.bytes));
 }
 
 template <class T> struct gemm_types;
@@ -12055,7 +13874,7 @@ void gemm(const matmul_plan<T, BR>& p, T* c, stream_t stream) {
   using types = gemm_types<T>;
   const typename types::scale alpha(1), beta(0);
   cublasHandle_t h = cublas_handle();
-  TEXPR_CUDA_CHECK(cublasSetStream(h, stream));
+  bind_cublas(h, stream);
   // The last batch dimension is cuBLAS's strided batch; any others are a loop here.
   const index_t inner = BR > 0 ? p.batch[BR > 0 ? BR - 1 : 0] : 1;
   const index_t a_step = BR > 0 ? p.a.batch_strides[BR > 0 ? BR - 1 : 0] : 0;
@@ -12105,6 +13924,108 @@ void cublas_gemm::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& c
 #endif // __CUDACC__
 #endif // TEXPR_SI_TEXPR_BACKEND_CUDA_GEMM_HPP
 // ---- end texpr/backend/cuda/gemm.hpp ----
+// ---- begin texpr/backend/cuda/graph.hpp ----
+#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_GRAPH_HPP
+#define TEXPR_SI_TEXPR_BACKEND_CUDA_GRAPH_HPP
+// tx::cuda_graph: stream-ordered work captured once into a CUDA graph and replayed with one launch, with the
+// device blocks the capture touched reserved for it.
+
+#if defined(__CUDACC__)
+
+namespace texpr {
+
+/// A captured, instantiated CUDA graph. replay() enqueues everything the capture recorded on the capture's stream
+/// with one cudaGraphLaunch and returns without waiting. The graph owns the device blocks its work reads and writes
+/// (temporaries and results allocated during capture): they stay reserved for it, so replays may reuse the captured
+/// addresses, until the graph is destroyed. Tensors made before capture that the work reads or writes (parameters,
+/// input staging tensors) must outlive it and keep their storage. Move-only.
+class cuda_graph {
+ public:
+  /// An empty graph (replay throws).
+  cuda_graph() = default;
+  cuda_graph(const cuda_graph&) = delete;
+  cuda_graph& operator=(const cuda_graph&) = delete;
+  /// Takes o's graph; o becomes empty.
+  cuda_graph(cuda_graph&& o) noexcept { swap(o); }
+  /// Takes o's graph; this one's is destroyed.
+  cuda_graph& operator=(cuda_graph&& o) noexcept {
+    if (this != &o) cuda_graph(std::move(o)).swap(*this);
+    return *this;
+  }
+  ~cuda_graph() { reset(); }
+
+  /// Enqueues one replay on stream() (no host wait, no allocation).
+  void replay() const {
+    if (!exec_) throw cuda_error("cudaGraphLaunch", "an empty tx::cuda_graph (nothing was captured)", __FILE__, __LINE__, 0);
+    TEXPR_CUDA_CHECK(cudaGraphLaunch(exec_, stream_));
+  }
+  /// The stream the capture ran on and replays run on.
+  stream_t stream() const noexcept { return stream_; }
+  /// Number of nodes (kernels, GEMM kernels, copies, memsets) the graph holds.
+  std::size_t nodes() const noexcept { return nodes_; }
+  /// True when nothing was captured.
+  bool empty() const noexcept { return exec_ == nullptr; }
+
+  /// Captures what f enqueues on `stream` (null: texpr's stream) in thread-local mode: on this thread, a host
+  /// wait, a pageable copy or an allocation from the driver fails, and the failure throws cuda_error naming the
+  /// call; other threads are unaffected. texpr's allocations inside f come from blocks the device cache holds (run
+  /// the work once before capturing it) and become the graph's.
+  template <class F> static cuda_graph capture(stream_t stream, F&& f) {
+    cuda_graph g;
+    g.stream_ = detail::resolve_stream(stream);
+    if (detail::active_graph_pool())
+      throw cuda_error("cudaStreamBeginCapture", "a capture is already running on this thread", __FILE__, __LINE__,
+                       static_cast<int>(cudaErrorIllegalState));
+    g.pool_ = std::make_unique<detail::graph_pool>();
+    TEXPR_CUDA_CHECK(cudaGetDevice(&g.pool_->device));
+    g.pool_->stream = g.stream_;
+    TEXPR_CUDA_CHECK(cudaStreamBeginCapture(g.stream_, cudaStreamCaptureModeThreadLocal));
+    detail::active_graph_pool() = g.pool_.get();
+    try {
+      std::forward<F>(f)();
+    } catch (...) {
+      detail::active_graph_pool() = nullptr;
+      cudaGraph_t broken = nullptr;
+      if (cudaStreamEndCapture(g.stream_, &broken) != cudaSuccess) (void)cudaGetLastError();
+      if (broken) (void)cudaGraphDestroy(broken);
+      throw;  // g's destructor hands its blocks back
+    }
+    detail::active_graph_pool() = nullptr;
+    TEXPR_CUDA_CHECK(cudaStreamEndCapture(g.stream_, &g.graph_));
+    TEXPR_CUDA_CHECK(cudaGraphGetNodes(g.graph_, nullptr, &g.nodes_));
+    TEXPR_CUDA_CHECK(cudaGraphInstantiate(&g.exec_, g.graph_, 0));
+    return g;
+  }
+
+ private:
+  void swap(cuda_graph& o) noexcept {
+    std::swap(graph_, o.graph_);
+    std::swap(exec_, o.exec_);
+    std::swap(stream_, o.stream_);
+    std::swap(nodes_, o.nodes_);
+    std::swap(pool_, o.pool_);
+  }
+  void reset() noexcept {
+    if (exec_ && cudaGraphExecDestroy(exec_) != cudaSuccess) (void)cudaGetLastError();
+    if (graph_ && cudaGraphDestroy(graph_) != cudaSuccess) (void)cudaGetLastError();
+    exec_ = nullptr;
+    graph_ = nullptr;
+    if (pool_) detail::device_block_cache::instance().release_graph_pool(*pool_);
+    pool_.reset();
+  }
+
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  stream_t stream_ = nullptr;
+  std::size_t nodes_ = 0;
+  std::unique_ptr<detail::graph_pool> pool_;
+};
+
+} // namespace texpr
+
+#endif // __CUDACC__
+#endif // TEXPR_SI_TEXPR_BACKEND_CUDA_GRAPH_HPP
+// ---- end texpr/backend/cuda/graph.hpp ----
 // ---- begin texpr/backend/cuda/layout.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_LAYOUT_HPP
 #define TEXPR_SI_TEXPR_BACKEND_CUDA_LAYOUT_HPP
@@ -12139,12 +14060,14 @@ void composed::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx)
 // ---- begin texpr/backend/cuda/reduce.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_REDUCE_HPP
 #define TEXPR_SI_TEXPR_BACKEND_CUDA_REDUCE_HPP
-// cuda_kernels::block_reduce: reductions on the GPU with warp-shuffle and shared-memory trees (no CUB: its device
-// dispatch is what made each reduction cost seconds of nvcc time). Over everything: one pass of grid-stride block
-// partials reading the fused operand, then one block that combines them and finalises (mean divides there). Along
-// the last axis: a warp per line, or a block per line for long ones, split in chunks when there are few lines.
-// Along any other axis: 32-column tiles whose threads each walk one column, so a warp's reads are coalesced; each
-// thread positions its line once (seek) and then keeps one offset and one step per operand in registers.
+// cuda_kernels::block_reduce: reductions on the GPU with warp-shuffle and shared-memory trees (hand-written: they
+// are a few lines over op.combine, where cub::BlockReduce would add its headers to every nvcc translation unit).
+// Over everything: one launch; each block reads a grid-stride share of the fused operand (16-byte vector loads
+// when it is dense and aligned) into four accumulators in registers, and the last block to finish (an atomic
+// ticket) combines the blocks' partials and finalises. Along the last axis: a warp per line, or a block per line
+// for long ones, split in chunks when there are few lines. Along any other axis: 32-column tiles whose threads each
+// walk one column, so a warp's reads are coalesced; each thread positions its line once (seek) and then keeps one
+// offset and one step per operand in registers. The plan (which path, extents, chunks) is eval/reduction_plan.hpp's.
 
 #if defined(__CUDACC__)
 
@@ -12187,54 +14110,108 @@ template <class A, class Op> __device__ inline A block_combine(const Op& op, A v
   return v;
 }
 
-/// Element i (row-major over shape) of the fused accessor, lifted into the accumulator.
-template <class A, std::size_t R, class Op, class Acc>
-__device__ inline A lifted_at(const Op& op, const Acc& acc, bool dense, const index_pack<R>& shape, index_t i) {
-  if (dense) return op.template lift<A>(widen(acc.linear(i)), i);
-  index_t idx[R > 0 ? R : 1] = {};
-  unravel(i, shape, idx);
-  return op.template lift<A>(widen(acc.at(idx)), i);
+/// *p read past the L1 cache (another block wrote it during this launch).
+template <class A> __device__ inline A load_volatile(const A* p) {
+  constexpr bool words = sizeof(A) % 4 == 0;
+  using U = std::conditional_t<words, unsigned int, unsigned char>;
+  U w[sizeof(A) / sizeof(U)];
+#pragma unroll
+  for (std::size_t k = 0; k < sizeof(A) / sizeof(U); ++k) w[k] = reinterpret_cast<const volatile U*>(p)[k];
+  A r;
+  memcpy(&r, w, sizeof(A));
+  return r;
 }
 
-/// Accumulator chains per thread over everything. With two 4-byte loads in flight per thread the H200 read
-/// 2.2 TB/s (about 16 KiB in flight per SM); saturating its memory takes about four times that.
-inline constexpr int reduce_chains = 4;
-/// Loads each thread issues per step before combining them (reduce_all, reduce_lines): eight, so four per chain
-/// over everything; along lines they go to the two chains a0/a1 alternately, as the two-load steps did, so line
-/// results are bitwise what they were. Sixteen was slower on every reduction.
-inline constexpr int reduce_loads = 2 * reduce_chains;
+/// Loads each thread issues per step along lines before combining them (reduce_lines), going to the two chains
+/// a0/a1 alternately. Sixteen was slower on every reduction.
+inline constexpr int reduce_loads = 8;
 
-/// Pass 1 over everything: each block combines a grid-stride share of the n elements into partial[blockIdx.x].
-template <class A, std::size_t R, class Op, class Acc>
+/// The accumulators of one thread over everything: four chains in registers (named, never indexed at run time).
+template <class A, class Op> struct chains {
+  A a0, a1, a2, a3;
+  __device__ explicit chains(const Op& op) : a0(op.template identity<A>()), a1(a0), a2(a0), a3(a0) {}
+  /// Element k (a compile-time position in an unrolled step) into chain k % 4.
+  template <int K> __device__ void take(const Op& op, const A& v) {
+    if constexpr (K % 4 == 0) a0 = op.combine(a0, v);
+    else if constexpr (K % 4 == 1) a1 = op.combine(a1, v);
+    else if constexpr (K % 4 == 2) a2 = op.combine(a2, v);
+    else a3 = op.combine(a3, v);
+  }
+  __device__ A total(const Op& op) const { return op.combine(op.combine(a0, a1), op.combine(a2, a3)); }
+};
+
+/// Elements per 16-byte vector load of an accessor yielding V.
+template <class V> inline constexpr int vector_width = sizeof(V) >= 16 ? 1 : static_cast<int>(16 / sizeof(V));
+
+template <int K, int W, class A, class Op, class V> __device__ inline void take_all(chains<A, Op>& c, const Op& op, const V (&x)[W], index_t i) {
+  if constexpr (K < W) {
+    c.template take<K>(op, op.template lift<A>(widen(x[K]), i + K));
+    take_all<K + 1, W>(c, op, x, i);
+  }
+}
+
+/// *out = op over the n elements acc reads, in one launch: each block combines a grid-stride share into
+/// partial[blockIdx.x]; the last block to finish (by the ticket, zero before the launch) combines the partials in
+/// block order and writes the finalised result. `vec`: acc is dense and its memory aligned to 16 bytes, so it is
+/// read in 16-byte vector loads (every memory leaf of a fused operand included).
+template <class T, class A, std::size_t R, class Op, class Acc>
 __global__ void __launch_bounds__(block_threads)
-    reduce_all_partials(Op op, Acc acc, bool dense, index_pack<R> shape, index_t n, A* partial) {
-  constexpr int U = reduce_loads;
-  A a[reduce_chains];
-#pragma unroll
-  for (int k = 0; k < reduce_chains; ++k) a[k] = op.template identity<A>();
-  const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
-  index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (dense) {  // (hoisted: the unrolled steps then hold only loads and combines)
-    for (; i + (U - 1) * stride < n; i += U * stride) {
-      A vals[U];
-#pragma unroll
-      for (int k = 0; k < U; ++k) vals[k] = op.template lift<A>(widen(acc.linear(i + k * stride)), i + k * stride);
-#pragma unroll
-      for (int k = 0; k < U; ++k) a[k % reduce_chains] = op.combine(a[k % reduce_chains], vals[k]);
+    reduce_all_once(Op op, Acc acc, bool dense, bool vec, index_pack<R> shape, index_t n, A* partial, unsigned* ticket, T* out) {
+  using V = typename Acc::value_type;
+  constexpr int W = vector_width<V>;
+  chains<A, Op> c(op);
+  const index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;
+  const index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  index_t i = t;
+  if constexpr (vector_loadable<Acc>) {
+    if (vec) {
+      const index_t groups = n / W;
+      index_t g = t;
+      for (; g + threads < groups; g += 2 * threads) {  // two 16-byte loads in flight per thread
+        V x[W], y[W];
+        acc.template load<W>(g * W, x);
+        acc.template load<W>((g + threads) * W, y);
+        take_all<0, W>(c, op, x, g * W);
+        take_all<0, W>(c, op, y, (g + threads) * W);
+      }
+      if (g < groups) {
+        V x[W];
+        acc.template load<W>(g * W, x);
+        take_all<0, W>(c, op, x, g * W);
+      }
+      i = groups * W + t;
     }
   }
-  for (int k = 0; i < n; i += stride, k = (k + 1) % reduce_chains) a[k] = op.combine(a[k], lifted_at<A>(op, acc, dense, shape, i));
-#pragma unroll
-  for (int k = 1; k < reduce_chains; ++k) a[0] = op.combine(a[0], a[k]);
-  const A v = block_combine(op, a[0]);
-  if (threadIdx.x == 0) partial[blockIdx.x] = v;
-}
-
-/// Pass 2: one block combines the partials and writes the finalised result.
-template <class T, class A, class Op>
-__global__ void __launch_bounds__(block_threads) reduce_all_final(Op op, const A* partial, index_t parts, index_t n, T* out) {
+  if (dense) {
+    for (; i + 3 * threads < n; i += 4 * threads) {
+      const V x0 = acc.linear(i), x1 = acc.linear(i + threads), x2 = acc.linear(i + 2 * threads), x3 = acc.linear(i + 3 * threads);
+      c.template take<0>(op, op.template lift<A>(widen(x0), i));
+      c.template take<1>(op, op.template lift<A>(widen(x1), i + threads));
+      c.template take<2>(op, op.template lift<A>(widen(x2), i + 2 * threads));
+      c.template take<3>(op, op.template lift<A>(widen(x3), i + 3 * threads));
+    }
+    for (; i < n; i += threads) c.template take<0>(op, op.template lift<A>(widen(acc.linear(i)), i));
+  } else {
+    for (; i < n; i += threads) {
+      index_t idx[R > 0 ? R : 1] = {};
+      unravel(i, shape, idx);
+      c.template take<0>(op, op.template lift<A>(widen(acc.at(idx)), i));
+    }
+  }
+  A v = block_combine(op, c.total(op));
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = v;
+    __threadfence();  // the partial is visible before the ticket says so
+    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
   A a = op.template identity<A>();
-  for (index_t i = threadIdx.x; i < parts; i += blockDim.x) a = op.combine(a, partial[i]);
+  for (index_t b = threadIdx.x; b < gridDim.x; b += blockDim.x) {
+    a = op.combine(a, load_volatile(partial + b));
+  }
   a = block_combine(op, a);
   if (threadIdx.x == 0) out[0] = op.template finalize<T>(a, n);
 }
@@ -12254,9 +14231,16 @@ template <class A> struct partial_writer {
 
 /// Lines of the operand along its last axis: line r positioned once (seek), then read by along(j).
 template <class Acc, std::size_t R> struct row_source {
+  using value_type = typename Acc::value_type;
   Acc acc;
   index_pack<R> shape;  // the operand's shape; lines run along its last axis
+  bool vec = false;     // dense, 16-byte aligned, and every row starts on 16 bytes: rows read by load()
   static constexpr bool lifted = true;
+  static constexpr bool vector = vector_loadable<Acc>;
+  /// W elements of row r from j (a multiple of W), as vector loads (only when vec).
+  template <int W> __device__ void load(index_t r, index_t j, value_type (&x)[W]) const {
+    acc.template load<W>(r * shape.v[R - 1] + j, x);
+  }
   __device__ Acc line(index_t r) const {
     index_t idx[R] = {};
     // r enumerates the first R-1 axes (the last one is the line's)
@@ -12275,6 +14259,7 @@ template <class A> struct partial_rows {
   const A* p;
   index_t len;
   static constexpr bool lifted = false;
+  static constexpr bool vector = false;
   struct cursor {
     const A* q;
     __device__ A along(index_t j) const { return q[j]; }
@@ -12305,7 +14290,34 @@ __global__ void __launch_bounds__(block_threads)
         if constexpr (Source::lifted) return op.template lift<A>(widen(line.along(j)), j);
         else return line.along(j);
       };
-      index_t j = j0 + lane;
+      bool done = false;
+      if constexpr (Source::vector) {
+        if (src.vec) {  // [v0, v1) in vector loads of W elements (two in flight), the ends one element a lane
+          using V = typename Source::value_type;
+          constexpr int W = vector_width<V>;
+          const index_t v0 = (j0 + W - 1) / W * W, v1 = j1 / W * W > v0 ? j1 / W * W : v0;
+          for (index_t h = j0 + lane; h < (v0 < j1 ? v0 : j1); h += Group) a0 = op.combine(a0, get(h));
+          index_t g = v0 / W + lane;
+          for (; g + Group < v1 / W; g += 2 * Group) {
+            V x[W], y[W];
+            src.template load<W>(r, g * W, x);
+            src.template load<W>(r, (g + Group) * W, y);
+#pragma unroll
+            for (int k = 0; k < W; ++k) a0 = op.combine(a0, op.template lift<A>(widen(x[k]), g * W + k));
+#pragma unroll
+            for (int k = 0; k < W; ++k) a1 = op.combine(a1, op.template lift<A>(widen(y[k]), (g + Group) * W + k));
+          }
+          if (g < v1 / W) {
+            V x[W];
+            src.template load<W>(r, g * W, x);
+#pragma unroll
+            for (int k = 0; k < W; ++k) a0 = op.combine(a0, op.template lift<A>(widen(x[k]), g * W + k));
+          }
+          for (index_t h = v1 + lane; h < j1; h += Group) a1 = op.combine(a1, get(h));
+          done = true;
+        }
+      }
+      index_t j = done ? j1 : j0 + lane;
       constexpr int U = reduce_loads;
       for (; j + (U - 1) * Group < j1; j += U * Group) {
         decltype(get(j)) vals[U];
@@ -12427,93 +14439,90 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
-/// Splits an axis of length len into chunks so that `units` work items become about `target`.
-inline void split_axis(index_t units, index_t len, index_t min_chunk, index_t target, index_t& chunks, index_t& chunk_len) {
-  chunks = 1;
-  chunk_len = len;
-  if (units >= target || len <= 2 * min_chunk) return;
-  const index_t want = ceil_div(target, units < 1 ? 1 : units);
-  const index_t most = ceil_div(len, min_chunk);
-  const index_t k = want < most ? want : most;
-  chunk_len = ceil_div(len, k);
-  chunks = ceil_div(len, chunk_len);
-}
-
 template <class T, class A, class Op> __global__ void write_empty(Op op, T* out) { *out = op.template finalize<T>(op.template identity<A>(), 0); }
 
-/// *out (device memory) = op over every element acc reads (shape in_shape); nothing synchronises.
-template <class T, class A, class Op, std::size_t R, class Acc>
-void reduce_all(const Op& op, const Acc& acc, const shape_t<R>& in_shape, T* out, stream_t stream) {
-  const index_t n = shape_size(in_shape);
-  if (n == 0) {
-    write_empty<T, A, Op><<<1, 1, 0, stream>>>(op, out);
-    TEXPR_CUDA_CHECK_LAUNCH();
-    return;
-  }
-  const index_t blocks = grid_for(ceil_div(n, 2 * block_threads));
-  device_scratch partial(sizeof(A) * static_cast<std::size_t>(blocks), stream);
-  A* p = static_cast<A*>(partial.p);
-  reduce_all_partials<A, R><<<static_cast<unsigned>(blocks), block_threads, 0, stream>>>(op, acc, acc.dense(), pack(in_shape), n, p);
-  TEXPR_CUDA_CHECK_LAUNCH();
-  reduce_all_final<T, A><<<1, block_threads, 0, stream>>>(op, p, blocks, n, out);
-  TEXPR_CUDA_CHECK_LAUNCH();
-}
+/// The cuda's two reduction kernels, as eval/reduction_plan.hpp's driver calls them; nothing synchronises.
+struct reduction_kernels {
+  stream_t stream;
 
-/// out[...] = op of acc (shape in_shape) along `axis`; out is contiguous with the axis removed. Nothing synchronises.
-template <class T, class A, class Op, std::size_t R, class Acc>
-void reduce_axis(const Op& op, const Acc& acc, const shape_t<R>& in_shape, std::size_t axis, T* out, index_t n_out, stream_t stream) {
-  if (n_out == 0) return;
-  const index_t len = in_shape[axis];
-  const final_writer<Op, A, T> fin{op, out, len};
-  const index_t target = static_cast<index_t>(multiprocessor_count()) * 4;  // blocks that keep every SM busy
-  if (axis == R - 1) {
-    const index_t rows = n_out;
-    const row_source<Acc, R> src{acc, pack(in_shape)};
-    constexpr int warps = block_threads / 32;
-    if (len <= 1024) {  // short lines: a warp each
-      reduce_lines<A, 32><<<grid_for(ceil_div(rows, warps)), block_threads, 0, stream>>>(op, src, fin, rows, 1, len, len);
+  /// *out (device memory) = op over every element acc reads: one launch (a memset zeroes its ticket first).
+  template <class A, class Op, class Acc, std::size_t R, class T>
+  void all(const Op& op, const Acc& acc, const reduction_plan<R>& p, T* out) const {
+    const index_t n = p.size;
+    if (n == 0) {
+      write_empty<T, A, Op><<<1, 1, 0, stream>>>(op, out);
       TEXPR_CUDA_CHECK_LAUNCH();
       return;
     }
-    index_t chunks = 1, chunk_len = len;
-    split_axis(rows, len, 4096, target, chunks, chunk_len);
-    if (chunks == 1) {
-      reduce_lines<A, block_threads><<<grid_for(rows), block_threads, 0, stream>>>(op, src, fin, rows, 1, len, len);
+    const index_t blocks = grid_for(ceil_div(n, 4 * block_threads));
+    // One block of scratch from texpr's device cache: the partials, then the ticket.
+    const std::size_t ticket_at = (sizeof(A) * static_cast<std::size_t>(blocks) + 15) / 16 * 16;
+    device_scratch scratch(ticket_at + 16, stream);
+    A* partial = static_cast<A*>(scratch.p);
+    unsigned* ticket = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(scratch.p) + ticket_at);
+    TEXPR_CUDA_CHECK(cudaMemsetAsync(ticket, 0, sizeof(unsigned), stream));
+    const bool dense = acc.dense();
+    bool vec = false;
+    if constexpr (vector_loadable<Acc>) vec = dense && acc.aligned(16);
+    reduce_all_once<T, A, R><<<static_cast<unsigned>(blocks), block_threads, 0, stream>>>(op, acc, dense, vec, pack(p.shape), n,
+                                                                                         partial, ticket, out);
+    TEXPR_CUDA_CHECK_LAUNCH();
+  }
+
+  /// out[...] = op of acc along p.axis; out is contiguous with the axis removed.
+  template <class A, class Op, class Acc, std::size_t R, class T>
+  void axis(const Op& op, const Acc& acc, const reduction_plan<R>& p, T* out) const {
+    if (p.n_out == 0) return;
+    const index_t len = p.len;
+    const final_writer<Op, A, T> fin{op, out, len};
+    const index_t target = static_cast<index_t>(multiprocessor_count()) * 4;  // blocks that keep every SM busy
+    if (p.along_rows()) {
+      const index_t rows = p.n_out;
+      row_source<Acc, R> src{acc, pack(p.shape)};
+      if constexpr (vector_loadable<Acc>)
+        src.vec = acc.dense() && acc.aligned(16) && len % vector_width<typename Acc::value_type> == 0;
+      constexpr int warps = block_threads / 32;
+      if (len <= 1024) {  // short lines: a warp each
+        reduce_lines<A, 32><<<grid_for(ceil_div(rows, warps)), block_threads, 0, stream>>>(op, src, fin, rows, 1, len, len);
+        TEXPR_CUDA_CHECK_LAUNCH();
+        return;
+      }
+      const axis_split sp = split_axis(rows, len, 4096, target);
+      if (sp.chunks == 1) {
+        reduce_lines<A, block_threads><<<grid_for(rows), block_threads, 0, stream>>>(op, src, fin, rows, 1, len, len);
+        TEXPR_CUDA_CHECK_LAUNCH();
+        return;
+      }
+      device_scratch partial(sizeof(A) * static_cast<std::size_t>(rows * sp.chunks), stream);
+      A* q = static_cast<A*>(partial.p);
+      reduce_lines<A, block_threads><<<grid_for(rows * sp.chunks), block_threads, 0, stream>>>(
+          op, src, partial_writer<A>{q}, rows, sp.chunks, len, sp.chunk_len);
+      TEXPR_CUDA_CHECK_LAUNCH();
+      reduce_lines<A, 32><<<grid_for(ceil_div(rows, warps)), block_threads, 0, stream>>>(op, partial_rows<A>{q, sp.chunks}, fin,
+                                                                                         rows, 1, sp.chunks, sp.chunks);
       TEXPR_CUDA_CHECK_LAUNCH();
       return;
     }
-    device_scratch partial(sizeof(A) * static_cast<std::size_t>(rows * chunks), stream);
-    A* p = static_cast<A*>(partial.p);
-    reduce_lines<A, block_threads><<<grid_for(rows * chunks), block_threads, 0, stream>>>(op, src, partial_writer<A>{p}, rows,
-                                                                                           chunks, len, chunk_len);
+    const index_t outer = p.outer, inner = p.after();
+    const column_source<Acc, R> src{acc, pack(p.shape), p.axis};
+    const dim3 block(column_tile, column_slices);
+    const index_t tiles = outer * ceil_div(inner, column_width);
+    const axis_split sp = split_axis(tiles, len, 256, target);
+    if (sp.chunks == 1) {
+      reduce_columns<A><<<grid_for(tiles), block, 0, stream>>>(op, src, fin, outer, len, inner, 1, len);
+      TEXPR_CUDA_CHECK_LAUNCH();
+      return;
+    }
+    device_scratch partial(sizeof(A) * static_cast<std::size_t>(outer * sp.chunks * inner), stream);
+    A* q = static_cast<A*>(partial.p);
+    reduce_columns<A><<<grid_for(tiles * sp.chunks), block, 0, stream>>>(op, src, partial_writer<A>{q}, outer, len, inner,
+                                                                          sp.chunks, sp.chunk_len);
     TEXPR_CUDA_CHECK_LAUNCH();
-    reduce_lines<A, 32><<<grid_for(ceil_div(rows, warps)), block_threads, 0, stream>>>(op, partial_rows<A>{p, chunks}, fin,
-                                                                                       rows, 1, chunks, chunks);
+    reduce_columns<A><<<grid_for(tiles), block, 0, stream>>>(op, partial_columns<A>{q, sp.chunks, inner}, fin, outer, sp.chunks,
+                                                             inner, 1, sp.chunks);
     TEXPR_CUDA_CHECK_LAUNCH();
-    return;
   }
-  index_t outer = 1, inner = 1;
-  for (std::size_t d = 0; d < axis; ++d) outer *= in_shape[d];
-  for (std::size_t d = axis + 1; d < R; ++d) inner *= in_shape[d];
-  const column_source<Acc, R> src{acc, pack(in_shape), axis};
-  const dim3 block(column_tile, column_slices);
-  const index_t tiles = outer * ceil_div(inner, column_width);
-  index_t chunks = 1, chunk_len = len;
-  split_axis(tiles, len, 256, target, chunks, chunk_len);
-  if (chunks == 1) {
-    reduce_columns<A><<<grid_for(tiles), block, 0, stream>>>(op, src, fin, outer, len, inner, 1, len);
-    TEXPR_CUDA_CHECK_LAUNCH();
-    return;
-  }
-  device_scratch partial(sizeof(A) * static_cast<std::size_t>(outer * chunks * inner), stream);
-  A* p = static_cast<A*>(partial.p);
-  reduce_columns<A><<<grid_for(tiles * chunks), block, 0, stream>>>(op, src, partial_writer<A>{p}, outer, len, inner, chunks,
-                                                                     chunk_len);
-  TEXPR_CUDA_CHECK_LAUNCH();
-  reduce_columns<A><<<grid_for(tiles), block, 0, stream>>>(op, partial_columns<A>{p, chunks, inner}, fin, outer, chunks,
-                                                           inner, 1, chunks);
-  TEXPR_CUDA_CHECK_LAUNCH();
-}
+};
 
 } // namespace texpr::detail::cuda_impl
 
@@ -12521,63 +14530,7 @@ namespace texpr::cuda_kernels {
 
 template <class N, class T, std::size_t R>
 void block_reduce::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
-  using namespace detail::cuda_impl;
-  using C = std::remove_cvref_t<decltype(n.child())>;
-  using KT = typename N::kernel_dtype;
-  using Op = typename N::op_type;
-  using A = typename Op::template accumulator<KT>;
-  constexpr std::size_t RC = C::rank;
-  const Op& op = n.op();
-  const auto in_shape = n.child().shape();
-  if constexpr (Op::needs_nonempty) {
-    bool empty_line = false;
-    for (std::size_t d = 0; d != RC; ++d)
-      if (n.reduces(d) && in_shape[d] == 0) empty_line = true;
-    if (empty_line && dest.size() != 0)
-      throw shape_error("texpr: " + std::string(Op::name) + " over an axis of length 0 (input shape " + to_string(in_shape) +
-                        ") has no identity");
-  }
-  const int count = n.reduced_count();
-  // (a reduction that reduces nothing never gets here: evaluation takes its operand as the result)
-  // sum_to reads its operand from memory, so every sum_to of a dtype and rank shares its kernels (one per gradient
-  // graph would cost minutes of nvcc time); the other reductions read their operand fused.
-  const auto operand = [&] {
-    if constexpr (N::operand_in_memory) return detail::materialize(n.child(), ctx);
-    else return n.child();
-  };
-  if (R == 0 || n.reduces_all()) {
-    reduce_all<T, A>(op, detail::read(operand(), in_shape, ctx), in_shape, dest.data(), ctx.stream);
-    return;
-  }
-  // A rank-0 result reduces everything: no axis kernels are instantiated for it.
-  if constexpr (RC >= 1 && R > 0) {
-    if (count == 1) {
-      std::size_t axis = 0;
-      while (!n.reduces(axis)) ++axis;
-      reduce_axis<T, A>(op, detail::read(operand(), in_shape, ctx), in_shape, axis, dest.data(), dest.size(), ctx.stream);
-      return;
-    }
-    // Several axes (sum_to): one axis at a time, keeping each reduced axis with extent 1, the last into dest.
-    // (argmax and argmin are not decomposable; their API reduces one axis or all, never this path)
-    if constexpr (Op::decomposable && std::is_same_v<T, KT>) {
-      const auto first = detail::materialize(n.child(), ctx);
-      const T* data = first.data();
-      shape_t<RC> shape = in_shape, strides = first.strides();
-      int left = count;
-      for (std::size_t axis = 0; axis < RC; ++axis) {
-        if (!n.reduces(axis)) continue;
-        const auto acc = make_strided_accessor(detail::memory_source<T>{data}, shape, strides, shape);
-        shape_t<RC> next = shape;
-        next[axis] = 1;
-        T* target = --left == 0 ? dest.data() : detail::temporary<T, RC, cuda>(next, ctx).data();
-        reduce_axis<T, A>(op, acc, shape, axis, target, shape_size(next), ctx.stream);
-        if (left == 0) return;
-        data = target;
-        shape = next;
-        strides = contiguous_strides(next);
-      }
-    }
-  }
+  detail::run_reduction(n, dest, ctx, detail::cuda_impl::reduction_kernels{ctx.stream});
 }
 
 } // namespace texpr::cuda_kernels
@@ -12585,10 +14538,280 @@ void block_reduce::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& 
 #endif // __CUDACC__
 #endif // TEXPR_SI_TEXPR_BACKEND_CUDA_REDUCE_HPP
 // ---- end texpr/backend/cuda/reduce.hpp ----
+// ---- begin texpr/backend/cuda/scaled_gemm.hpp ----
+#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_SCALED_GEMM_HPP
+#define TEXPR_SI_TEXPR_BACKEND_CUDA_SCALED_GEMM_HPP
+// cuda_kernels::cublaslt_gemm: scaled_matmul of 8-bit operands on the GPU through cuBLASLt (cublasLtMatmul): int8
+// with int32 accumulation (CUBLAS_COMPUTE_32I), float8_e4m3 with float accumulation and output (FP8 tensor cores,
+// sm_89+), the per-tensor scales folded into alpha. One cached cuBLASLt handle per device and thread, and one
+// cached plan (descriptors, algorithm) per shape.
+
+#if defined(__CUDACC__)
+
+#include <cublasLt.h>
+
+namespace texpr {
+namespace detail::cuda_impl {
+
+/// One cuBLASLt handle per device for the calling thread, created on first use, destroyed at thread exit.
+inline cublasLtHandle_t cublaslt_handle() {
+  struct cache {
+    cublasLtHandle_t h[64] = {};
+    ~cache() {
+      for (auto& x : h)
+        if (x) (void)cublasLtDestroy(x);  // errors at exit have nobody to report to
+    }
+  };
+  thread_local cache handles;
+  int dev = 0;
+  TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev < 0 || dev >= 64) throw cuda_error("cudaGetDevice(&dev)", "device ordinal beyond texpr's 64-device cache", __FILE__, __LINE__, 0);
+  if (!handles.h[dev]) TEXPR_CUDA_CHECK(cublasLtCreate(&handles.h[dev]));
+  return handles.h[dev];
+}
+
+/// cuBLASLt's types for 8-bit operands of dtype T: operands, result, scale (alpha) and compute.
+template <class T> struct lt_types;
+template <> struct lt_types<std::int8_t> {
+  static constexpr cudaDataType_t in = CUDA_R_8I, out = CUDA_R_32I, scale = CUDA_R_32I;
+  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32I;
+};
+template <> struct lt_types<float8_e4m3> {
+  static constexpr cudaDataType_t in = CUDA_R_8F_E4M3, out = CUDA_R_32F, scale = CUDA_R_32F;
+  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+};
+
+/// Destroys a cuBLASLt descriptor with its owner.
+template <class H, cublasStatus_t (*Destroy)(H)> struct lt_owned {
+  H h = nullptr;
+  lt_owned() = default;
+  lt_owned(const lt_owned&) = delete;
+  lt_owned& operator=(const lt_owned&) = delete;
+  ~lt_owned() {
+    if (h) (void)Destroy(h);
+  }
+};
+
+/// The descriptors and the algorithm of one GEMM shape, chosen once per thread, device and shape (the heuristic
+/// query and the descriptors cost tens of microseconds: a tenth of a large FP8 GEMM's time on a fast GPU).
+struct lt_plan {
+  lt_owned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op;
+  lt_owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> la, lb, lc;
+  cublasLtMatmulAlgo_t algo{};
+  bool found = false;
+};
+
+/// The largest power of two (at most 256) dividing base's address and every step in bytes: what cuBLASLt may
+/// assume of every pointer a GEMM over these batches passes (it assumes 256 unless told).
+inline std::uint32_t lt_alignment(const void* base, std::uintptr_t step_bytes) {
+  const std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(base) | step_bytes | 256u;
+  return static_cast<std::uint32_t>(bits & (~bits + 1));
+}
+
+/// The cached plan for (device, 8-bit dtype T, m, n, k, lda, ldb, the operands' and result's alignments) with a
+/// workspace of ws bytes.
+template <class T>
+const lt_plan& lt_plan_for(int m, int n, int k, std::int64_t lda, std::int64_t ldb, std::uint32_t align_a,
+                           std::uint32_t align_b, std::uint32_t align_c, std::uint64_t ws) {
+  using types = lt_types<T>;
+  using key_t = std::tuple<int, int, int, int, std::int64_t, std::int64_t, std::uint32_t, std::uint32_t, std::uint32_t, std::uint64_t>;
+  thread_local std::map<key_t, std::unique_ptr<lt_plan>> plans;
+  int dev = 0;
+  TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
+  auto& slot = plans[key_t{dev, m, n, k, lda, ldb, align_a, align_b, align_c, ws}];
+  if (slot) return *slot;
+  auto p = std::make_unique<lt_plan>();
+  TEXPR_CUDA_CHECK(cublasLtMatmulDescCreate(&p->op.h, types::compute, types::scale));
+  const cublasOperation_t transposed = CUBLAS_OP_T, plain = CUBLAS_OP_N;
+  TEXPR_CUDA_CHECK(cublasLtMatmulDescSetAttribute(p->op.h, CUBLASLT_MATMUL_DESC_TRANSA, &transposed, sizeof transposed));
+  TEXPR_CUDA_CHECK(cublasLtMatmulDescSetAttribute(p->op.h, CUBLASLT_MATMUL_DESC_TRANSB, &plain, sizeof plain));
+  // cuBLAS's first operand is our B seen transposed: stored as k x n column-major (ld = B's column stride).
+  const auto u = [](int v) { return static_cast<std::uint64_t>(v); };
+  TEXPR_CUDA_CHECK(cublasLtMatrixLayoutCreate(&p->la.h, types::in, u(k), u(n), ldb));
+  TEXPR_CUDA_CHECK(cublasLtMatrixLayoutCreate(&p->lb.h, types::in, u(k), u(m), lda));
+  TEXPR_CUDA_CHECK(cublasLtMatrixLayoutCreate(&p->lc.h, types::out, u(n), u(m), n));
+  lt_owned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref;
+  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&pref.h));
+  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  // cuBLAS's A is our B, its B our A.
+  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_b, sizeof align_b));
+  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_a, sizeof align_a));
+  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof align_c));
+  TEXPR_CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof align_c));
+  cublasLtMatmulHeuristicResult_t best{};
+  int found = 0;
+  TEXPR_CUDA_CHECK(cublasLtMatmulAlgoGetHeuristic(cublaslt_handle(), p->op.h, p->la.h, p->lb.h, p->lc.h, p->lc.h, pref.h, 1,
+                                                  &best, &found));
+  p->algo = best.algo;
+  p->found = found > 0;
+  slot = std::move(p);
+  return *slot;
+}
+
+/// C (batch of m x n, row-major, contiguous, R) = scale * A B for 8-bit operands, A row-major and B column-major
+/// (each matrix's k elements contiguous: cuBLASLt's 8-bit GEMMs take only the "TN" layout). As for cuBLAS, C^T =
+/// B^T A^T in column-major terms: B (its transpose contiguous) is the transposed first operand, A the second.
+template <class T, std::size_t BR, class R>
+void lt_gemm(const matmul_plan<T, BR>& p, R* c, float scale, tensor<std::int8_t, 1, cuda>& workspace, stream_t stream) {
+  const index_t batches = p.batch_count();
+  if (batches == 0 || p.m == 0 || p.n == 0) return;
+  if (p.k == 0) {
+    TEXPR_CUDA_CHECK(cudaMemsetAsync(c, 0, sizeof(R) * static_cast<std::size_t>(batches * p.m * p.n), stream));
+    return;
+  }
+  const int m = blas_int(p.m, "dimension m"), n = blas_int(p.n, "dimension n"), k = blas_int(p.k, "dimension k");
+  // A: its row stride, B: its column stride (a vector's is k: it is one row, or one column)
+  const std::int64_t lda = p.m == 1 ? p.k : p.a.rs, ldb = p.n == 1 ? p.k : p.b.cs;
+  std::uintptr_t a_steps = 0, b_steps = 0;  // every batch offset is a sum of these (elements are bytes)
+  for (std::size_t d = 0; d != BR; ++d) {
+    a_steps |= static_cast<std::uintptr_t>(p.a.batch_strides[d]);
+    b_steps |= static_cast<std::uintptr_t>(p.b.batch_strides[d]);
+  }
+  const lt_plan& plan = lt_plan_for<T>(m, n, k, lda, ldb, lt_alignment(p.a.data, a_steps), lt_alignment(p.b.data, b_steps),
+                                       lt_alignment(c, static_cast<std::uintptr_t>(p.m * p.n) * sizeof(R)),
+                                       static_cast<std::uint64_t>(workspace.size()));
+  if (!plan.found)
+    throw shape_error("texpr: scaled_matmul of " + std::string(dtype_name_v<T>) + " (" + std::to_string(p.m) + " x " +
+                      std::to_string(p.k) + ") by (" + std::to_string(p.k) + " x " + std::to_string(p.n) +
+                      "): cuBLASLt has no algorithm for these extents (8-bit GEMMs need k, and the leading "
+                      "dimensions, multiples of 16 bytes); pad the operands");
+  using scale_t = std::conditional_t<std::is_same_v<T, std::int8_t>, std::int32_t, float>;
+  const scale_t alpha = static_cast<scale_t>(scale), beta = 0;
+  cublasLtHandle_t h = cublaslt_handle();
+  for (index_t q = 0; q < batches; ++q) {
+    const auto [oa, ob] = p.offsets(q);
+    R* out = c + q * p.m * p.n;
+    TEXPR_CUDA_CHECK(cublasLtMatmul(h, plan.op.h, &alpha, p.b.data + ob, plan.la.h, p.a.data + oa, plan.lb.h, &beta, out,
+                                    plan.lc.h, out, plan.lc.h, &plan.algo, workspace.data(), workspace.size(), stream));
+  }
+}
+
+} // namespace detail::cuda_impl
+
+namespace cuda_kernels {
+
+template <class N, class T, std::size_t R>
+void cublaslt_gemm::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  using namespace detail;
+  using In = typename N::kernel_dtype;
+  const auto va = materialize(get<0>(n.operands()), ctx);
+  const auto vb = materialize(get<1>(n.operands()), ctx);
+  auto p = make_matmul_plan(n, va, vb);
+  // The "TN" layout: A's rows and B's columns contiguous. A is copied row-major otherwise; B is copied as the
+  // contiguous transpose of its matrices (its column-major form).
+  if (!(p.a.cs == 1 || p.k == 1) || (p.m > 1 && p.a.rs < p.k)) {
+    const auto c = materialize_contiguous(va, ctx);
+    p.a.data = c.data();
+    p.a.rs = p.k;
+    p.a.cs = 1;
+    fill_batch_strides(c, std::remove_cvref_t<decltype(get<0>(n.operands()))>::rank >= 2 ? 2 : 1, p.batch, p.a.batch_strides);
+  }
+  if (!(p.b.rs == 1 || p.k == 1) || (p.n > 1 && p.b.cs < p.k)) {
+    constexpr std::size_t RB = std::remove_cvref_t<decltype(get<1>(n.operands()))>::rank;
+    if constexpr (RB >= 2) {
+      auto shape = vb.shape(), strides = vb.strides();
+      std::swap(shape[RB - 1], shape[RB - 2]);
+      std::swap(strides[RB - 1], strides[RB - 2]);
+      const view<const In, RB, cuda> transposed(unchecked_t{}, vb.data(), shape, strides, vb.stream());
+      const auto c = materialize_contiguous(transposed, ctx);  // (..., n, k) contiguous: B column-major
+      p.b.data = c.data();
+      p.b.rs = 1;
+      p.b.cs = p.k;
+      fill_batch_strides(c, 2, p.batch, p.b.batch_strides);
+    } else {
+      const auto c = materialize_contiguous(vb, ctx);  // a vector: (k) contiguous is one column
+      p.b.data = c.data();
+      p.b.rs = 1;
+      p.b.cs = p.k;
+    }
+  }
+  constexpr index_t workspace_bytes = index_t(32) << 20;
+  auto& workspace = temporary<std::int8_t, 1, cuda>(shape_t<1>{workspace_bytes}, ctx);
+  cuda_impl::lt_gemm(p, dest.data(), n.scale(), workspace, ctx.stream);
+}
+
+} // namespace cuda_kernels
+} // namespace texpr
+
+#endif // __CUDACC__
+#endif // TEXPR_SI_TEXPR_BACKEND_CUDA_SCALED_GEMM_HPP
+// ---- end texpr/backend/cuda/scaled_gemm.hpp ----
 
 #endif // __CUDACC__
 #endif // TEXPR_SI_TEXPR_BACKEND_CUDA_CUDA_HPP
 // ---- end texpr/backend/cuda/cuda.hpp ----
+// ---- begin texpr/capture/capture.hpp ----
+#ifndef TEXPR_SI_TEXPR_CAPTURE_CAPTURE_HPP
+#define TEXPR_SI_TEXPR_CAPTURE_CAPTURE_HPP
+// tx::capture_step: a whole step (forward, backward, update) captured once into a CUDA graph and replayed with one
+// launch per step; checked at compile time (tx::capturable) for every graph it evaluates.
+
+#if defined(__CUDACC__)
+
+namespace texpr {
+
+/// What tx::capture_step returns: the CUDA graph and the tensors its evaluation writes. The result tensors keep the
+/// addresses captured: every replay() rewrites them in place, so read them (item(), to_host) after a replay, on
+/// their stream, and do not reassign them.
+template <class Results> class captured_step {
+ public:
+  /// Enqueues one replay (forward, backward, update) on the capture's stream; returns without waiting.
+  void replay() const { graph_.replay(); }
+  /// The evaluated graphs, in the order given to tx::capture_step (for tx::value_and_grad: the loss, then the gradients).
+  const Results& results() const noexcept { return results_; }
+  /// The captured graph.
+  const cuda_graph& graph() const noexcept { return graph_; }
+  /// Pairs a graph with the results its capture wrote (what tx::capture_step does).
+  captured_step(Results&& r, cuda_graph&& g) : results_(std::move(r)), graph_(std::move(g)) {}
+
+ private:
+  Results results_;  // declared first: destroyed after the graph, whose blocks they are
+  cuda_graph graph_;
+};
+
+namespace detail {
+/// The default update of tx::capture_step: none.
+struct no_update {
+  template <class R> void operator()(const R&) const noexcept {}
+};
+template <class G> struct is_std_tuple : std::false_type {};
+template <class... E> struct is_std_tuple<std::tuple<E...>> : std::true_type {};
+} // namespace detail
+
+/// Captures, on the stream of the graphs' first tensor (null: texpr's stream), the evaluation of `graphs` (one
+/// expression, or a std::tuple of them as tx::value_and_grad returns) into fixed result tensors, followed by
+/// `then(results)` (e.g. an optimiser's in-place step, `[&](const auto& r) { opt.step(r); }`), into one CUDA graph.
+/// Each graph must be tx::capturable (checked at compile time). Run the same step once eagerly first: the capture
+/// takes its temporaries from the blocks that step left in texpr's device cache, and cuBLAS's workspace is set up
+/// then. Inputs are fixed buffers: build `graphs` on views of staging tensors and copy each batch into them before
+/// replay(). `then` must update in place (`p -= lr * g`, tx::optim): a tensor it reassigns would keep the captured
+/// address of its first result. A failure only the driver sees (a host wait, an allocation, an invalidated
+/// capture) throws tx::cuda_error naming the call.
+template <class G, class Then = detail::no_update> auto capture_step(const G& graphs, Then&& then = {}) {
+  if constexpr (detail::is_std_tuple<G>::value) {
+    std::apply([](const auto&... e) { ((void)require_capturable(e), ...); }, graphs);
+  } else {
+    (void)require_capturable(graphs);
+  }
+  using results_t = decltype(eval_all(graphs));
+  std::optional<results_t> results;
+  stream_t stream = nullptr;
+  if constexpr (detail::is_std_tuple<G>::value)
+    std::apply([&](const auto&... e) { ((stream = stream ? stream : detail::preferred_stream(detail::capture(e))), ...); }, graphs);
+  else
+    stream = detail::preferred_stream(detail::capture(graphs));
+  cuda_graph g = cuda_graph::capture(stream, [&] {
+    results.emplace(eval_all(graphs));
+    then(std::as_const(*results));
+  });
+  return captured_step<results_t>(std::move(*results), std::move(g));
+}
+
+} // namespace texpr
+
+#endif // __CUDACC__
+#endif // TEXPR_SI_TEXPR_CAPTURE_CAPTURE_HPP
+// ---- end texpr/capture/capture.hpp ----
 #endif
 #endif // TEXPR_SI_TEXPR_TEXPR_HPP
 // ---- end texpr/texpr.hpp ----

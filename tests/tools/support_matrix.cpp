@@ -5,6 +5,7 @@
 
 #include <iostream>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
