@@ -13,4 +13,10 @@ using B = tx::cuda;
 tx::tensor<float, 2, B>& batch();
 static_assert(tx::capturable<tx::tensor<float, 2, tx::cuda>&>);
 static_assert(!tx::capturable<tx::tensor<float, 2, tx::host>&>);
+// The indexing ops check their indices on the host (a copy and a wait on cuda): not capturable, though they run on cuda.
+using device_indices = tx::tensor<std::int64_t, 1, tx::cuda>&;
+using device_table = tx::tensor<float, 2, tx::cuda>&;
+static_assert(tx::runs_on<decltype(tx::embedding(std::declval<device_indices>(), std::declval<device_table>())), tx::cuda>);
+static_assert(!tx::capturable<decltype(tx::embedding(std::declval<device_indices>(), std::declval<device_table>()))>);
+static_assert(tx::capturable<decltype(tx::exp(std::declval<device_table>()))>);
 void f() { (void)tx::require_capturable(tx::exp(batch()) * 2.0f); }

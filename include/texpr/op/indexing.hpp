@@ -18,6 +18,9 @@ namespace texpr::op {
 /// Base of the indexing composites: they move elements of any numeric dtype.
 struct indexing_op : composite_op {
   static constexpr auto dtypes = numeric;  ///< The dtype of the operand read.
+  /// The expansion reads the indices on the host to check them (on cuda: a copy and a wait), so a graph holding
+  /// one cannot be captured into a CUDA graph (tx::capturable).
+  static constexpr bool reads_indices_on_host = true;
 };
 
 /// x's slices along an axis at the positions a rank-1 index lists (torch.index_select).
@@ -49,13 +52,17 @@ struct scatter_add : scatter_op {
   static constexpr std::string_view parameter_name = "extent";  ///< composite_expr::parameter(): the result's extent along the axis.
 };
 
-namespace indexing_detail {
+} // namespace texpr::op
+
+namespace texpr::detail {
 /// Index k of an int32 or int64 index array.
 TEXPR_HOST_DEVICE inline index_t index_at(const void* index, bool wide, index_t k) {
   return wide ? static_cast<index_t>(static_cast<const std::int64_t*>(index)[k])
               : static_cast<index_t>(static_cast<const std::int32_t*>(index)[k]);
 }
-} // namespace indexing_detail
+} // namespace texpr::detail
+
+namespace texpr::op {
 
 /// The read of index_select, gather and embedding: element i of the result, split row-major into (outer o,
 /// position p, inner k) of extents (outer, positions, inner), is x[o, j, k] of contiguous x (outer, extent,
@@ -77,7 +84,7 @@ struct indexed_read {
     TEXPR_HOST_DEVICE T operator()(index_t i) const {
       const index_t k = i % inner, t = i / inner;
       const index_t p = t % positions, o = t / positions;
-      const index_t j = indexing_detail::index_at(index, wide_index, per_element ? i : p);
+      const index_t j = detail::index_at(index, wide_index, per_element ? i : p);
       if (j < 0 || j >= extent) return detail::narrow<T>(0);
       return x[(o * extent + j) * inner + k];
     }
@@ -109,7 +116,7 @@ struct indexed_sum {
       compute_t<T> acc = 0;
       for (index_t p = 0; p != positions; ++p) {
         const index_t at = (o * positions + p) * inner + k;
-        if (indexing_detail::index_at(index, wide_index, per_element ? at : p) == j) acc += detail::widen(g[at]);
+        if (detail::index_at(index, wide_index, per_element ? at : p) == j) acc += detail::widen(g[at]);
       }
       return detail::narrow<T>(acc);
     }

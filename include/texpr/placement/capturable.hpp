@@ -18,6 +18,7 @@ namespace detail {
 template <class N> constexpr bool node_capture_safe() {
   using Op = typename N::op_type;
   if constexpr (op::category_v<Op> == op::kind::memory || op::category_v<Op> == op::kind::constant) return true;
+  else if constexpr (requires { requires Op::reads_indices_on_host; }) return false;  // a copy to the host and a wait
   else return kernel<Op, typename N::kernel_dtype, cuda>::capture_safe;
 }
 
