@@ -65,24 +65,6 @@ template <class B> constexpr void require_backend_compiler() { require_memory_co
 // The evaluation entry points tensors, views and writable layouts call (expr/node.hpp, evaluation_entry): found
 // by argument-dependent lookup where those templates are instantiated.
 
-/// Evaluates e into a fresh allocation of t.
-template <class T, std::size_t R, class B, class E>
-void evaluate_new(evaluation_entry, tensor<T, R, B>& t, E&& e, stream_t stream, const texpr::source_location* loc) {
-  require_backend_compiler<B>();
-  auto n = capture(std::forward<E>(e));
-  constexpr std::size_t RE = decltype(n)::rank;
-  if constexpr (RE != R) {
-    diagnose_rank<RE, R>();
-  } else {
-    located(loc, [&] {
-      context<B> ctx{memory<B>::resolve(stream ? stream : preferred_stream(n)), {}};
-      tensor<T, R, B> out;
-      out.allocate_uninitialized(n.shape(), ctx.stream);
-      evaluate_into(out.view(), n, ctx);
-      t = std::move(out);
-    });
-  }
-}
 /// Evaluates e into t's storage; a tensor without storage (empty) takes e's shape.
 template <class T, std::size_t R, class B, class E>
 void evaluate_to(evaluation_entry, tensor<T, R, B>& t, E&& e, stream_t stream, const texpr::source_location* loc) {

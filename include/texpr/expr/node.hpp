@@ -32,9 +32,9 @@ template <class T> struct is_tensor : std::false_type {};
 template <class T, std::size_t R, class B> struct is_tensor<tensor<T, R, B>> : std::true_type {};
 template <class T> struct is_view : std::false_type {};
 template <class T, std::size_t R, class B> struct is_view<view<T, R, B>> : std::true_type {};
-/// First argument of the evaluation entry points that tensors, views and writable layouts call (evaluate_new,
-/// evaluate_to, evaluate_to_view, evaluate_through): eval/assign.hpp defines them, and argument-dependent lookup
-/// finds them where those templates are instantiated, so no lower layer declares anything of the evaluation layer.
+/// First argument of the evaluation entry points that tensors, views and writable layouts call (evaluate_to,
+/// evaluate_to_view, evaluate_through): eval/assign.hpp defines them, and argument-dependent lookup finds them
+/// where those templates are instantiated, so no lower layer declares anything of the evaluation layer.
 struct evaluation_entry {};
 } // namespace detail
 

@@ -58,7 +58,7 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
     requires(!std::is_same_v<std::remove_cvref_t<E>, tensor>)
   tensor(E&& e, stream_t stream = nullptr,  // NOLINT: implicit on purpose, `tensor c = a + b;`
          texpr::source_location loc = texpr::source_location::current()) {
-    evaluate_new(detail::evaluation_entry{}, *this, std::forward<E>(e), stream, &loc);
+    evaluate_to(detail::evaluation_entry{}, *this, std::forward<E>(e), stream, &loc);  // *this is empty: it takes e's shape
   }
 
   /// Moves o's storage here; o becomes empty (and expressions referring to o throw until o holds storage again).

@@ -45,22 +45,26 @@ inline bool cuda_tf32() noexcept { return detail::cuda_impl::tf32_flag().load(st
 
 namespace detail::cuda_impl {
 
-/// One cuBLAS handle per device for the calling thread, created on first use, destroyed at thread exit.
-inline cublasHandle_t cublas_handle() {
+/// One library handle per device for the calling thread (cuBLAS, cuBLASLt), made by Create on first use and
+/// released by Destroy at thread exit.
+template <class Handle, class Status, Status (*Create)(Handle*), Status (*Destroy)(Handle)> Handle per_device_handle() {
   struct cache {
-    cublasHandle_t h[64] = {};
+    Handle h[64] = {};
     ~cache() {
       for (auto& x : h)
-        if (x) (void)cublasDestroy(x);  // errors at exit have nobody to report to
+        if (x) (void)Destroy(x);  // errors at exit have nobody to report to
     }
   };
   thread_local cache handles;
   int dev = 0;
   TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
   if (dev < 0 || dev >= 64) throw cuda_error("cudaGetDevice(&dev)", "device ordinal beyond texpr's 64-device cache", __FILE__, __LINE__, 0);
-  if (!handles.h[dev]) TEXPR_CUDA_CHECK(cublasCreate(&handles.h[dev]));
+  if (!handles.h[dev]) TEXPR_CUDA_CHECK(Create(&handles.h[dev]));
   return handles.h[dev];
 }
+
+/// One cuBLAS handle per device for the calling thread.
+inline cublasHandle_t cublas_handle() { return per_device_handle<cublasHandle_t, cublasStatus_t, &cublasCreate, &cublasDestroy>(); }
 
 /// cuBLAS's workspace for GEMMs on `stream` (32 MiB on compute capability 9.x, 4 MiB before, as cuBLAS
 /// recommends): allocated once per device and stream outside texpr's block cache and kept until the process ends,

@@ -28,21 +28,9 @@
 namespace texpr {
 namespace detail::cuda_impl {
 
-/// One cuBLASLt handle per device for the calling thread, created on first use, destroyed at thread exit.
+/// One cuBLASLt handle per device for the calling thread.
 inline cublasLtHandle_t cublaslt_handle() {
-  struct cache {
-    cublasLtHandle_t h[64] = {};
-    ~cache() {
-      for (auto& x : h)
-        if (x) (void)cublasLtDestroy(x);  // errors at exit have nobody to report to
-    }
-  };
-  thread_local cache handles;
-  int dev = 0;
-  TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev < 0 || dev >= 64) throw cuda_error("cudaGetDevice(&dev)", "device ordinal beyond texpr's 64-device cache", __FILE__, __LINE__, 0);
-  if (!handles.h[dev]) TEXPR_CUDA_CHECK(cublasLtCreate(&handles.h[dev]));
-  return handles.h[dev];
+  return per_device_handle<cublasLtHandle_t, cublasStatus_t, &cublasLtCreate, &cublasLtDestroy>();
 }
 
 /// cuBLASLt's types for 8-bit operands of dtype T: operands, result, scale (alpha) and compute.
