@@ -670,6 +670,8 @@ TEST_CASE("cross_entropy in one launch: many rows, strided logits, int32 labels,
     const ld want = cross_entropy_reference(hz, labels);
     CHECK(std::abs(got - want) <= 1e-5L * (1 + std::abs(want)));
   }
+}
+
 namespace embedding_tags {
 struct weight;
 }
