@@ -155,6 +155,7 @@ struct gemm_epilogue {
   X(softmax,        declared,  composed) \
   X(log_softmax,    declared,  composed) \
   X(cross_entropy,  declared,  composed) \
+  X(cross_entropy_grad, declared, composed) \
   X(layer_norm,     declared,  composed) \
   X(matmul,         declared,  blocked_gemm)
 // clang-format on
