@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "texpr/core/dtype.hpp"
+#include "texpr/detail/math.hpp"
 #include "texpr/expr/concat.hpp"
 #include "texpr/expr/elementwise.hpp"
 #include "texpr/expr/layout.hpp"
@@ -336,8 +337,8 @@ template <> struct gradient_rule<op::cross_entropy> {
       using CL = detail::captured_t<const L&>;
       const auto shape = z.shape();
       if constexpr (detail::is_constant_node<G>::value && G::rank == 0) {
-        return composite_expr<op::cross_entropy_grad, 2, CZ, CL>(1, static_cast<double>(g.value()), shape,
-                                                                 detail::capture(z), detail::capture(l));
+        const double scale = static_cast<double>(detail::widen(g.value()));  // (16-bit floats widen first)
+        return composite_expr<op::cross_entropy_grad, 2, CZ, CL>(1, scale, shape, detail::capture(z), detail::capture(l));
       } else {
         static_assert(G::rank == 0, "texpr: cross_entropy's incoming gradient is a scalar");
         using CG = detail::captured_t<const G&>;
