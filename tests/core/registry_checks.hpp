@@ -907,6 +907,36 @@ template <class B, class Op, class T> void check_composite() {
     }
     want /= 9;
     expect(test::close(got(0), want, 8), what + ": got " + str(test::wide(got(0))) + " want " + str(want), failures);
+  } else if constexpr (std::is_same_v<Op, tx::op::cross_entropy_grad>) {
+    // (softmax(z) - one_hot(l)) * scale [* g] / batch, with g folded into the scale and with g in memory; rows 3
+    // and 6 have labels outside [0, classes) (their rows are the softmax), against long double loops.
+    auto z = test::random<T, 2>({9, 37}, -4, 4);
+    tx::tensor<std::int64_t, 1> l({9});
+    for (tx::index_t i = 0; i < 9; ++i) l(i) = i == 3 ? -1 : (i == 6 ? 37 : (i * 5 + 2) % 37);
+    const tx::tensor<T, 0> g(tx::full(tx::shape_t<0>{}, static_cast<T>(-1.5)));
+    auto dz = on<B>::up(z);
+    auto dl = on<B>::up(l);
+    auto dg = on<B>::up(g);
+    using ZV = tx::view<const T, 2, B>;
+    using LV = tx::view<const std::int64_t, 1, B>;
+    const ZV zv = std::as_const(dz).view();
+    const LV lv = std::as_const(dl).view();
+    const auto folded = on<B>::down(tx::composite_expr<Op, 2, ZV, LV>(1, 0.5, zv.shape(), zv, lv));
+    const auto read_g = on<B>::down(tx::composite_expr<Op, 2, ZV, LV, tx::view<const T, 0, B>>(
+        1, 1.0, zv.shape(), zv, lv, std::as_const(dg).view()));
+    for (tx::index_t i = 0; i < 9; ++i) {
+      ld m = -INFINITY, s = 0;
+      for (tx::index_t j = 0; j < 37; ++j) m = std::max(m, test::wide(z(i, j)));
+      for (tx::index_t j = 0; j < 37; ++j) s += std::exp(test::wide(z(i, j)) - m);
+      for (tx::index_t j = 0; j < 37; ++j) {
+        const ld d = std::exp(test::wide(z(i, j)) - m) / s - (j == l(i) ? 1 : 0);
+        const std::string at = what + " (" + std::to_string(i) + ", " + std::to_string(j) + ")";
+        expect(test::close(folded(i, j), d * 0.5L / 9, 0.5L / 9, 8 * test::tolerance<T>()),
+               at + " scale 0.5: got " + str(test::wide(folded(i, j))) + " want " + str(d * 0.5L / 9), failures);
+        expect(test::close(read_g(i, j), d * -1.5L / 9, 1.5L / 9, 8 * test::tolerance<T>()),
+               at + " g -1.5: got " + str(test::wide(read_g(i, j))) + " want " + str(d * -1.5L / 9), failures);
+      }
+    }
   } else if constexpr (std::is_same_v<Op, tx::op::layer_norm>) {
     // Rows of x * 2 (evaluated once) normalised over the last axis: long double mean, biased variance, eps 1e-3.
     auto x = test::random<T, 3>({3, 4, 5}, -6, 6);

@@ -711,3 +711,98 @@ TEST_CASE("indexing on the device: embedding and index_select with their gradien
   CHECK_THROWS_WITH_AS(static_cast<void>(tx::to_host(tx::index_select(w, 0, bad))),
                        doctest::Contains("index_select index 37 at position (1) is out of range for axis 0 of extent 37"), tx::shape_error);
 }
+
+namespace {
+/// The gradient of factor * cross_entropy(z, labels) with respect to z, in long double: (exp(z - logsumexp(z)) -
+/// one_hot) * factor / rows, a label outside [0, classes) matching no column, a NaN making its row NaN, an
+/// infinite maximum not subtracted (inf - inf would be NaN).
+std::vector<ld> dlogits_reference(const tx::tensor<float, 2>& z, const tx::tensor<std::int64_t, 1>& labels, ld factor) {
+  const tx::index_t rows = z.extent(0), classes = z.extent(1);
+  std::vector<ld> out(static_cast<std::size_t>(rows * classes));
+  for (tx::index_t r = 0; r < rows; ++r) {
+    ld m = -std::numeric_limits<ld>::infinity();
+    bool nan = false;
+    for (tx::index_t j = 0; j < classes; ++j) {
+      nan = nan || std::isnan(z(r, j));
+      m = std::max<ld>(m, z(r, j));
+    }
+    const ld shift = std::isfinite(m) ? m : 0;
+    ld s = 0;
+    for (tx::index_t j = 0; j < classes; ++j) s += std::exp(static_cast<ld>(z(r, j)) - shift);
+    const ld lse = nan ? std::numeric_limits<ld>::quiet_NaN() : std::log(s) + shift;
+    for (tx::index_t j = 0; j < classes; ++j)
+      out[static_cast<std::size_t>(r * classes + j)] =
+          (std::exp(static_cast<ld>(z(r, j)) - lse) - (labels(r) == j ? 1 : 0)) * factor / static_cast<ld>(rows);
+  }
+  return out;
+}
+struct dlogits_tag {};
+} // namespace
+
+TEST_CASE("cross_entropy's gradient in one launch: many rows, strided logits, int32 labels, a computed g, extremes") {
+  for (const tx::index_t rows : {1, 37, 70000}) {
+    INFO("rows " << rows);
+    const tx::index_t classes = rows == 1 ? 1000 : 13;
+    auto hz = test::random<float, 2>({rows, classes}, -8, 8);
+    tx::tensor<std::int64_t, 1> hl({rows});
+    tx::tensor<std::int32_t, 1> hl32({rows});
+    for (tx::index_t i = 0; i < rows; ++i) {
+      hl(i) = i % 11 == 5 ? -1 : (i % 11 == 7 ? classes : (i * 7 + 3) % classes);  // some labels outside
+      hl32(i) = static_cast<std::int32_t>(hl(i));
+    }
+    const auto z = dev(hz);
+    const auto l = dev(hl);
+    const auto l32 = dev(hl32);
+    const auto compare = [&](const tx::tensor<float, 2>& got, ld factor, ld tol, const char* what) {
+      const auto want = dlogits_reference(hz, hl, factor);
+      int bad = 0;
+      for (tx::index_t i = 0; i < got.size(); ++i)
+        if (!(std::abs(got.data()[i] - want[static_cast<std::size_t>(i)]) <= tol * std::abs(factor) / static_cast<ld>(rows))) ++bad;
+      INFO(what);
+      CHECK(bad == 0);
+    };
+    auto P = tx::param<dlogits_tag>(z);
+    {
+      tx::kernel_log log;
+      auto [gz] = tx::eval_all(tx::grad(tx::cross_entropy(P, l) * 0.75f, P));
+      CHECK(log.count("row_cross_entropy_grad") == 1);
+      CHECK(log.count("block_reduce") == 0);
+      compare(tx::to_host(gz), 0.75L, 1e-6L, "int64 labels, g folded");
+    }
+    auto [g32] = tx::eval_all(tx::grad(tx::cross_entropy(P, l32), P));
+    compare(tx::to_host(g32), 1, 1e-6L, "int32 labels");
+    // g computed on the device (a rank-0 operand of the kernel): sum(w) = 2.
+    const auto w = dev(tx::tensor<float, 1>({4}, {0.25f, 0.5f, 0.5f, 0.75f}));
+    auto [gg] = tx::eval_all(tx::grad(tx::cross_entropy(P, l) * tx::sum(w), P));
+    compare(tx::to_host(gg), 2, 1e-6L, "g computed on the device");
+    // Strided logits: the gradient of the transposed copy read back through a transpose.
+    const auto zt = dev(tx::tensor<float, 2>(tx::transpose(hz)));
+    auto T = tx::param<dlogits_tag>(zt);
+    auto [gt] = tx::eval_all(tx::grad(tx::cross_entropy(tx::transpose(T), l), T));
+    compare(tx::to_host(tx::transpose(gt)), 1, 1e-6L, "transposed logits");
+    // bfloat16 logits (computed in float): within bfloat16's rounding.
+    const auto zb = tx::eval(tx::cast<tx::bfloat16>(z));
+    auto Pb = tx::param<dlogits_tag>(zb);
+    auto [gb] = tx::eval_all(tx::grad(tx::cross_entropy(Pb, l), Pb));
+    compare(tx::to_host(tx::eval(tx::cast<float>(gb))), 1, 0.05L, "bfloat16");
+  }
+  // Extremes against the long double reference (NaN where it is NaN): a +inf logit, a -inf logit, an all -inf
+  // row, a NaN, logits near 100 (float's z - logsumexp(z) keeps 100 * 2^-24 of them), labels outside.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  tx::tensor<float, 2> hz({7, 4}, {1, inf, 2, -3,  1, -inf, 2, -3,  -inf, -inf, -inf, -inf,  1, nan, 2, 0,
+                                   100, 100.5f, 99, 0,  0.5f, -0.5f, 2, 1,  0.5f, -0.5f, 2, 1});
+  tx::tensor<std::int64_t, 1> hl({7}, {0, 0, 2, 3, 1, -1, 4});
+  const auto want = dlogits_reference(hz, hl, 1);
+  const auto dz = dev(hz);
+  auto D = tx::param<dlogits_tag>(dz);
+  auto [got_d] = tx::eval_all(tx::grad(tx::cross_entropy(D, dev(hl)), D));
+  const auto got = tx::to_host(got_d);
+  for (tx::index_t i = 0; i < got.size(); ++i) {
+    const ld w = want[static_cast<std::size_t>(i)];
+    INFO("element " << i << " got " << got.data()[i] << " want " << static_cast<double>(w));
+    CHECK(std::isnan(got.data()[i]) == std::isnan(w));
+    if (!std::isnan(w)) CHECK(std::abs(got.data()[i] - w) <= 2e-5L / 7);
+  }
+  CHECK(std::isnan(got(0, 1)));
+  CHECK(got(1, 1) == 0.0f);  // exp(-inf) is 0, and not the label
+}

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "texpr/core/dtype.hpp"
+#include "texpr/detail/math.hpp"
 #include "texpr/expr/concat.hpp"
 #include "texpr/expr/elementwise.hpp"
 #include "texpr/expr/indexing.hpp"
@@ -323,19 +324,29 @@ template <> struct gradient_rule<op::log_softmax> {
     return g - exp(out) * sum(g, static_cast<index_t>(n.axis()), keepdims);
   }
 };
-/// cross_entropy: dz = g * (softmax(z, 1) - one_hot(labels)) / batch; no gradient to the integer labels.
+/// cross_entropy: dz = g * (softmax(z, 1) - one_hot(labels)) / batch as one cross_entropy_grad node (a constant g
+/// folded into its scale), which a backend may compute in one pass per row; no gradient to the integer labels.
 template <> struct gradient_rule<op::cross_entropy> {
-  static constexpr std::string_view derivative = "dz = g * (softmax(z, 1) - one_hot(labels, classes)) / batch; none to the labels";
+  static constexpr std::string_view derivative =
+      "dz = g * (softmax(z, 1) - one_hot(labels, classes)) / batch (one cross_entropy_grad node); none to the labels";
   template <std::size_t I> static constexpr unsigned uses = I == 0 ? detail::uses_operand(0) | detail::uses_operand(1) : 0u;
   template <std::size_t I, class N, class G, class Out, class Z, class L>
   static auto partial(const N&, const G& g, const Out&, const Z& z, const L& l) {
     if constexpr (I == 1) {
       return no_gradient{};
     } else {
-      using T = typename Z::value_type;
-      const double batch = static_cast<double>(z.shape()[0]);
-      auto probabilities = exp(z - logsumexp(z, 1, keepdims));
-      return detail::scale(g * (probabilities - cast<T>(detail::label_mask(z, l))), 1.0 / batch);
+      using CZ = detail::captured_t<const Z&>;
+      using CL = detail::captured_t<const L&>;
+      const auto shape = z.shape();
+      if constexpr (detail::is_constant_node<G>::value && G::rank == 0) {
+        const double scale = static_cast<double>(detail::widen(g.value()));  // (16-bit floats widen first)
+        return composite_expr<op::cross_entropy_grad, 2, CZ, CL>(1, scale, shape, detail::capture(z), detail::capture(l));
+      } else {
+        static_assert(G::rank == 0, "texpr: cross_entropy's incoming gradient is a scalar");
+        using CG = detail::captured_t<const G&>;
+        return composite_expr<op::cross_entropy_grad, 2, CZ, CL, CG>(1, 1.0, shape, detail::capture(z),
+                                                                     detail::capture(l), detail::capture(g));
+      }
     }
   }
 };

@@ -87,6 +87,18 @@ template <class K, class Z, class L> auto expand(op::cross_entropy, std::size_t,
   auto picked = keep(pick(z, l));  // a pass of its own: a loop of independent loads, not behind the mean's logs
   return mean(log(sums) + (squeeze(shift, 1) - picked));
 }
+/// cross_entropy_grad's expansion over logits z, labels l (memory) and, when g is not folded into `scale`, the
+/// incoming gradient g (rank 0, memory): scale * g * (exp(z - logsumexp(z, 1)) - one_hot(l)) / batch, a
+/// logsumexp pass and one fused pass. A label outside [0, classes) matches no column: its row is the softmax.
+template <class K, class Z, class L, class... G>
+auto expand(op::cross_entropy_grad, std::size_t, double scale, K&, const Z& z, const L& l, const G&... g) {
+  using T = typename Z::value_type;
+  static_assert(sizeof...(G) <= 1, "texpr: cross_entropy_grad takes at most one incoming gradient");
+  auto difference = exp(z - logsumexp(z, 1, keepdims)) - cast<T>(label_mask(z, l));
+  const double per_row = 1.0 / static_cast<double>(z.shape()[0]);
+  if constexpr (sizeof...(G) == 0) return (static_cast<T>(scale) * difference) * per_row;
+  else return ((g * ...) * difference) * per_row;  // (scale is 1: g is not a constant)
+}
 /// layer_norm's expansion over x, weight and bias (memory) along `axis` (the last): the mean and rsqrt(var + eps)
 /// kept as small (..., 1) tensors (a mean pass, a variance pass, one small pass), then (x - mean) * rstd * weight
 /// + bias in one fused pass.

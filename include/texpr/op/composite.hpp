@@ -36,6 +36,15 @@ struct cross_entropy : composite_op {
   static constexpr std::string_view name = "cross_entropy";  ///< Shown by tx::placement.
 };
 
+/// cross_entropy's gradient with respect to its logits: scale * g * (softmax(z, 1) - one_hot(labels)) / batch,
+/// over logits z (batch, classes), labels (batch) and, unless g is a constant folded into `scale`, the incoming
+/// gradient g (rank 0). A label outside [0, classes) gives its row softmax(z) * scale * g / batch (no one_hot
+/// entry). One node, so that a backend may compute it in one pass per row (cuda: row_cross_entropy_grad).
+struct cross_entropy_grad : composite_op {
+  static constexpr std::string_view name = "cross_entropy_grad";  ///< Shown by tx::placement.
+  static constexpr std::string_view parameter_name = "scale";     ///< composite_expr::parameter(): g's constant factor.
+};
+
 /// (x - mean) / sqrt(var + eps) * weight + bias over the last axis (torch.nn.functional.layer_norm over one
 /// axis; var biased, dividing by n): a mean pass and a variance pass into small kept tensors, rsqrt(var + eps)
 /// of those, and one fused elementwise pass.

@@ -1,4 +1,6 @@
-// cuda_kernels::row_cross_entropy: softmax cross-entropy in one launch. A warp per row finds the row's shift (its
+// cuda_kernels::row_cross_entropy: softmax cross-entropy in one launch, and row_cross_entropy_grad, its gradient
+// with respect to the logits in one launch (a warp per row: the shift and sum of exp, then the row written).
+// row_cross_entropy: A warp per row finds the row's shift (its
 // maximum, or 0 where that is infinite or NaN), sums exp(z - shift) and reads the label's logit; each block adds
 // its rows' losses in a fixed order, and the last block to finish adds the blocks' sums in a fixed order and
 // writes the mean, so the result does not depend on block scheduling. The composite expansion (composed) takes 6
@@ -94,6 +96,39 @@ __global__ void cross_entropy_rows(const T* __restrict__ z, index_t rs, index_t 
   }
 }
 
+/// dz = (exp(z - (shift + log(sum))) - one_hot(label)) * (scale * g / rows), a warp per row, dz contiguous; g is
+/// read when given (else 1). The same formula as the composite expansion, so infinite and NaN logits give what
+/// the host gives (a +inf logit: NaN there and 0 elsewhere in its row; a NaN or all -inf row: NaN), and a label
+/// outside [0, classes) matches no column (its row is the softmax).
+template <class T, class I, class A>
+__global__ void cross_entropy_grad_rows(const T* __restrict__ z, index_t rs, index_t cs, const I* __restrict__ labels,
+                                        index_t ls, const T* __restrict__ g, A factor, index_t rows, index_t classes,
+                                        T* __restrict__ dz) {
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const A f = g ? factor * static_cast<A>(*g) : factor;
+  for (index_t r = static_cast<index_t>(blockIdx.x) * cross_entropy_warps + warp; r < rows;
+       r += static_cast<index_t>(gridDim.x) * cross_entropy_warps) {
+    const T* row = z + r * rs;
+    A m = -std::numeric_limits<A>::infinity();
+    for (index_t j = lane; j < classes; j += 32) {
+      const A v = static_cast<A>(row[j * cs]);
+      m = (v > m || v != v) ? v : m;
+    }
+    m = warp_max(m);
+    const A shift = (m == m && m != std::numeric_limits<A>::infinity() && m != -std::numeric_limits<A>::infinity()) ? m : A(0);
+    A s = 0;
+    for (index_t j = lane; j < classes; j += 32) s += ::exp(static_cast<A>(row[j * cs]) - shift);
+    s = warp_sum(s);
+    const A lse = ::log(s) + shift;
+    const auto label = static_cast<index_t>(labels[r * ls]);
+    T* out = dz + r * classes;
+    for (index_t j = lane; j < classes; j += 32) {
+      const A p = ::exp(static_cast<A>(row[j * cs]) - lse);
+      out[j] = static_cast<T>((p - (j == label ? A(1) : A(0))) * f);
+    }
+  }
+}
+
 } // namespace texpr::detail::cuda_impl
 
 namespace texpr::cuda_kernels {
@@ -116,6 +151,25 @@ void row_cross_entropy::run(const N& n, const view<T, R, cuda>& dest, context<cu
   cuda_impl::cross_entropy_rows<T, typename decltype(l)::value_type, A>
       <<<blocks, cuda_impl::block_threads, 0, ctx.stream>>>(z.data(), z.strides()[0], z.strides()[1], l.data(),
                                                             l.strides()[0], rows, classes, partials, counter, dest.data());
+  TEXPR_CUDA_CHECK_LAUNCH();
+}
+
+template <class N, class T, std::size_t R>
+void row_cross_entropy_grad::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  using namespace detail;
+  using A = cuda_impl::cross_entropy_acc_t<T>;
+  // In order, as tx::placement lists them.
+  const auto z = materialize(get<0>(n.operands()), ctx);
+  const auto l = materialize(get<1>(n.operands()), ctx);
+  const T* g = nullptr;
+  if constexpr (N::children::size == 3) g = materialize(get<2>(n.operands()), ctx).data();
+  const index_t rows = z.shape()[0], classes = z.shape()[1];
+  if (rows == 0 || classes == 0) return;  // an empty result: nothing to write
+  const A factor = static_cast<A>(n.parameter() / static_cast<double>(rows));
+  const unsigned blocks = cuda_impl::grid_for(cuda_impl::ceil_div(rows, cuda_impl::cross_entropy_warps));
+  cuda_impl::cross_entropy_grad_rows<T, typename decltype(l)::value_type, A>
+      <<<blocks, cuda_impl::block_threads, 0, ctx.stream>>>(z.data(), z.strides()[0], z.strides()[1], l.data(),
+                                                            l.strides()[0], g, factor, rows, classes, dest.data());
   TEXPR_CUDA_CHECK_LAUNCH();
 }
 

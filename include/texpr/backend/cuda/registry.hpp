@@ -70,6 +70,19 @@ struct row_cross_entropy {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// Cross-entropy's gradient with respect to its logits in one launch: a warp per row finds the row's shift and
+/// sum of exp, then writes (softmax - one_hot) * scale * g / batch (cross_entropy.hpp). Runs the composite itself.
+struct row_cross_entropy_grad {
+  static constexpr std::string_view name = "row_cross_entropy_grad";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
+  /// The composite is computed directly, not expanded into other rows.
+  static constexpr bool runs_composite = true;
+  /// dest = the cross_entropy_grad node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 /// Concatenation: each operand evaluated by a fused kernel into its slice of the destination (layout.hpp).
 struct copy_slices {
   static constexpr std::string_view name = "copy_slices";  ///< Shown by tx::placement.
@@ -205,6 +218,7 @@ struct cublaslt_gemm {
   X(softmax,        declared + half_floats,                    composed,           any_arch) \
   X(log_softmax,    declared + half_floats,                    composed,           any_arch) \
   X(cross_entropy,  declared + half_floats,                    row_cross_entropy,  any_arch) \
+  X(cross_entropy_grad, declared + half_floats,                   row_cross_entropy_grad, any_arch) \
   X(layer_norm,     declared + half_floats,                    composed,           any_arch) \
   X(index_select,   declared + half_floats,                    composed,           any_arch) \
   X(gather,         declared + half_floats,                    composed,           any_arch) \

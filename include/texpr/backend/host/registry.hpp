@@ -169,6 +169,7 @@ struct gemm_epilogue {
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
+  X(cross_entropy_grad, declared,             composed) \
   X(layer_norm,     declared,              composed) \
   X(index_select,   declared,              composed) \
   X(gather,         declared,              composed) \
