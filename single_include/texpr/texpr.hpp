@@ -1956,6 +1956,15 @@ struct cross_entropy : composite_op {
   static constexpr std::string_view name = "cross_entropy";  ///< Shown by tx::placement.
 };
 
+/// cross_entropy's gradient with respect to its logits: scale * g * (softmax(z, 1) - one_hot(labels)) / batch,
+/// over logits z (batch, classes), labels (batch) and, unless g is a constant folded into `scale`, the incoming
+/// gradient g (rank 0). A label outside [0, classes) gives its row softmax(z) * scale * g / batch (no one_hot
+/// entry). One node, so that a backend may compute it in one pass per row (cuda: row_cross_entropy_grad).
+struct cross_entropy_grad : composite_op {
+  static constexpr std::string_view name = "cross_entropy_grad";  ///< Shown by tx::placement.
+  static constexpr std::string_view parameter_name = "scale";     ///< composite_expr::parameter(): g's constant factor.
+};
+
 /// (x - mean) / sqrt(var + eps) * weight + bias over the last axis (torch.nn.functional.layer_norm over one
 /// axis; var biased, dividing by n): a mean pass and a variance pass into small kept tensors, rsqrt(var + eps)
 /// of those, and one fused elementwise pass.
@@ -2782,6 +2791,9 @@ namespace texpr::op {
 /// Base of the indexing composites: they move elements of any numeric dtype.
 struct indexing_op : composite_op {
   static constexpr auto dtypes = numeric;  ///< The dtype of the operand read.
+  /// The expansion reads the indices on the host to check them (on cuda: a copy and a wait), so a graph holding
+  /// one cannot be captured into a CUDA graph (tx::capturable).
+  static constexpr bool reads_indices_on_host = true;
 };
 
 /// x's slices along an axis at the positions a rank-1 index lists (torch.index_select).
@@ -2813,13 +2825,17 @@ struct scatter_add : scatter_op {
   static constexpr std::string_view parameter_name = "extent";  ///< composite_expr::parameter(): the result's extent along the axis.
 };
 
-namespace indexing_detail {
+} // namespace texpr::op
+
+namespace texpr::detail {
 /// Index k of an int32 or int64 index array.
 TEXPR_HOST_DEVICE inline index_t index_at(const void* index, bool wide, index_t k) {
   return wide ? static_cast<index_t>(static_cast<const std::int64_t*>(index)[k])
               : static_cast<index_t>(static_cast<const std::int32_t*>(index)[k]);
 }
-} // namespace indexing_detail
+} // namespace texpr::detail
+
+namespace texpr::op {
 
 /// The read of index_select, gather and embedding: element i of the result, split row-major into (outer o,
 /// position p, inner k) of extents (outer, positions, inner), is x[o, j, k] of contiguous x (outer, extent,
@@ -2841,7 +2857,7 @@ struct indexed_read {
     TEXPR_HOST_DEVICE T operator()(index_t i) const {
       const index_t k = i % inner, t = i / inner;
       const index_t p = t % positions, o = t / positions;
-      const index_t j = indexing_detail::index_at(index, wide_index, per_element ? i : p);
+      const index_t j = detail::index_at(index, wide_index, per_element ? i : p);
       if (j < 0 || j >= extent) return detail::narrow<T>(0);
       return x[(o * extent + j) * inner + k];
     }
@@ -2873,7 +2889,7 @@ struct indexed_sum {
       compute_t<T> acc = 0;
       for (index_t p = 0; p != positions; ++p) {
         const index_t at = (o * positions + p) * inner + k;
-        if (indexing_detail::index_at(index, wide_index, per_element ? at : p) == j) acc += detail::widen(g[at]);
+        if (detail::index_at(index, wide_index, per_element ? at : p) == j) acc += detail::widen(g[at]);
       }
       return detail::narrow<T>(acc);
     }
@@ -3462,9 +3478,9 @@ template <class T> struct is_tensor : std::false_type {};
 template <class T, std::size_t R, class B> struct is_tensor<tensor<T, R, B>> : std::true_type {};
 template <class T> struct is_view : std::false_type {};
 template <class T, std::size_t R, class B> struct is_view<view<T, R, B>> : std::true_type {};
-/// First argument of the evaluation entry points that tensors, views and writable layouts call (evaluate_new,
-/// evaluate_to, evaluate_to_view, evaluate_through): eval/assign.hpp defines them, and argument-dependent lookup
-/// finds them where those templates are instantiated, so no lower layer declares anything of the evaluation layer.
+/// First argument of the evaluation entry points that tensors, views and writable layouts call (evaluate_to,
+/// evaluate_to_view, evaluate_through): eval/assign.hpp defines them, and argument-dependent lookup finds them
+/// where those templates are instantiated, so no lower layer declares anything of the evaluation layer.
 struct evaluation_entry {};
 } // namespace detail
 
@@ -4015,6 +4031,7 @@ struct gemm_epilogue {
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
+  X(cross_entropy_grad, declared,             composed) \
   X(layer_norm,     declared,              composed) \
   X(index_select,   declared,              composed) \
   X(gather,         declared,              composed) \
@@ -4105,6 +4122,19 @@ struct row_cross_entropy {
   /// The composite is computed directly, not expanded into other rows.
   static constexpr bool runs_composite = true;
   /// dest = the cross_entropy node n (rank 0), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// Cross-entropy's gradient with respect to its logits in one launch: a warp per row finds the row's shift and
+/// sum of exp, then writes (softmax - one_hot) * scale * g / batch (cross_entropy.hpp). Runs the composite itself.
+struct row_cross_entropy_grad {
+  static constexpr std::string_view name = "row_cross_entropy_grad";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
+  /// The composite is computed directly, not expanded into other rows.
+  static constexpr bool runs_composite = true;
+  /// dest = the cross_entropy_grad node n (dest contiguous), enqueued on ctx.stream.
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
@@ -4243,6 +4273,7 @@ struct cublaslt_gemm {
   X(softmax,        declared + half_floats,                    composed,           any_arch) \
   X(log_softmax,    declared + half_floats,                    composed,           any_arch) \
   X(cross_entropy,  declared + half_floats,                    row_cross_entropy,  any_arch) \
+  X(cross_entropy_grad, declared + half_floats,                   row_cross_entropy_grad, any_arch) \
   X(layer_norm,     declared + half_floats,                    composed,           any_arch) \
   X(index_select,   declared + half_floats,                    composed,           any_arch) \
   X(gather,         declared + half_floats,                    composed,           any_arch) \
@@ -4749,7 +4780,7 @@ class tensor : public expr_base<tensor<T, Rank, Backend>> {
     requires(!std::is_same_v<std::remove_cvref_t<E>, tensor>)
   tensor(E&& e, stream_t stream = nullptr,  // NOLINT: implicit on purpose, `tensor c = a + b;`
          texpr::source_location loc = texpr::source_location::current()) {
-    evaluate_new(detail::evaluation_entry{}, *this, std::forward<E>(e), stream, &loc);
+    evaluate_to(detail::evaluation_entry{}, *this, std::forward<E>(e), stream, &loc);  // *this is empty: it takes e's shape
   }
 
   /// Moves o's storage here; o becomes empty (and expressions referring to o throw until o holds storage again).
@@ -6403,6 +6434,18 @@ template <class K, class Z, class L> auto expand(op::cross_entropy, std::size_t,
   auto picked = keep(pick(z, l));  // a pass of its own: a loop of independent loads, not behind the mean's logs
   return mean(log(sums) + (squeeze(shift, 1) - picked));
 }
+/// cross_entropy_grad's expansion over logits z, labels l (memory) and, when g is not folded into `scale`, the
+/// incoming gradient g (rank 0, memory): scale * g * (exp(z - logsumexp(z, 1)) - one_hot(l)) / batch, a
+/// logsumexp pass and one fused pass. A label outside [0, classes) matches no column: its row is the softmax.
+template <class K, class Z, class L, class... G>
+auto expand(op::cross_entropy_grad, std::size_t, double scale, K&, const Z& z, const L& l, const G&... g) {
+  using T = typename Z::value_type;
+  static_assert(sizeof...(G) <= 1, "texpr: cross_entropy_grad takes at most one incoming gradient");
+  auto difference = exp(z - logsumexp(z, 1, keepdims)) - cast<T>(label_mask(z, l));
+  const double per_row = 1.0 / static_cast<double>(z.shape()[0]);
+  if constexpr (sizeof...(G) == 0) return (static_cast<T>(scale) * difference) * per_row;
+  else return ((g * ...) * difference) * per_row;  // (scale is 1: g is not a constant)
+}
 /// layer_norm's expansion over x, weight and bias (memory) along `axis` (the last): the mean and rsqrt(var + eps)
 /// kept as small (..., 1) tensors (a mean pass, a variance pass, one small pass), then (x - mean) * rstd * weight
 /// + bias in one fused pass.
@@ -6880,6 +6923,7 @@ namespace detail {
 template <class N> constexpr bool node_capture_safe() {
   using Op = typename N::op_type;
   if constexpr (op::category_v<Op> == op::kind::memory || op::category_v<Op> == op::kind::constant) return true;
+  else if constexpr (requires { requires Op::reads_indices_on_host; }) return false;  // a copy to the host and a wait
   else return kernel<Op, typename N::kernel_dtype, cuda>::capture_safe;
 }
 
@@ -8393,24 +8437,6 @@ template <class B> constexpr void require_backend_compiler() { require_memory_co
 // The evaluation entry points tensors, views and writable layouts call (expr/node.hpp, evaluation_entry): found
 // by argument-dependent lookup where those templates are instantiated.
 
-/// Evaluates e into a fresh allocation of t.
-template <class T, std::size_t R, class B, class E>
-void evaluate_new(evaluation_entry, tensor<T, R, B>& t, E&& e, stream_t stream, const texpr::source_location* loc) {
-  require_backend_compiler<B>();
-  auto n = capture(std::forward<E>(e));
-  constexpr std::size_t RE = decltype(n)::rank;
-  if constexpr (RE != R) {
-    diagnose_rank<RE, R>();
-  } else {
-    located(loc, [&] {
-      context<B> ctx{memory<B>::resolve(stream ? stream : preferred_stream(n)), {}};
-      tensor<T, R, B> out;
-      out.allocate_uninitialized(n.shape(), ctx.stream);
-      evaluate_into(out.view(), n, ctx);
-      t = std::move(out);
-    });
-  }
-}
 /// Evaluates e into t's storage; a tensor without storage (empty) takes e's shape.
 template <class T, std::size_t R, class B, class E>
 void evaluate_to(evaluation_entry, tensor<T, R, B>& t, E&& e, stream_t stream, const texpr::source_location* loc) {
@@ -11420,19 +11446,29 @@ template <> struct gradient_rule<op::log_softmax> {
     return g - exp(out) * sum(g, static_cast<index_t>(n.axis()), keepdims);
   }
 };
-/// cross_entropy: dz = g * (softmax(z, 1) - one_hot(labels)) / batch; no gradient to the integer labels.
+/// cross_entropy: dz = g * (softmax(z, 1) - one_hot(labels)) / batch as one cross_entropy_grad node (a constant g
+/// folded into its scale), which a backend may compute in one pass per row; no gradient to the integer labels.
 template <> struct gradient_rule<op::cross_entropy> {
-  static constexpr std::string_view derivative = "dz = g * (softmax(z, 1) - one_hot(labels, classes)) / batch; none to the labels";
+  static constexpr std::string_view derivative =
+      "dz = g * (softmax(z, 1) - one_hot(labels, classes)) / batch (one cross_entropy_grad node); none to the labels";
   template <std::size_t I> static constexpr unsigned uses = I == 0 ? detail::uses_operand(0) | detail::uses_operand(1) : 0u;
   template <std::size_t I, class N, class G, class Out, class Z, class L>
   static auto partial(const N&, const G& g, const Out&, const Z& z, const L& l) {
     if constexpr (I == 1) {
       return no_gradient{};
     } else {
-      using T = typename Z::value_type;
-      const double batch = static_cast<double>(z.shape()[0]);
-      auto probabilities = exp(z - logsumexp(z, 1, keepdims));
-      return detail::scale(g * (probabilities - cast<T>(detail::label_mask(z, l))), 1.0 / batch);
+      using CZ = detail::captured_t<const Z&>;
+      using CL = detail::captured_t<const L&>;
+      const auto shape = z.shape();
+      if constexpr (detail::is_constant_node<G>::value && G::rank == 0) {
+        const double scale = static_cast<double>(detail::widen(g.value()));  // (16-bit floats widen first)
+        return composite_expr<op::cross_entropy_grad, 2, CZ, CL>(1, scale, shape, detail::capture(z), detail::capture(l));
+      } else {
+        static_assert(G::rank == 0, "texpr: cross_entropy's incoming gradient is a scalar");
+        using CG = detail::captured_t<const G&>;
+        return composite_expr<op::cross_entropy_grad, 2, CZ, CL, CG>(1, 1.0, shape, detail::capture(z),
+                                                                     detail::capture(l), detail::capture(g));
+      }
     }
   }
 };
@@ -13389,7 +13425,9 @@ auto to_host(E&& e, stream_t stream = nullptr, source_location loc = source_loca
 // ---- begin texpr/backend/cuda/cross_entropy.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_CROSS_ENTROPY_HPP
 #define TEXPR_SI_TEXPR_BACKEND_CUDA_CROSS_ENTROPY_HPP
-// cuda_kernels::row_cross_entropy: softmax cross-entropy in one launch. A warp per row finds the row's shift (its
+// cuda_kernels::row_cross_entropy: softmax cross-entropy in one launch, and row_cross_entropy_grad, its gradient
+// with respect to the logits in one launch (a warp per row: the shift and sum of exp, then the row written).
+// row_cross_entropy: A warp per row finds the row's shift (its
 // maximum, or 0 where that is infinite or NaN), sums exp(z - shift) and reads the label's logit; each block adds
 // its rows' losses in a fixed order, and the last block to finish adds the blocks' sums in a fixed order and
 // writes the mean, so the result does not depend on block scheduling. The composite expansion (composed) takes 6
@@ -13467,6 +13505,39 @@ __global__ void cross_entropy_rows(const T* __restrict__ z, index_t rs, index_t 
   }
 }
 
+/// dz = (exp(z - (shift + log(sum))) - one_hot(label)) * (scale * g / rows), a warp per row, dz contiguous; g is
+/// read when given (else 1). The same formula as the composite expansion, so infinite and NaN logits give what
+/// the host gives (a +inf logit: NaN there and 0 elsewhere in its row; a NaN or all -inf row: NaN), and a label
+/// outside [0, classes) matches no column (its row is the softmax).
+template <class T, class I, class A>
+__global__ void cross_entropy_grad_rows(const T* __restrict__ z, index_t rs, index_t cs, const I* __restrict__ labels,
+                                        index_t ls, const T* __restrict__ g, A factor, index_t rows, index_t classes,
+                                        T* __restrict__ dz) {
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const A f = g ? factor * static_cast<A>(*g) : factor;
+  for (index_t r = static_cast<index_t>(blockIdx.x) * cross_entropy_warps + warp; r < rows;
+       r += static_cast<index_t>(gridDim.x) * cross_entropy_warps) {
+    const T* row = z + r * rs;
+    A m = -std::numeric_limits<A>::infinity();
+    for (index_t j = lane; j < classes; j += 32) {
+      const A v = static_cast<A>(row[j * cs]);
+      m = (v > m || v != v) ? v : m;
+    }
+    m = warp_max(m);
+    const A shift = (m == m && m != std::numeric_limits<A>::infinity() && m != -std::numeric_limits<A>::infinity()) ? m : A(0);
+    A s = 0;
+    for (index_t j = lane; j < classes; j += 32) s += ::exp(static_cast<A>(row[j * cs]) - shift);
+    s = warp_sum(s);
+    const A lse = ::log(s) + shift;
+    const auto label = static_cast<index_t>(labels[r * ls]);
+    T* out = dz + r * classes;
+    for (index_t j = lane; j < classes; j += 32) {
+      const A p = ::exp(static_cast<A>(row[j * cs]) - lse);
+      out[j] = static_cast<T>((p - (j == label ? A(1) : A(0))) * f);
+    }
+  }
+}
+
 } // namespace texpr::detail::cuda_impl
 
 namespace texpr::cuda_kernels {
@@ -13489,6 +13560,25 @@ void row_cross_entropy::run(const N& n, const view<T, R, cuda>& dest, context<cu
   cuda_impl::cross_entropy_rows<T, typename decltype(l)::value_type, A>
       <<<blocks, cuda_impl::block_threads, 0, ctx.stream>>>(z.data(), z.strides()[0], z.strides()[1], l.data(),
                                                             l.strides()[0], rows, classes, partials, counter, dest.data());
+  TEXPR_CUDA_CHECK_LAUNCH();
+}
+
+template <class N, class T, std::size_t R>
+void row_cross_entropy_grad::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  using namespace detail;
+  using A = cuda_impl::cross_entropy_acc_t<T>;
+  // In order, as tx::placement lists them.
+  const auto z = materialize(get<0>(n.operands()), ctx);
+  const auto l = materialize(get<1>(n.operands()), ctx);
+  const T* g = nullptr;
+  if constexpr (N::children::size == 3) g = materialize(get<2>(n.operands()), ctx).data();
+  const index_t rows = z.shape()[0], classes = z.shape()[1];
+  if (rows == 0 || classes == 0) return;  // an empty result: nothing to write
+  const A factor = static_cast<A>(n.parameter() / static_cast<double>(rows));
+  const unsigned blocks = cuda_impl::grid_for(cuda_impl::ceil_div(rows, cuda_impl::cross_entropy_warps));
+  cuda_impl::cross_entropy_grad_rows<T, typename decltype(l)::value_type, A>
+      <<<blocks, cuda_impl::block_threads, 0, ctx.stream>>>(z.data(), z.strides()[0], z.strides()[1], l.data(),
+                                                            l.strides()[0], g, factor, rows, classes, dest.data());
   TEXPR_CUDA_CHECK_LAUNCH();
 }
 
@@ -13753,22 +13843,26 @@ inline bool cuda_tf32() noexcept { return detail::cuda_impl::tf32_flag().load(st
 
 namespace detail::cuda_impl {
 
-/// One cuBLAS handle per device for the calling thread, created on first use, destroyed at thread exit.
-inline cublasHandle_t cublas_handle() {
+/// One library handle per device for the calling thread (cuBLAS, cuBLASLt), made by Create on first use and
+/// released by Destroy at thread exit.
+template <class Handle, class Status, Status (*Create)(Handle*), Status (*Destroy)(Handle)> Handle per_device_handle() {
   struct cache {
-    cublasHandle_t h[64] = {};
+    Handle h[64] = {};
     ~cache() {
       for (auto& x : h)
-        if (x) (void)cublasDestroy(x);  // errors at exit have nobody to report to
+        if (x) (void)Destroy(x);  // errors at exit have nobody to report to
     }
   };
   thread_local cache handles;
   int dev = 0;
   TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
   if (dev < 0 || dev >= 64) throw cuda_error("cudaGetDevice(&dev)", "device ordinal beyond texpr's 64-device cache", __FILE__, __LINE__, 0);
-  if (!handles.h[dev]) TEXPR_CUDA_CHECK(cublasCreate(&handles.h[dev]));
+  if (!handles.h[dev]) TEXPR_CUDA_CHECK(Create(&handles.h[dev]));
   return handles.h[dev];
 }
+
+/// One cuBLAS handle per device for the calling thread.
+inline cublasHandle_t cublas_handle() { return per_device_handle<cublasHandle_t, cublasStatus_t, &cublasCreate, &cublasDestroy>(); }
 
 /// cuBLAS's workspace for GEMMs on `stream` (32 MiB on compute capability 9.x, 4 MiB before, as cuBLAS
 /// recommends): allocated once per device and stream outside texpr's block cache and kept until the process ends,
@@ -14553,21 +14647,9 @@ void block_reduce::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& 
 namespace texpr {
 namespace detail::cuda_impl {
 
-/// One cuBLASLt handle per device for the calling thread, created on first use, destroyed at thread exit.
+/// One cuBLASLt handle per device for the calling thread.
 inline cublasLtHandle_t cublaslt_handle() {
-  struct cache {
-    cublasLtHandle_t h[64] = {};
-    ~cache() {
-      for (auto& x : h)
-        if (x) (void)cublasLtDestroy(x);  // errors at exit have nobody to report to
-    }
-  };
-  thread_local cache handles;
-  int dev = 0;
-  TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev < 0 || dev >= 64) throw cuda_error("cudaGetDevice(&dev)", "device ordinal beyond texpr's 64-device cache", __FILE__, __LINE__, 0);
-  if (!handles.h[dev]) TEXPR_CUDA_CHECK(cublasLtCreate(&handles.h[dev]));
-  return handles.h[dev];
+  return per_device_handle<cublasLtHandle_t, cublasStatus_t, &cublasLtCreate, &cublasLtDestroy>();
 }
 
 /// cuBLASLt's types for 8-bit operands of dtype T: operands, result, scale (alpha) and compute.
