@@ -9,6 +9,7 @@
 # Usage: bench/compile_time.sh [runs]
 set -euo pipefail
 runs="${1:-1}"
+[[ "$runs" =~ ^[0-9]+$ ]] || { echo "usage: bench/compile_time.sh [runs]" >&2; exit 2; }
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 eigen_dir="$(dirname "$(find /usr/include /usr/local/include -maxdepth 2 -name Eigen -path '*eigen3*' -print -quit 2>/dev/null)")"
 out="$(mktemp -d)"

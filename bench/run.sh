@@ -15,4 +15,4 @@ for exe in "$build"/bench_*; do
   [[ -x "$exe" && "$(basename "$exe")" != bench_host ]] && "$exe"
 done
 echo
-"$root/bench/compile_time.sh" g++ 3
+"$root/bench/compile_time.sh" 3
