@@ -47,6 +47,27 @@ template <class A> __device__ A warp_sum(A v) {
   return v;
 }
 
+/// A row's shift (its maximum when finite, else 0: inf - inf would be NaN) and sum of exp(z - shift).
+template <class A> struct shift_and_sum {
+  A shift;  ///< Subtracted before exp.
+  A sum;    ///< sum_j exp(z_j - shift).
+};
+/// shift_and_sum of a row, computed by the warp whose lane is `lane`; every lane gets both (the loss and its
+/// gradient kernels share it).
+template <class A, class T>
+__device__ shift_and_sum<A> row_shift_and_sum(const T* row, index_t cs, index_t classes, int lane) {
+  A m = -std::numeric_limits<A>::infinity();
+  for (index_t j = lane; j < classes; j += 32) {
+    const A v = static_cast<A>(row[j * cs]);
+    m = (v > m || v != v) ? v : m;
+  }
+  m = warp_max(m);
+  const A shift = (m == m && m != std::numeric_limits<A>::infinity() && m != -std::numeric_limits<A>::infinity()) ? m : A(0);
+  A s = 0;
+  for (index_t j = lane; j < classes; j += 32) s += ::exp(static_cast<A>(row[j * cs]) - shift);
+  return {shift, warp_sum(s)};
+}
+
 /// mean over rows of log(sum_j exp(z_ij - s_i)) + s_i - z_i,l_i; NaN for a label outside [0, classes).
 /// partials: one A per block; counter: zero before the launch, zero again after it.
 template <class T, class I, class A>
@@ -60,16 +81,7 @@ __global__ void cross_entropy_rows(const T* __restrict__ z, index_t rs, index_t 
   for (index_t r = static_cast<index_t>(blockIdx.x) * cross_entropy_warps + warp; r < rows;
        r += static_cast<index_t>(gridDim.x) * cross_entropy_warps) {
     const T* row = z + r * rs;
-    A m = -std::numeric_limits<A>::infinity();
-    for (index_t j = lane; j < classes; j += 32) {
-      const A v = static_cast<A>(row[j * cs]);
-      m = (v > m || v != v) ? v : m;
-    }
-    m = warp_max(m);
-    const A shift = (m == m && m != std::numeric_limits<A>::infinity() && m != -std::numeric_limits<A>::infinity()) ? m : A(0);
-    A s = 0;
-    for (index_t j = lane; j < classes; j += 32) s += ::exp(static_cast<A>(row[j * cs]) - shift);
-    s = warp_sum(s);
+    const auto [shift, s] = row_shift_and_sum<A>(row, cs, classes, lane);
     if (lane == 0) {
       const auto label = static_cast<index_t>(labels[r * ls]);
       const A picked = label >= 0 && label < classes ? static_cast<A>(row[label * cs]) : std::numeric_limits<A>::quiet_NaN();
@@ -109,16 +121,7 @@ __global__ void cross_entropy_grad_rows(const T* __restrict__ z, index_t rs, ind
   for (index_t r = static_cast<index_t>(blockIdx.x) * cross_entropy_warps + warp; r < rows;
        r += static_cast<index_t>(gridDim.x) * cross_entropy_warps) {
     const T* row = z + r * rs;
-    A m = -std::numeric_limits<A>::infinity();
-    for (index_t j = lane; j < classes; j += 32) {
-      const A v = static_cast<A>(row[j * cs]);
-      m = (v > m || v != v) ? v : m;
-    }
-    m = warp_max(m);
-    const A shift = (m == m && m != std::numeric_limits<A>::infinity() && m != -std::numeric_limits<A>::infinity()) ? m : A(0);
-    A s = 0;
-    for (index_t j = lane; j < classes; j += 32) s += ::exp(static_cast<A>(row[j * cs]) - shift);
-    s = warp_sum(s);
+    const auto [shift, s] = row_shift_and_sum<A>(row, cs, classes, lane);
     const A lse = ::log(s) + shift;
     const auto label = static_cast<index_t>(labels[r * ls]);
     T* out = dz + r * classes;
