@@ -806,3 +806,82 @@ TEST_CASE("cross_entropy's gradient in one launch: many rows, strided logits, in
   CHECK(std::isnan(got(0, 1)));
   CHECK(got(1, 1) == 0.0f);  // exp(-inf) is 0, and not the label
 }
+
+namespace column_sums_tags {  // (namespace scope: nvcc's kernel stubs cannot name function-local types)
+struct w1 {};
+struct b1 {};
+struct w2 {};
+struct b2 {};
+}  // namespace column_sums_tags
+
+namespace {
+/// A two-layer classifier's step: its bias gradients are sums over the batch of the saved delta and dlogits.
+template <class X, class L, class W1, class B1, class W2, class B2>
+auto two_layer_step(const X& x, const L& labels, const W1& w1, const B1& b1, const W2& w2, const B2& b2) {
+  auto W1p = tx::param<column_sums_tags::w1>(w1);
+  auto B1p = tx::param<column_sums_tags::b1>(b1);
+  auto W2p = tx::param<column_sums_tags::w2>(w2);
+  auto B2p = tx::param<column_sums_tags::b2>(b2);
+  auto loss = tx::cross_entropy(tx::matmul(tx::elu(tx::matmul(x, W1p) + B1p), W2p) + B2p, labels);
+  return tx::value_and_grad(loss, W1p, B1p, W2p, B2p);
+}
+/// A device result against the host's (whose column sums are a reduction of their own, after the delta): within
+/// 1e-4 of the largest magnitude (float sums in another order).
+template <std::size_t R> void check_like_host(const tx::tensor<float, R, tx::cuda>& got_dev, const tx::tensor<float, R>& want, const char* what) {
+  const auto got = tx::to_host(got_dev);
+  ld scale = 0;
+  for (tx::index_t i = 0; i < want.size(); ++i) scale = std::max(scale, std::abs(test::wide(want.data()[i])));
+  int bad = 0;
+  for (tx::index_t i = 0; i < want.size(); ++i)
+    if (!(std::abs(test::wide(got.data()[i]) - test::wide(want.data()[i])) <= 1e-4L * scale)) ++bad;
+  INFO(what << ": " << bad << " of " << want.size() << " elements differ from the host's");
+  CHECK(scale > 0);
+  CHECK(bad == 0);
+}
+}  // namespace
+
+TEST_CASE("bias gradients written by the launches of the delta and dlogits they sum, against the host") {
+  struct sizes {
+    tx::index_t rows, in, hidden, classes;
+  };
+  // 300 hidden columns: more columns than threads; 2048 hidden and 5000 rows: a group of one row per block, more
+  // groups than blocks (each block sums several); 13 and 3 classes: fewer columns than a warp.
+  for (const sizes s : {sizes{300, 17, 300, 13}, sizes{5000, 8, 2048, 3}}) {
+    INFO("rows " << s.rows << ", hidden " << s.hidden);
+    const auto x = test::random<float, 2>({s.rows, s.in}, -1, 1);
+    tx::tensor<std::int64_t, 1> labels({s.rows});
+    for (tx::index_t i = 0; i < s.rows; ++i) labels(i) = (i * 7 + 3) % s.classes;
+    const auto w1 = test::random<float, 2>({s.in, s.hidden}, -0.5, 0.5), w2 = test::random<float, 2>({s.hidden, s.classes}, -0.2, 0.2);
+    const auto b1 = test::random<float, 1>({s.hidden}, -1, 1), b2 = test::random<float, 1>({s.classes}, -1, 1);
+    const auto want = tx::eval_all(two_layer_step(x, labels, w1, b1, w2, b2));
+    const auto dw1 = dev(w1), dw2 = dev(w2);
+    const auto db1 = dev(b1), db2 = dev(b2);
+    tx::kernel_log log;
+    const auto got = tx::eval_all(two_layer_step(dev(x), dev(labels), dw1, db1, dw2, db2));
+    CHECK(log.count("fused_elementwise_column_sums") == 1);       // the delta, with b1's gradient
+    CHECK(log.count("row_cross_entropy_grad_column_sums") == 1);  // dlogits, with b2's gradient
+    CHECK(log.count("block_reduce") == 0);
+    CHECK(test::close(tx::to_host(std::get<0>(got)).item(), test::wide(tx::to_host(std::get<0>(want)).item()), 1, 1e-5L));
+    check_like_host(std::get<1>(got), std::get<1>(want), "dw1");
+    check_like_host(std::get<2>(got), std::get<2>(want), "db1");
+    check_like_host(std::get<3>(got), std::get<3>(want), "dw2");
+    check_like_host(std::get<4>(got), std::get<4>(want), "db2");
+  }
+  SUBCASE("a delta with a broadcast operand: the kernel reads by multi-index") {
+    const auto x = test::random<float, 2>({77, 5}, -1, 1), w = test::random<float, 2>({5, 33}, -1, 1);
+    const auto b = test::random<float, 1>({33}, -1, 1), v = test::random<float, 1>({33}, -2, 2);
+    const auto grads = [](const auto& xs, const auto& ws, const auto& bs, const auto& vs) {
+      auto W = tx::param<column_sums_tags::w1>(ws);
+      auto B = tx::param<column_sums_tags::b1>(bs);
+      return tx::grad(tx::sum(tx::tanh(tx::matmul(xs, W) + B) * vs), W, B);  // the delta is v * (1 - tanh^2)
+    };
+    const auto want = tx::eval_all(grads(x, w, b, v));
+    const auto dw = dev(w), db = dev(b);
+    tx::kernel_log log;
+    const auto got = tx::eval_all(grads(dev(x), dw, db, dev(v)));
+    CHECK(log.count("fused_elementwise_column_sums") == 1);
+    CHECK(log.count("block_reduce") == 0);
+    check_like_host(std::get<0>(got), std::get<0>(want), "dw");
+    check_like_host(std::get<1>(got), std::get<1>(want), "db");
+  }
+}

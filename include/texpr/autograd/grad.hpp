@@ -49,47 +49,57 @@ template <class Node> constexpr bool reads_operand_memory() {
   }
 }
 
+/// Whether Node is a reduction of a saved value (a sum_to of one): that value is computed first, since its kernel
+/// may write this one (column_sums_sink).
+template <class Node> constexpr bool reduces_saved_value() {
+  if constexpr (requires(const Node& n) { n.child(); })
+    return is_saved_v<std::remove_cvref_t<decltype(std::declval<const Node&>().child())>>;
+  else
+    return false;
+}
+
 template <class Node, class B, bool CudaCompiler = cuda_compiler_v>
-class computed_slot final : public slot<typename Node::value_type, Node::rank, B> {
+class computed_slot final : public slot<typename Node::value_type, Node::rank, B>,
+                            public column_sums_sink<typename Node::value_type, B> {
   using T = typename Node::value_type;
   static constexpr std::size_t R = Node::rank;
+  static constexpr bool runs_here = graph_check<Node, B>::ok && (CudaCompiler || !std::is_same_v<B, cuda>);
 
  public:
   computed_slot(Node node, std::string what) : slot<T, R, B>(node.shape(), std::move(what)), node_(std::move(node)) {}
 
   view<const T, R, B> get(context<B>& ctx) override {
-    if constexpr (graph_check<Node, B>::ok && (CudaCompiler || !std::is_same_v<B, cuda>)) {
+    if constexpr (runs_here) {
       if constexpr (reads_operand_memory<Node>())
         if (passes_through(node_)) return materialize(node_.child(), ctx);  // the operand's memory is the value
+      if constexpr (reduces_saved_value<Node>()) (void)node_.child().storage(ctx);  // may claim() this value
       if (context_ == ctx.id) {
         if (bound_) return *bind_dest_;
         if (auto cached = cache_.lock()) return std::as_const(*static_cast<tensor<T, R, B>*>(cached.get())).view();
       }
-      if (bind_context_ == ctx.id && bind_dest_) {
-        evaluate_into(*bind_dest_, node_, ctx);
-        context_ = ctx.id;
-        bound_ = true;
-        return *bind_dest_;
-      }
-      bound_ = false;
-      auto t = std::make_shared<tensor<T, R, B>>();
-      t->allocate_uninitialized(node_.shape(), ctx.stream);
-      evaluate_into(t->view(), node_, ctx);
-      ctx.keep.push_back(t);
-      cache_ = t;
-      context_ = ctx.id;
-      return std::as_const(*t).view();
+      compute(fresh(ctx), ctx);
+      if (bound_) return *bind_dest_;
+      return std::as_const(*static_cast<tensor<T, R, B>*>(cache_.lock().get())).view();
     } else {
       throw std::logic_error("texpr: a saved value that cannot be evaluated here was evaluated");
     }
   }
   bool bind(context<B>& ctx, const view<T, R, B>& dest) override {
-    if (context_ == ctx.id || !dest.is_contiguous() || dest.shape() != node_.shape()) return false;
+    if (context_ == ctx.id || bind_context_ == ctx.id || !dest.is_contiguous() || dest.shape() != node_.shape()) return false;
     if (passes_through(node_)) return false;  // its value is its operand's memory
     bind_context_ = ctx.id;
     bind_dest_.emplace(dest);  // (a view's operator= writes elements; this rebinds)
     return true;
   }
+  T* claim(context<B>& ctx) override {
+    if constexpr (runs_here) {
+      if (context_ == ctx.id) return nullptr;
+      return fresh(ctx).data();
+    } else {
+      throw std::logic_error("texpr: a saved value that cannot be evaluated here was evaluated");
+    }
+  }
+  index_t columns() const override { return shape_size(node_.shape()); }
   shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
     auto& st = static_cast<plan_state&>(walk);
     if constexpr (reads_operand_memory<Node>()) {
@@ -102,17 +112,78 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
         return strides;
       }
     }
-    if (st.first_computation(this)) st.elsewhere(number, false, [&] { plan_evaluate<B>(node_, true, st); });
+    if constexpr (reduces_saved_value<Node>()) {  // get(): the summed value first (its kernel may write this one)
+      if (std::find(st.computed.begin(), st.computed.end(), this) == st.computed.end())
+        st.elsewhere(number, true, [&] { (void)detail::plan_read<B>(node_.child(), st); });
+    }
+    if (st.first_computation(this)) {
+      st.elsewhere(number, false, [&] {
+        if (const auto sums = fused_sums()) {
+          st.column_sums_next = true;
+          plan_evaluate<B>(node_, true, st);
+          sums->plan_claim(st, number, column_sums_kernel());
+        } else {
+          plan_evaluate<B>(node_, true, st);
+        }
+      });
+    }
     return contiguous_strides(node_.shape());
   }
-  bool plan_bind(plan_walk& walk, std::size_t number) const override {
+  bool plan_bind(plan_walk& walk, std::size_t) const override {
     auto& st = static_cast<plan_state&>(walk);
-    if (passes_through(node_) || std::find(st.computed.begin(), st.computed.end(), this) != st.computed.end()) return false;
-    (void)plan_read(st, number);
-    return true;
+    return !passes_through(node_) && std::find(st.computed.begin(), st.computed.end(), this) == st.computed.end();
+  }
+  void plan_claim(plan_walk& walk, std::size_t writer, std::string_view kernel) const override {
+    auto& st = static_cast<plan_state&>(walk);
+    if (!st.first_computation(this)) return;
+    const int id = st.number(this);
+    st.elsewhere(static_cast<std::size_t>(id), false, [&] {
+      node_line<B>(node_, st, "written by saved #" + std::to_string(writer) + "'s kernel (" + std::string(kernel) + ")");
+    });
   }
 
  private:
+  // The memory of this value in ctx (the bound destination, or a new tensor ctx keeps), which now counts as
+  // computed there.
+  view<T, R, B> fresh(context<B>& ctx) {
+    context_ = ctx.id;
+    if (bind_context_ == ctx.id && bind_dest_) {
+      bound_ = true;
+      return *bind_dest_;
+    }
+    bound_ = false;
+    auto t = std::make_shared<tensor<T, R, B>>();
+    t->allocate_uninitialized(node_.shape(), ctx.stream);
+    ctx.keep.push_back(t);
+    cache_ = t;
+    return t->view();
+  }
+  // The sums this value's kernel writes too, when it can (the same decision in evaluation and placement).
+  std::shared_ptr<column_sums_sink<T, B>> fused_sums() const {
+    if constexpr (offers_column_sums_v<B, Node>) {
+      if (auto s = this->column_sums_.lock())
+        if (fuses_column_sums<B>(node_, s->columns())) return s;
+    }
+    return nullptr;
+  }
+  static std::string_view column_sums_kernel() {
+    if constexpr (offers_column_sums_v<B, Node>) return kernel<typename Node::op_type, typename Node::kernel_dtype, B>::column_sums_name;
+    else return {};
+  }
+  void compute(const view<T, R, B>& dest, context<B>& ctx) {
+    if constexpr (runs_here) {
+      if constexpr (offers_column_sums_v<B, Node>) {
+        if (const auto s = fused_sums()) {
+          if (T* sums = s->claim(ctx)) {
+            evaluate_with_column_sums(dest, node_, sums, s->columns(), ctx);
+            return;
+          }
+        }
+      }
+      evaluate_into(dest, node_, ctx);
+    }
+  }
+
   Node node_;
   std::optional<view<T, R, B>> bind_dest_;  // where bind() asked the value of context bind_context_ to go
   std::uint64_t bind_context_ = 0;
@@ -141,6 +212,22 @@ class tape {
       s = std::make_shared<computed_slot<Node, B>>(std::move(computation), std::move(what));
     }
     return leaf(std::static_pointer_cast<slot<T, Node::rank, B>>(s));
+  }
+
+  /// The saved leaf of sum_to(g, shape) for a saved gradient g summed over its leading axes (a bias gradient):
+  /// g's kernel is asked to write the sums too (slot::write_column_sums) when shape is g's trailing extents.
+  template <class G, std::size_t R> auto column_sums(const G& g, const shape_t<R>& shape) {
+    auto node = sum_to(g, shape);
+    using Node = decltype(node);
+    using B = typename Node::backend;
+    using T = typename Node::value_type;
+    using leaf = saved_ref<T, R, B, offender_summary_t<typename graph_check<Node, B>::offender>>;
+    auto s = std::make_shared<computed_slot<Node, B>>(std::move(node), "sum_to of " + g.get_slot().what());
+    bool trailing = true;
+    for (std::size_t d = 0; d != R; ++d) trailing = trailing && shape[d] == g.shape()[G::rank - R + d];
+    G writer = g;  // (a leaf: a handle on the shared slot)
+    if (trailing && !writer.get_slot().writes_column_sums()) writer.get_slot().write_column_sums(s);
+    return leaf(std::static_pointer_cast<slot<T, R, B>>(s));
   }
 
  private:
@@ -304,6 +391,9 @@ template <class Tags> struct gradient_builder {
         // Constants only (the gradient of sum(p) is 1 everywhere): placed on the parameter's backend first.
         auto placed = g + constant_expr<T, G::rank, typename N::backend>(T(0), g.shape());
         return only<typename N::param_tag>(sum_to(std::move(placed), n.shape()), Tags{}, std::make_index_sequence<params>{});
+      } else if constexpr (is_saved_v<G> && (G::rank > N::rank)) {
+        // A saved gradient summed over its leading axes (a bias gradient): written beside g where g is computed.
+        return only<typename N::param_tag>(t.column_sums(g, n.shape()), Tags{}, std::make_index_sequence<params>{});
       } else {
         return only<typename N::param_tag>(sum_to(g, n.shape()), Tags{}, std::make_index_sequence<params>{});
       }
@@ -390,21 +480,32 @@ template <class Loss> constexpr bool check_loss() {
   return false;
 }
 
-// Evaluates node n into a new tensor inside the shared context ctx.
-template <class E, class B> auto eval_in(const E& e, context<B>& ctx) {
+// A new tensor for graph e's result in ctx; a graph that is a saved value (the loss, a bias gradient) is bound to
+// it, so that the value is computed straight into it whichever graph first reads it. True in `bound` then.
+template <class E, class B> auto result_for(const E& e, context<B>& ctx, bool& bound) {
   auto n = capture(e);
   using N = decltype(n);
   tensor<typename N::value_type, N::rank, B> out;
   out.allocate_uninitialized(n.shape(), ctx.stream);
-  if constexpr (is_saved_v<N> && std::is_same_v<typename N::backend, B>) {
-    // A graph that is a saved value (the loss of value_and_grad) is computed straight into its result.
-    if (n.get_slot().bind(ctx, out.view())) {
-      (void)n.storage(ctx);
-      return out;
-    }
-  }
-  evaluate_into(out.view(), n, ctx);
+  if constexpr (is_saved_v<N> && std::is_same_v<typename N::backend, B>) bound = n.get_slot().bind(ctx, out.view());
   return out;
+}
+// Evaluates graph e into its result `out` inside the shared context ctx.
+template <class E, class T, std::size_t R, class B> void eval_in(const E& e, tensor<T, R, B>& out, bool bound, context<B>& ctx) {
+  auto n = capture(e);
+  if constexpr (is_saved_v<decltype(n)>)
+    if (bound) {
+      (void)n.storage(ctx);  // computed into out, here or by an earlier graph
+      return;
+    }
+  evaluate_into(out.view(), n, ctx);
+}
+template <class... E, std::size_t... I, class B>
+auto eval_all_in(context<B>& ctx, std::index_sequence<I...>, const E&... e) {
+  bool bound[sizeof...(E) > 0 ? sizeof...(E) : 1] = {};
+  auto results = std::tuple{result_for(e, ctx, bound[I])...};
+  (eval_in(e, std::get<I>(results), bound[I], ctx), ...);
+  return results;
 }
 
 template <class Tuple, class Backend> struct all_run_on_impl : std::false_type {};
@@ -457,7 +558,7 @@ template <operand... E> auto eval_all(const E&... e) {
   stream_t stream = nullptr;
   ((stream = stream ? stream : detail::preferred_stream(detail::capture(e))), ...);
   context<B> ctx{detail::memory<B>::resolve(stream), {}};
-  return std::tuple{detail::eval_in(e, ctx)...};
+  return detail::eval_all_in(ctx, std::index_sequence_for<E...>{}, e...);
 }
 /// eval_all over a tuple of expressions (what tx::grad and tx::value_and_grad return).
 template <class... E> auto eval_all(const std::tuple<E...>& graphs) {

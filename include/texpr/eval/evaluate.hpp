@@ -196,4 +196,22 @@ template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate
   }
 }
 
+/// evaluate_into for a fresh contiguous dest where fuses_column_sums<B>(n, cols) holds: n's implementation writes
+/// dest and, in the same launch, sums[c] = the sum of dest viewed as [size / cols, cols] over its rows.
+template <class N, class T, std::size_t R, class B>
+TEXPR_NOINLINE void evaluate_with_column_sums(const view<T, R, B>& dest, const N& n, T* sums, index_t cols, context<B>& ctx) {
+  using Op = typename N::op_type;
+  using K = kernel<Op, typename N::kernel_dtype, B>;
+  if (n.shape() != dest.shape() || !dest.is_contiguous())
+    throw shape_error("texpr: column sums need a contiguous destination of the expression's shape " + to_string(n.shape()));
+  if constexpr (kind_of_v<N> == op::kind::elementwise) {
+    auto acc = read(n, dest.shape(), ctx);  // computed operands first, logged before this node
+    if (kernel_log::active()) kernel_log::record_kernel(K::column_sums_name, op_label<Op>(), dtype_name_v<typename N::kernel_dtype>, B::name);
+    K::assign_with_column_sums(dest, acc, sums, cols, ctx);
+  } else {
+    K::run_with_column_sums(n, dest, sums, cols, ctx);
+    if (kernel_log::active()) kernel_log::record_kernel(K::column_sums_name, op_label<Op>(), dtype_name_v<typename N::kernel_dtype>, B::name);
+  }
+}
+
 } // namespace texpr::detail

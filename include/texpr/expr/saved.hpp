@@ -41,6 +41,21 @@ class slot_base {
   std::string what_;
 };
 
+/// A saved value that another saved value's kernel may write while it computes its own: the sums of that value over
+/// its leading axes (a bias gradient, beside the delta it sums). The writer asks claim() for the memory.
+template <class T, class Backend> class column_sums_sink {
+ public:
+  /// Contiguous memory for the sums in ctx, which then count as computed there; nullptr when they already are.
+  virtual T* claim(context<Backend>& ctx) = 0;
+  /// The number of sums (the product of the kept trailing extents).
+  virtual index_t columns() const = 0;
+  /// The placement walk's claim, by saved #`writer`'s kernel `kernel`: the sums' computation is that kernel.
+  virtual void plan_claim(detail::plan_walk& state, std::size_t writer, std::string_view kernel) const = 0;
+
+ protected:
+  ~column_sums_sink() = default;
+};
+
 /// A shared, lazily computed value of dtype T, rank R on Backend.
 template <class T, std::size_t R, class Backend> class slot : public slot_base {
  public:
@@ -58,14 +73,19 @@ template <class T, std::size_t R, class Backend> class slot : public slot_base {
   /// lines and kernels the first time `state`'s evaluation context would compute it. Returns the strides of the
   /// value's memory.
   virtual shape_t<R> plan_read(detail::plan_walk& state, std::size_t number) const = 0;
-  /// The placement walk binding the value to a fresh result (bind, then its first read): false where bind
-  /// would refuse; else its computation is planned into the result.
+  /// The placement walk binding the value to a fresh result (bind): false where bind would refuse.
   virtual bool plan_bind(detail::plan_walk& state, std::size_t number) const = 0;
   /// The value's shape.
   const shape_t<R>& shape() const { return shape_; }
+  /// Lets the kernel that computes this value also write `sums`, its sums over its leading axes, where the
+  /// backend can (tx::placement shows which); otherwise the sums are computed on their own.
+  void write_column_sums(std::weak_ptr<column_sums_sink<T, Backend>> sums) { column_sums_ = std::move(sums); }
+  /// Whether write_column_sums was given sums (still alive).
+  bool writes_column_sums() const { return !column_sums_.expired(); }
 
  protected:
   slot(const shape_t<R>& shape, std::string what) : slot_base(std::move(what)), shape_(shape) {}
+  std::weak_ptr<column_sums_sink<T, Backend>> column_sums_;  ///< what write_column_sums gave
 
  private:
   shape_t<R> shape_;

@@ -70,4 +70,42 @@ dispatch dispatch_of(const N& n, const Dest& d) {
     return dispatch::copy;
 }
 
+/// The largest row of column sums a kernel writes beside its values (its blocks' partial rows must stay small).
+inline constexpr index_t max_fused_columns = 16384;
+
+/// Whether evaluating n on Backend into a fresh contiguous destination can also write the sums of the result, viewed
+/// as [rows, cols], over its rows in the same launch: the node's implementation offers it (column_sums_name) for
+/// the dispatch it gets, and there are rows to sum. A saved gradient and the bias gradient that sums it use this
+/// (autograd/grad.hpp); tx::placement reports the same decision.
+template <class Backend, class N>
+bool fuses_column_sums(const N& n, index_t cols);
+
+template <class Backend, class N> constexpr bool offers_column_sums() {
+  if constexpr (has_kernel<typename N::op_type, typename N::kernel_dtype, Backend>) {
+    using K = kernel<typename N::op_type, typename N::kernel_dtype, Backend>;
+    constexpr op::kind k = kind_of_v<N>;
+    return requires { K::column_sums_name; } && (k == op::kind::elementwise || k == op::kind::computed);
+  } else {
+    return false;
+  }
+}
+/// True when node N's implementation on Backend can write column sums beside its values (fuses_column_sums).
+template <class Backend, class N> inline constexpr bool offers_column_sums_v = offers_column_sums<Backend, N>();
+
+template <class Backend, class N>
+bool fuses_column_sums(const N& n, index_t cols) {
+  if constexpr (offers_column_sums_v<Backend, N>) {
+    constexpr op::kind k = kind_of_v<N>;
+    {
+      const index_t size = shape_size(n.shape());
+      if (cols < 1 || cols > max_fused_columns || size == 0 || size % cols != 0 || size / cols < 2) return false;
+      const dispatch how = dispatch_of<Backend>(n, fresh_destination{true});
+      return how == (k == op::kind::elementwise ? dispatch::fused : dispatch::computed);
+    }
+  }
+  (void)n;
+  (void)cols;
+  return false;
+}
+
 }  // namespace texpr::detail

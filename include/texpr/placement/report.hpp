@@ -65,6 +65,8 @@ struct plan_state : plan_walk {
   std::vector<int> path;                            ///< the current node's operand path
   bool quiet = false;                               ///< lines are dropped (a saved value's operand read again)
   std::vector<int> archs;                           ///< the architectures checked (cuda): every one must run it
+  bool column_sums_next = false;                    ///< the next node planned also writes column sums (one launch)
+  std::vector<const slot_base*> bound;              ///< saved values eval_all computes straight into results
 
   /// The number of saved value s (from 1); numbers it when new.
   int number(const slot_base* s) {
@@ -426,6 +428,20 @@ std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st) {
   using Op = typename N::op_type;
   using T = typename N::kernel_dtype;
   constexpr op::kind k = kind_of_v<N>;
+  if constexpr (offers_column_sums_v<B, N>) {
+    if (std::exchange(st.column_sums_next, false)) {  // evaluate_with_column_sums: one launch writes both
+      using K = kernel<Op, T, B>;
+      const std::size_t i = node_line<B>(n, st, std::string(K::column_sums_name) + ": also writes its column sums");
+      if constexpr (k == op::kind::elementwise) {
+        int j = 0;
+        for_each_operand(n, [&](const auto& c) { st.operand(j++, [&] { plan_read<B>(c, st); }); });
+      } else {
+        plan_computed_operands<B>(n, st);
+      }
+      st.records.push_back({std::string(K::column_sums_name), op_label<Op>(), std::string(dtype_name_v<T>), std::string(B::name)});
+      return i;
+    }
+  }
   const dispatch how = dispatch_of<B>(n, fresh_destination{contiguous});
   if (how == dispatch::pass_through) {
     const std::size_t i = node_line<B>(n, st, "none: reduces no axis, its operand is the result");
@@ -475,8 +491,20 @@ std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st) {
   }
 }
 
-/// A graph evaluated into a fresh result in the walk's context (eval_all's eval_in): a saved value binds to the
-/// result when it can (it is computed straight into it), otherwise evaluate_into.
+/// eval_all binding a graph that is a saved value to its fresh result, before any graph is evaluated (slot::bind):
+/// the value is then computed straight into the result, whichever graph's evaluation first reads it.
+template <class B, class N>
+void plan_bind_result(const N& n, plan_state& st) {
+  if constexpr (is_saved_v<N> && std::is_same_v<typename N::backend, B>) {
+    const slot_base* s = &n.get_slot();
+    if (std::find(st.bound.begin(), st.bound.end(), s) == st.bound.end() && n.get_slot().plan_bind(st, 0))
+      st.bound.push_back(s);
+  }
+}
+
+/// A graph evaluated into a fresh result in the walk's context (eval_all's eval_in): a saved value bound to the
+/// result (plan_bind_result) is computed straight into it, here or where an earlier graph read it; otherwise
+/// evaluate_into.
 template <class B, class N>
 void plan_result(const N& n, plan_state& st, int index) {
   st.operand(index, [&] {
@@ -484,8 +512,9 @@ void plan_result(const N& n, plan_state& st, int index) {
       const int id = st.number(&n.get_slot());
       const std::size_t i = st.line("saved #" + std::to_string(id) + " (" + n.get_slot().what() + ")",
                                     dtype_name_v<typename N::value_type>, to_string(n.shape()), N::backend::name, "");
-      if (n.get_slot().plan_bind(st, static_cast<std::size_t>(id))) {
+      if (std::find(st.bound.begin(), st.bound.end(), &n.get_slot()) != st.bound.end()) {
         st.amend(i, "computed into the result");
+        (void)n.get_slot().plan_read(st, static_cast<std::size_t>(id));  // (nothing more if an earlier graph read it)
         return;
       }
       st.amend(i, "memory, computed once per evaluation");
@@ -550,6 +579,7 @@ std::string placement(const E& e) {
   using checked = std::conditional_t<std::is_same_v<B, cuda>, Targets, cuda_targets<>>;
   detail::plan_state st;
   st.archs = detail::arch_vector(checked{});
+  detail::plan_bind_result<B>(detail::capture(e), st);
   detail::plan_result<B>(detail::capture(e), st, 0);
   const bool runs = detail::graph_check<N, B, checked>::ok;
   return "texpr placement on " + std::string(B::name) + (checked::count ? " for " + checked::names() : std::string()) +
@@ -565,6 +595,7 @@ std::vector<kernel_record> planned_kernels(const E&... e) {
   using B = typename detail::common_backend<typename detail::captured_t<const E&>::backend...>::type;
   static_assert(backend_tag<B>, "texpr: planned_kernels needs expressions with tensor operands on one backend");
   detail::plan_state st;
+  (detail::plan_bind_result<B>(detail::capture(e), st), ...);
   int i = 0;
   (detail::plan_result<B>(detail::capture(e), st, i++), ...);
   return std::move(st.records);

@@ -15,8 +15,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <type_traits>
 
+#include "texpr/backend/cuda/column_sums.hpp"
 #include "texpr/backend/cuda/error.hpp"
 #include "texpr/backend/cuda/launch.hpp"
 #include "texpr/backend/cuda/memory.hpp"
@@ -111,11 +113,12 @@ __global__ void cross_entropy_rows(const T* __restrict__ z, index_t rs, index_t 
 /// dz = (exp(z - (shift + log(sum))) - one_hot(label)) * (scale * g / rows), a warp per row, dz contiguous; g is
 /// read when given (else 1). The same formula as the composite expansion, so infinite and NaN logits give what
 /// the host gives (a +inf logit: NaN there and 0 elsewhere in its row; a NaN or all -inf row: NaN), and a label
-/// outside [0, classes) matches no column (its row is the softmax).
+/// outside [0, classes) matches no column (its row is the softmax). With `sums`, the column sums of dz too
+/// (block_column_sums: partials and ticket as there).
 template <class T, class I, class A>
 __global__ void cross_entropy_grad_rows(const T* __restrict__ z, index_t rs, index_t cs, const I* __restrict__ labels,
                                         index_t ls, const T* __restrict__ g, A factor, index_t rows, index_t classes,
-                                        T* __restrict__ dz) {
+                                        T* dz, A* partials, unsigned* ticket, T* sums) {
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const A f = g ? factor * static_cast<A>(*g) : factor;
   for (index_t r = static_cast<index_t>(blockIdx.x) * cross_entropy_warps + warp; r < rows;
@@ -130,6 +133,7 @@ __global__ void cross_entropy_grad_rows(const T* __restrict__ z, index_t rs, ind
       out[j] = static_cast<T>((p - (j == label ? A(1) : A(0))) * f);
     }
   }
+  if (sums) block_column_sums<A>(dz, rows, classes, cross_entropy_warps, partials, ticket, sums);
 }
 
 } // namespace texpr::detail::cuda_impl
@@ -172,7 +176,30 @@ void row_cross_entropy_grad::run(const N& n, const view<T, R, cuda>& dest, conte
   const unsigned blocks = cuda_impl::grid_for(cuda_impl::ceil_div(rows, cuda_impl::cross_entropy_warps));
   cuda_impl::cross_entropy_grad_rows<T, typename decltype(l)::value_type, A>
       <<<blocks, cuda_impl::block_threads, 0, ctx.stream>>>(z.data(), z.strides()[0], z.strides()[1], l.data(),
-                                                            l.strides()[0], g, factor, rows, classes, dest.data());
+                                                            l.strides()[0], g, factor, rows, classes, dest.data(),
+                                                            nullptr, nullptr, nullptr);
+  TEXPR_CUDA_CHECK_LAUNCH();
+}
+
+template <class N, class T, std::size_t R>
+void row_cross_entropy_grad::run_with_column_sums(const N& n, const view<T, R, cuda>& dest, T* sums, index_t cols,
+                                                  context<cuda>& ctx) {
+  using namespace detail;
+  using A = cuda_impl::cross_entropy_acc_t<T>;
+  static_assert(std::is_same_v<A, cuda_impl::column_sums_acc_t<T>>, "texpr: one accumulator for the row and its sums");
+  const auto z = materialize(get<0>(n.operands()), ctx);  // in order, as tx::placement lists them
+  const auto l = materialize(get<1>(n.operands()), ctx);
+  const T* g = nullptr;
+  if constexpr (N::children::size == 3) g = materialize(get<2>(n.operands()), ctx).data();
+  const index_t rows = z.shape()[0], classes = z.shape()[1];
+  if (rows == 0 || classes != cols) throw std::logic_error("texpr: cross_entropy_grad's column sums need its rows");
+  const A factor = static_cast<A>(n.parameter() / static_cast<double>(rows));
+  const unsigned blocks = cuda_impl::column_sums_grid(rows, classes, cuda_impl::cross_entropy_warps, sizeof(A));
+  cuda_impl::column_sums_scratch<A> scratch(blocks, classes, ctx.stream);
+  cuda_impl::cross_entropy_grad_rows<T, typename decltype(l)::value_type, A>
+      <<<blocks, cuda_impl::block_threads, 0, ctx.stream>>>(z.data(), z.strides()[0], z.strides()[1], l.data(),
+                                                            l.strides()[0], g, factor, rows, classes, dest.data(),
+                                                            scratch.partials, scratch.ticket, sums);
   TEXPR_CUDA_CHECK_LAUNCH();
 }
 

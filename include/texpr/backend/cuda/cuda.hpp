@@ -6,6 +6,7 @@
 
 #if defined(__CUDACC__)
 
+#include "texpr/backend/cuda/column_sums.hpp"
 #include "texpr/backend/cuda/copy.hpp"
 #include "texpr/backend/cuda/cross_entropy.hpp"
 #include "texpr/backend/cuda/device.hpp"

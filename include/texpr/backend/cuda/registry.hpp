@@ -35,6 +35,12 @@ struct fused_elementwise {
   template <class Op, class R, class... V> TEXPR_HOST_DEVICE static R apply(V... v) { return detail::apply_op<Op, R>(v...); }
   /// dest = acc, elementwise, enqueued on ctx.stream; dest may be strided.
   template <class T, std::size_t R, class Acc> static void assign(const view<T, R, cuda>& dest, const Acc& acc, context<cuda>& ctx);
+  /// What tx::placement and tx::kernel_log name the launch that also writes the column sums.
+  static constexpr std::string_view column_sums_name = "fused_elementwise_column_sums";
+  /// dest = acc (dest contiguous), and sums[c] = the sum of dest viewed as [size / cols, cols] over its rows, in
+  /// the same launch (column_sums.hpp).
+  template <class T, std::size_t R, class Acc>
+  static void assign_with_column_sums(const view<T, R, cuda>& dest, const Acc& acc, T* sums, index_t cols, context<cuda>& ctx);
 };
 
 /// A layout as the operand's memory with other extents and strides: no kernel, no copy (layout.hpp).
@@ -81,6 +87,11 @@ struct row_cross_entropy_grad {
   static constexpr bool runs_composite = true;
   /// dest = the cross_entropy_grad node n (dest contiguous), enqueued on ctx.stream.
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+  /// What tx::placement and tx::kernel_log name the launch that also writes the column sums.
+  static constexpr std::string_view column_sums_name = "row_cross_entropy_grad_column_sums";
+  /// run, and sums[c] = the sum of dest's column c (cols = its classes), in the same launch.
+  template <class N, class T, std::size_t R>
+  static void run_with_column_sums(const N& n, const view<T, R, cuda>& dest, T* sums, index_t cols, context<cuda>& ctx);
 };
 
 /// Concatenation: each operand evaluated by a fused kernel into its slice of the destination (layout.hpp).
