@@ -4090,6 +4090,12 @@ struct fused_elementwise {
   template <class Op, class R, class... V> TEXPR_HOST_DEVICE static R apply(V... v) { return detail::apply_op<Op, R>(v...); }
   /// dest = acc, elementwise, enqueued on ctx.stream; dest may be strided.
   template <class T, std::size_t R, class Acc> static void assign(const view<T, R, cuda>& dest, const Acc& acc, context<cuda>& ctx);
+  /// What tx::placement and tx::kernel_log name the launch that also writes the column sums.
+  static constexpr std::string_view column_sums_name = "fused_elementwise_column_sums";
+  /// dest = acc (dest contiguous), and sums[c] = the sum of dest viewed as [size / cols, cols] over its rows, in
+  /// the same launch (column_sums.hpp).
+  template <class T, std::size_t R, class Acc>
+  static void assign_with_column_sums(const view<T, R, cuda>& dest, const Acc& acc, T* sums, index_t cols, context<cuda>& ctx);
 };
 
 /// A layout as the operand's memory with other extents and strides: no kernel, no copy (layout.hpp).
@@ -4136,6 +4142,11 @@ struct row_cross_entropy_grad {
   static constexpr bool runs_composite = true;
   /// dest = the cross_entropy_grad node n (dest contiguous), enqueued on ctx.stream.
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+  /// What tx::placement and tx::kernel_log name the launch that also writes the column sums.
+  static constexpr std::string_view column_sums_name = "row_cross_entropy_grad_column_sums";
+  /// run, and sums[c] = the sum of dest's column c (cols = its classes), in the same launch.
+  template <class N, class T, std::size_t R>
+  static void run_with_column_sums(const N& n, const view<T, R, cuda>& dest, T* sums, index_t cols, context<cuda>& ctx);
 };
 
 /// Concatenation: each operand evaluated by a fused kernel into its slice of the destination (layout.hpp).
@@ -6274,6 +6285,21 @@ class slot_base {
   std::string what_;
 };
 
+/// A saved value that another saved value's kernel may write while it computes its own: the sums of that value over
+/// its leading axes (a bias gradient, beside the delta it sums). The writer asks claim() for the memory.
+template <class T, class Backend> class column_sums_sink {
+ public:
+  /// Contiguous memory for the sums in ctx, which then count as computed there; nullptr when they already are.
+  virtual T* claim(context<Backend>& ctx) = 0;
+  /// The number of sums (the product of the kept trailing extents).
+  virtual index_t columns() const = 0;
+  /// The placement walk's claim, by saved #`writer`'s kernel `kernel`: the sums' computation is that kernel.
+  virtual void plan_claim(detail::plan_walk& state, std::size_t writer, std::string_view kernel) const = 0;
+
+ protected:
+  ~column_sums_sink() = default;
+};
+
 /// A shared, lazily computed value of dtype T, rank R on Backend.
 template <class T, std::size_t R, class Backend> class slot : public slot_base {
  public:
@@ -6291,14 +6317,19 @@ template <class T, std::size_t R, class Backend> class slot : public slot_base {
   /// lines and kernels the first time `state`'s evaluation context would compute it. Returns the strides of the
   /// value's memory.
   virtual shape_t<R> plan_read(detail::plan_walk& state, std::size_t number) const = 0;
-  /// The placement walk binding the value to a fresh result (bind, then its first read): false where bind
-  /// would refuse; else its computation is planned into the result.
+  /// The placement walk binding the value to a fresh result (bind): false where bind would refuse.
   virtual bool plan_bind(detail::plan_walk& state, std::size_t number) const = 0;
   /// The value's shape.
   const shape_t<R>& shape() const { return shape_; }
+  /// Lets the kernel that computes this value also write `sums`, its sums over its leading axes, where the
+  /// backend can (tx::placement shows which); otherwise the sums are computed on their own.
+  void write_column_sums(std::weak_ptr<column_sums_sink<T, Backend>> sums) { column_sums_ = std::move(sums); }
+  /// Whether write_column_sums was given sums (still alive).
+  bool writes_column_sums() const { return !column_sums_.expired(); }
 
  protected:
   slot(const shape_t<R>& shape, std::string what) : slot_base(std::move(what)), shape_(shape) {}
+  std::weak_ptr<column_sums_sink<T, Backend>> column_sums_;  ///< what write_column_sums gave
 
  private:
   shape_t<R> shape_;
@@ -7119,6 +7150,44 @@ dispatch dispatch_of(const N& n, const Dest& d) {
     return dispatch::copy;
 }
 
+/// The largest row of column sums a kernel writes beside its values (its blocks' partial rows must stay small).
+inline constexpr index_t max_fused_columns = 16384;
+
+/// Whether evaluating n on Backend into a fresh contiguous destination can also write the sums of the result, viewed
+/// as [rows, cols], over its rows in the same launch: the node's implementation offers it (column_sums_name) for
+/// the dispatch it gets, and there are rows to sum. A saved gradient and the bias gradient that sums it use this
+/// (autograd/grad.hpp); tx::placement reports the same decision.
+template <class Backend, class N>
+bool fuses_column_sums(const N& n, index_t cols);
+
+template <class Backend, class N> constexpr bool offers_column_sums() {
+  if constexpr (has_kernel<typename N::op_type, typename N::kernel_dtype, Backend>) {
+    using K = kernel<typename N::op_type, typename N::kernel_dtype, Backend>;
+    constexpr op::kind k = kind_of_v<N>;
+    return requires { K::column_sums_name; } && (k == op::kind::elementwise || k == op::kind::computed);
+  } else {
+    return false;
+  }
+}
+/// True when node N's implementation on Backend can write column sums beside its values (fuses_column_sums).
+template <class Backend, class N> inline constexpr bool offers_column_sums_v = offers_column_sums<Backend, N>();
+
+template <class Backend, class N>
+bool fuses_column_sums(const N& n, index_t cols) {
+  if constexpr (offers_column_sums_v<Backend, N>) {
+    constexpr op::kind k = kind_of_v<N>;
+    {
+      const index_t size = shape_size(n.shape());
+      if (cols < 1 || cols > max_fused_columns || size == 0 || size % cols != 0 || size / cols < 2) return false;
+      const dispatch how = dispatch_of<Backend>(n, fresh_destination{true});
+      return how == (k == op::kind::elementwise ? dispatch::fused : dispatch::computed);
+    }
+  }
+  (void)n;
+  (void)cols;
+  return false;
+}
+
 }  // namespace texpr::detail
 #endif // TEXPR_SI_TEXPR_PLACEMENT_DISPATCH_HPP
 // ---- end texpr/placement/dispatch.hpp ----
@@ -7159,6 +7228,8 @@ struct plan_state : plan_walk {
   std::vector<int> path;                            ///< the current node's operand path
   bool quiet = false;                               ///< lines are dropped (a saved value's operand read again)
   std::vector<int> archs;                           ///< the architectures checked (cuda): every one must run it
+  bool column_sums_next = false;                    ///< the next node planned also writes column sums (one launch)
+  std::vector<const slot_base*> bound;              ///< saved values eval_all computes straight into results
 
   /// The number of saved value s (from 1); numbers it when new.
   int number(const slot_base* s) {
@@ -7520,6 +7591,20 @@ std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st) {
   using Op = typename N::op_type;
   using T = typename N::kernel_dtype;
   constexpr op::kind k = kind_of_v<N>;
+  if constexpr (offers_column_sums_v<B, N>) {
+    if (std::exchange(st.column_sums_next, false)) {  // evaluate_with_column_sums: one launch writes both
+      using K = kernel<Op, T, B>;
+      const std::size_t i = node_line<B>(n, st, std::string(K::column_sums_name) + ": also writes its column sums");
+      if constexpr (k == op::kind::elementwise) {
+        int j = 0;
+        for_each_operand(n, [&](const auto& c) { st.operand(j++, [&] { plan_read<B>(c, st); }); });
+      } else {
+        plan_computed_operands<B>(n, st);
+      }
+      st.records.push_back({std::string(K::column_sums_name), op_label<Op>(), std::string(dtype_name_v<T>), std::string(B::name)});
+      return i;
+    }
+  }
   const dispatch how = dispatch_of<B>(n, fresh_destination{contiguous});
   if (how == dispatch::pass_through) {
     const std::size_t i = node_line<B>(n, st, "none: reduces no axis, its operand is the result");
@@ -7569,8 +7654,20 @@ std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st) {
   }
 }
 
-/// A graph evaluated into a fresh result in the walk's context (eval_all's eval_in): a saved value binds to the
-/// result when it can (it is computed straight into it), otherwise evaluate_into.
+/// eval_all binding a graph that is a saved value to its fresh result, before any graph is evaluated (slot::bind):
+/// the value is then computed straight into the result, whichever graph's evaluation first reads it.
+template <class B, class N>
+void plan_bind_result(const N& n, plan_state& st) {
+  if constexpr (is_saved_v<N> && std::is_same_v<typename N::backend, B>) {
+    const slot_base* s = &n.get_slot();
+    if (std::find(st.bound.begin(), st.bound.end(), s) == st.bound.end() && n.get_slot().plan_bind(st, 0))
+      st.bound.push_back(s);
+  }
+}
+
+/// A graph evaluated into a fresh result in the walk's context (eval_all's eval_in): a saved value bound to the
+/// result (plan_bind_result) is computed straight into it, here or where an earlier graph read it; otherwise
+/// evaluate_into.
 template <class B, class N>
 void plan_result(const N& n, plan_state& st, int index) {
   st.operand(index, [&] {
@@ -7578,8 +7675,9 @@ void plan_result(const N& n, plan_state& st, int index) {
       const int id = st.number(&n.get_slot());
       const std::size_t i = st.line("saved #" + std::to_string(id) + " (" + n.get_slot().what() + ")",
                                     dtype_name_v<typename N::value_type>, to_string(n.shape()), N::backend::name, "");
-      if (n.get_slot().plan_bind(st, static_cast<std::size_t>(id))) {
+      if (std::find(st.bound.begin(), st.bound.end(), &n.get_slot()) != st.bound.end()) {
         st.amend(i, "computed into the result");
+        (void)n.get_slot().plan_read(st, static_cast<std::size_t>(id));  // (nothing more if an earlier graph read it)
         return;
       }
       st.amend(i, "memory, computed once per evaluation");
@@ -7644,6 +7742,7 @@ std::string placement(const E& e) {
   using checked = std::conditional_t<std::is_same_v<B, cuda>, Targets, cuda_targets<>>;
   detail::plan_state st;
   st.archs = detail::arch_vector(checked{});
+  detail::plan_bind_result<B>(detail::capture(e), st);
   detail::plan_result<B>(detail::capture(e), st, 0);
   const bool runs = detail::graph_check<N, B, checked>::ok;
   return "texpr placement on " + std::string(B::name) + (checked::count ? " for " + checked::names() : std::string()) +
@@ -7659,6 +7758,7 @@ std::vector<kernel_record> planned_kernels(const E&... e) {
   using B = typename detail::common_backend<typename detail::captured_t<const E&>::backend...>::type;
   static_assert(backend_tag<B>, "texpr: planned_kernels needs expressions with tensor operands on one backend");
   detail::plan_state st;
+  (detail::plan_bind_result<B>(detail::capture(e), st), ...);
   int i = 0;
   (detail::plan_result<B>(detail::capture(e), st, i++), ...);
   return std::move(st.records);
@@ -8384,6 +8484,24 @@ template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate
     log_kernel_run<K, Op, typename N::kernel_dtype, B>();  // after the operands it materialised: post-order
   } else {
     assign_accessor(dest, read(n, dest.shape(), ctx), ctx);  // memory, constants, layouts: a copy
+  }
+}
+
+/// evaluate_into for a fresh contiguous dest where fuses_column_sums<B>(n, cols) holds: n's implementation writes
+/// dest and, in the same launch, sums[c] = the sum of dest viewed as [size / cols, cols] over its rows.
+template <class N, class T, std::size_t R, class B>
+TEXPR_NOINLINE void evaluate_with_column_sums(const view<T, R, B>& dest, const N& n, T* sums, index_t cols, context<B>& ctx) {
+  using Op = typename N::op_type;
+  using K = kernel<Op, typename N::kernel_dtype, B>;
+  if (n.shape() != dest.shape() || !dest.is_contiguous())
+    throw shape_error("texpr: column sums need a contiguous destination of the expression's shape " + to_string(n.shape()));
+  if constexpr (kind_of_v<N> == op::kind::elementwise) {
+    auto acc = read(n, dest.shape(), ctx);  // computed operands first, logged before this node
+    if (kernel_log::active()) kernel_log::record_kernel(K::column_sums_name, op_label<Op>(), dtype_name_v<typename N::kernel_dtype>, B::name);
+    K::assign_with_column_sums(dest, acc, sums, cols, ctx);
+  } else {
+    K::run_with_column_sums(n, dest, sums, cols, ctx);
+    if (kernel_log::active()) kernel_log::record_kernel(K::column_sums_name, op_label<Op>(), dtype_name_v<typename N::kernel_dtype>, B::name);
   }
 }
 
@@ -11710,47 +11828,57 @@ template <class Node> constexpr bool reads_operand_memory() {
   }
 }
 
+/// Whether Node is a reduction of a saved value (a sum_to of one): that value is computed first, since its kernel
+/// may write this one (column_sums_sink).
+template <class Node> constexpr bool reduces_saved_value() {
+  if constexpr (requires(const Node& n) { n.child(); })
+    return is_saved_v<std::remove_cvref_t<decltype(std::declval<const Node&>().child())>>;
+  else
+    return false;
+}
+
 template <class Node, class B, bool CudaCompiler = cuda_compiler_v>
-class computed_slot final : public slot<typename Node::value_type, Node::rank, B> {
+class computed_slot final : public slot<typename Node::value_type, Node::rank, B>,
+                            public column_sums_sink<typename Node::value_type, B> {
   using T = typename Node::value_type;
   static constexpr std::size_t R = Node::rank;
+  static constexpr bool runs_here = graph_check<Node, B>::ok && (CudaCompiler || !std::is_same_v<B, cuda>);
 
  public:
   computed_slot(Node node, std::string what) : slot<T, R, B>(node.shape(), std::move(what)), node_(std::move(node)) {}
 
   view<const T, R, B> get(context<B>& ctx) override {
-    if constexpr (graph_check<Node, B>::ok && (CudaCompiler || !std::is_same_v<B, cuda>)) {
+    if constexpr (runs_here) {
       if constexpr (reads_operand_memory<Node>())
         if (passes_through(node_)) return materialize(node_.child(), ctx);  // the operand's memory is the value
+      if constexpr (reduces_saved_value<Node>()) (void)node_.child().storage(ctx);  // may claim() this value
       if (context_ == ctx.id) {
         if (bound_) return *bind_dest_;
         if (auto cached = cache_.lock()) return std::as_const(*static_cast<tensor<T, R, B>*>(cached.get())).view();
       }
-      if (bind_context_ == ctx.id && bind_dest_) {
-        evaluate_into(*bind_dest_, node_, ctx);
-        context_ = ctx.id;
-        bound_ = true;
-        return *bind_dest_;
-      }
-      bound_ = false;
-      auto t = std::make_shared<tensor<T, R, B>>();
-      t->allocate_uninitialized(node_.shape(), ctx.stream);
-      evaluate_into(t->view(), node_, ctx);
-      ctx.keep.push_back(t);
-      cache_ = t;
-      context_ = ctx.id;
-      return std::as_const(*t).view();
+      compute(fresh(ctx), ctx);
+      if (bound_) return *bind_dest_;
+      return std::as_const(*static_cast<tensor<T, R, B>*>(cache_.lock().get())).view();
     } else {
       throw std::logic_error("texpr: a saved value that cannot be evaluated here was evaluated");
     }
   }
   bool bind(context<B>& ctx, const view<T, R, B>& dest) override {
-    if (context_ == ctx.id || !dest.is_contiguous() || dest.shape() != node_.shape()) return false;
+    if (context_ == ctx.id || bind_context_ == ctx.id || !dest.is_contiguous() || dest.shape() != node_.shape()) return false;
     if (passes_through(node_)) return false;  // its value is its operand's memory
     bind_context_ = ctx.id;
     bind_dest_.emplace(dest);  // (a view's operator= writes elements; this rebinds)
     return true;
   }
+  T* claim(context<B>& ctx) override {
+    if constexpr (runs_here) {
+      if (context_ == ctx.id) return nullptr;
+      return fresh(ctx).data();
+    } else {
+      throw std::logic_error("texpr: a saved value that cannot be evaluated here was evaluated");
+    }
+  }
+  index_t columns() const override { return shape_size(node_.shape()); }
   shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
     auto& st = static_cast<plan_state&>(walk);
     if constexpr (reads_operand_memory<Node>()) {
@@ -11763,17 +11891,78 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
         return strides;
       }
     }
-    if (st.first_computation(this)) st.elsewhere(number, false, [&] { plan_evaluate<B>(node_, true, st); });
+    if constexpr (reduces_saved_value<Node>()) {  // get(): the summed value first (its kernel may write this one)
+      if (std::find(st.computed.begin(), st.computed.end(), this) == st.computed.end())
+        st.elsewhere(number, true, [&] { (void)detail::plan_read<B>(node_.child(), st); });
+    }
+    if (st.first_computation(this)) {
+      st.elsewhere(number, false, [&] {
+        if (const auto sums = fused_sums()) {
+          st.column_sums_next = true;
+          plan_evaluate<B>(node_, true, st);
+          sums->plan_claim(st, number, column_sums_kernel());
+        } else {
+          plan_evaluate<B>(node_, true, st);
+        }
+      });
+    }
     return contiguous_strides(node_.shape());
   }
-  bool plan_bind(plan_walk& walk, std::size_t number) const override {
+  bool plan_bind(plan_walk& walk, std::size_t) const override {
     auto& st = static_cast<plan_state&>(walk);
-    if (passes_through(node_) || std::find(st.computed.begin(), st.computed.end(), this) != st.computed.end()) return false;
-    (void)plan_read(st, number);
-    return true;
+    return !passes_through(node_) && std::find(st.computed.begin(), st.computed.end(), this) == st.computed.end();
+  }
+  void plan_claim(plan_walk& walk, std::size_t writer, std::string_view kernel) const override {
+    auto& st = static_cast<plan_state&>(walk);
+    if (!st.first_computation(this)) return;
+    const int id = st.number(this);
+    st.elsewhere(static_cast<std::size_t>(id), false, [&] {
+      node_line<B>(node_, st, "written by saved #" + std::to_string(writer) + "'s kernel (" + std::string(kernel) + ")");
+    });
   }
 
  private:
+  // The memory of this value in ctx (the bound destination, or a new tensor ctx keeps), which now counts as
+  // computed there.
+  view<T, R, B> fresh(context<B>& ctx) {
+    context_ = ctx.id;
+    if (bind_context_ == ctx.id && bind_dest_) {
+      bound_ = true;
+      return *bind_dest_;
+    }
+    bound_ = false;
+    auto t = std::make_shared<tensor<T, R, B>>();
+    t->allocate_uninitialized(node_.shape(), ctx.stream);
+    ctx.keep.push_back(t);
+    cache_ = t;
+    return t->view();
+  }
+  // The sums this value's kernel writes too, when it can (the same decision in evaluation and placement).
+  std::shared_ptr<column_sums_sink<T, B>> fused_sums() const {
+    if constexpr (offers_column_sums_v<B, Node>) {
+      if (auto s = this->column_sums_.lock())
+        if (fuses_column_sums<B>(node_, s->columns())) return s;
+    }
+    return nullptr;
+  }
+  static std::string_view column_sums_kernel() {
+    if constexpr (offers_column_sums_v<B, Node>) return kernel<typename Node::op_type, typename Node::kernel_dtype, B>::column_sums_name;
+    else return {};
+  }
+  void compute(const view<T, R, B>& dest, context<B>& ctx) {
+    if constexpr (runs_here) {
+      if constexpr (offers_column_sums_v<B, Node>) {
+        if (const auto s = fused_sums()) {
+          if (T* sums = s->claim(ctx)) {
+            evaluate_with_column_sums(dest, node_, sums, s->columns(), ctx);
+            return;
+          }
+        }
+      }
+      evaluate_into(dest, node_, ctx);
+    }
+  }
+
   Node node_;
   std::optional<view<T, R, B>> bind_dest_;  // where bind() asked the value of context bind_context_ to go
   std::uint64_t bind_context_ = 0;
@@ -11802,6 +11991,22 @@ class tape {
       s = std::make_shared<computed_slot<Node, B>>(std::move(computation), std::move(what));
     }
     return leaf(std::static_pointer_cast<slot<T, Node::rank, B>>(s));
+  }
+
+  /// The saved leaf of sum_to(g, shape) for a saved gradient g summed over its leading axes (a bias gradient):
+  /// g's kernel is asked to write the sums too (slot::write_column_sums) when shape is g's trailing extents.
+  template <class G, std::size_t R> auto column_sums(const G& g, const shape_t<R>& shape) {
+    auto node = sum_to(g, shape);
+    using Node = decltype(node);
+    using B = typename Node::backend;
+    using T = typename Node::value_type;
+    using leaf = saved_ref<T, R, B, offender_summary_t<typename graph_check<Node, B>::offender>>;
+    auto s = std::make_shared<computed_slot<Node, B>>(std::move(node), "sum_to of " + g.get_slot().what());
+    bool trailing = true;
+    for (std::size_t d = 0; d != R; ++d) trailing = trailing && shape[d] == g.shape()[G::rank - R + d];
+    G writer = g;  // (a leaf: a handle on the shared slot)
+    if (trailing && !writer.get_slot().writes_column_sums()) writer.get_slot().write_column_sums(s);
+    return leaf(std::static_pointer_cast<slot<T, R, B>>(s));
   }
 
  private:
@@ -11964,6 +12169,9 @@ template <class Tags> struct gradient_builder {
         // Constants only (the gradient of sum(p) is 1 everywhere): placed on the parameter's backend first.
         auto placed = g + constant_expr<T, G::rank, typename N::backend>(T(0), g.shape());
         return only<typename N::param_tag>(sum_to(std::move(placed), n.shape()), Tags{}, std::make_index_sequence<params>{});
+      } else if constexpr (is_saved_v<G> && (G::rank > N::rank)) {
+        // A saved gradient summed over its leading axes (a bias gradient): written beside g where g is computed.
+        return only<typename N::param_tag>(t.column_sums(g, n.shape()), Tags{}, std::make_index_sequence<params>{});
       } else {
         return only<typename N::param_tag>(sum_to(g, n.shape()), Tags{}, std::make_index_sequence<params>{});
       }
@@ -12050,21 +12258,32 @@ template <class Loss> constexpr bool check_loss() {
   return false;
 }
 
-// Evaluates node n into a new tensor inside the shared context ctx.
-template <class E, class B> auto eval_in(const E& e, context<B>& ctx) {
+// A new tensor for graph e's result in ctx; a graph that is a saved value (the loss, a bias gradient) is bound to
+// it, so that the value is computed straight into it whichever graph first reads it. True in `bound` then.
+template <class E, class B> auto result_for(const E& e, context<B>& ctx, bool& bound) {
   auto n = capture(e);
   using N = decltype(n);
   tensor<typename N::value_type, N::rank, B> out;
   out.allocate_uninitialized(n.shape(), ctx.stream);
-  if constexpr (is_saved_v<N> && std::is_same_v<typename N::backend, B>) {
-    // A graph that is a saved value (the loss of value_and_grad) is computed straight into its result.
-    if (n.get_slot().bind(ctx, out.view())) {
-      (void)n.storage(ctx);
-      return out;
-    }
-  }
-  evaluate_into(out.view(), n, ctx);
+  if constexpr (is_saved_v<N> && std::is_same_v<typename N::backend, B>) bound = n.get_slot().bind(ctx, out.view());
   return out;
+}
+// Evaluates graph e into its result `out` inside the shared context ctx.
+template <class E, class T, std::size_t R, class B> void eval_in(const E& e, tensor<T, R, B>& out, bool bound, context<B>& ctx) {
+  auto n = capture(e);
+  if constexpr (is_saved_v<decltype(n)>)
+    if (bound) {
+      (void)n.storage(ctx);  // computed into out, here or by an earlier graph
+      return;
+    }
+  evaluate_into(out.view(), n, ctx);
+}
+template <class... E, std::size_t... I, class B>
+auto eval_all_in(context<B>& ctx, std::index_sequence<I...>, const E&... e) {
+  bool bound[sizeof...(E) > 0 ? sizeof...(E) : 1] = {};
+  auto results = std::tuple{result_for(e, ctx, bound[I])...};
+  (eval_in(e, std::get<I>(results), bound[I], ctx), ...);
+  return results;
 }
 
 template <class Tuple, class Backend> struct all_run_on_impl : std::false_type {};
@@ -12117,7 +12336,7 @@ template <operand... E> auto eval_all(const E&... e) {
   stream_t stream = nullptr;
   ((stream = stream ? stream : detail::preferred_stream(detail::capture(e))), ...);
   context<B> ctx{detail::memory<B>::resolve(stream), {}};
-  return std::tuple{detail::eval_in(e, ctx)...};
+  return detail::eval_all_in(ctx, std::index_sequence_for<E...>{}, e...);
 }
 /// eval_all over a tuple of expressions (what tx::grad and tx::value_and_grad return).
 template <class... E> auto eval_all(const std::tuple<E...>& graphs) {
@@ -13026,14 +13245,176 @@ template <class Grads> double clip_grad_norm(Grads&& grads, double max_norm) {
 
 #if defined(__CUDACC__)
 
-// ---- begin texpr/backend/cuda/copy.hpp ----
-#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_COPY_HPP
-#define TEXPR_SI_TEXPR_BACKEND_CUDA_COPY_HPP
-// tx::to_device and tx::to_host: the only copies between host and device memory, always explicit. Each runs on the
-// stream given, else on the stream of the tensor (or view) it reads or of the expression's first tensor operand.
+// ---- begin texpr/backend/cuda/column_sums.hpp ----
+#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_COLUMN_SUMS_HPP
+#define TEXPR_SI_TEXPR_BACKEND_CUDA_COLUMN_SUMS_HPP
+// Column sums written by the kernel that writes the values they sum: a bias gradient (the sum over the batch of
+// the delta that feeds its layer's weight gradient) comes out of the delta's own launch instead of a reduction of
+// its own. Each block sums the rows it wrote, from L1/L2, into its partial row; the last block to finish adds the
+// partials in block order, so the sums do not depend on block scheduling (the pattern of the one-launch full
+// reduction, reduce.hpp).
 
 #if defined(__CUDACC__)
 
+// ---- begin texpr/backend/cuda/elementwise.hpp ----
+#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_ELEMENTWISE_HPP
+#define TEXPR_SI_TEXPR_BACKEND_CUDA_ELEMENTWISE_HPP
+// cuda_kernels::fused_elementwise: one grid-stride kernel per evaluated elementwise tree. Dense trees read by linear
+// index, four elements per thread, with vector loads and stores when every operand and the destination are aligned;
+// broadcast or strided trees unravel the index once per ilp consecutive elements (32-bit division when the element
+// count fits, no 64-bit division or remainder per dimension) and step along the last axis, reading through at().
+
+#if defined(__CUDACC__)
+
+namespace texpr::detail::cuda_impl {
+
+inline constexpr int ilp = 4;  // elements per thread per step: independent loads in flight
+
+/// V elements of U written as one aligned memory transaction.
+template <class U, int V> struct alignas(sizeof(U) * V) aligned_vec {
+  U v[V];
+};
+
+/// ilp consecutive dense elements from i: vector loads when the accessor offers them.
+template <class Acc, class T> __device__ inline void load_dense(const Acc& a, index_t i, T (&out)[ilp]) {
+  if constexpr (vector_loadable<Acc>) {
+    a.template load<ilp>(i, out);
+  } else {
+#pragma unroll
+    for (int k = 0; k < ilp; ++k) out[k] = a.linear(i + k);
+  }
+}
+
+/// Dense tree, aligned operands and destination: each thread handles ilp consecutive elements per step with vector
+/// loads and one vector store; the last n % ilp elements are written by the first threads.
+template <class T, class Acc>
+__global__ void __launch_bounds__(block_threads) assign_vectorized(T* __restrict__ d, Acc acc, index_t n) {
+  const index_t chunks = n / ilp;
+  const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
+  const index_t first = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (index_t c = first; c < chunks; c += stride) {
+    const index_t i = c * ilp;
+    aligned_vec<T, ilp> out;
+    load_dense(acc, i, out.v);
+    *reinterpret_cast<aligned_vec<T, ilp>*>(d + i) = out;
+  }
+  const index_t tail = chunks * ilp + first;
+  if (tail < n) d[tail] = acc.linear(tail);
+}
+
+/// Dense tree, unaligned memory: ilp coalesced elements per thread per step (blockDim apart).
+template <class T, class Acc>
+__global__ void __launch_bounds__(block_threads) assign_dense(T* __restrict__ d, Acc acc, index_t n) {
+  const index_t tile = static_cast<index_t>(blockDim.x) * ilp;
+  for (index_t base = static_cast<index_t>(blockIdx.x) * tile; base < n; base += static_cast<index_t>(gridDim.x) * tile) {
+    T v[ilp];
+#pragma unroll
+    for (int k = 0; k < ilp; ++k) {
+      const index_t i = base + k * static_cast<index_t>(blockDim.x) + threadIdx.x;
+      if (i < n) v[k] = acc.linear(i);
+    }
+#pragma unroll
+    for (int k = 0; k < ilp; ++k) {
+      const index_t i = base + k * static_cast<index_t>(blockDim.x) + threadIdx.x;
+      if (i < n) d[i] = v[k];
+    }
+  }
+}
+
+/// Row-major unravel of `flat` over shape in index type I: 32-bit division and remainder (about a third of the
+/// instructions of the 64-bit sequence) when the caller knows the element count fits.
+template <class I, std::size_t R>
+__device__ inline void unravel_as(I flat, const index_pack<R>& shape, index_t* idx) {
+#pragma unroll
+  for (int d = static_cast<int>(R) - 1; d > 0; --d) {
+    const I e = static_cast<I>(shape.v[d]);
+    idx[d] = static_cast<index_t>(flat % e);
+    flat /= e;
+  }
+  if constexpr (R > 0) idx[0] = static_cast<index_t>(flat);
+}
+
+/// Broadcast or strided operands, or a strided destination: each thread takes ilp consecutive elements of the
+/// output per step, unravels the first (in index type I: uint32_t when n < 2^32) and steps the others along the
+/// last axis with a carry, so there is one unravel per ilp elements; the loads are issued before the stores.
+template <class T, std::size_t R, class Acc, class I>
+__global__ void __launch_bounds__(block_threads)
+    assign_strided(T* d, Acc acc, index_pack<R> shape, index_pack<R> dest_strides, I n) {
+  const I chunks = static_cast<I>((static_cast<index_t>(n) + ilp - 1) / ilp);
+  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
+  for (I c = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; c < chunks; c += stride) {
+    const I first = c * ilp;
+    index_t idx[R > 0 ? R : 1] = {};
+    unravel_as<I>(first, shape, idx);
+    const int count = static_cast<index_t>(n) - static_cast<index_t>(first) < ilp
+                          ? static_cast<int>(static_cast<index_t>(n) - static_cast<index_t>(first))
+                          : ilp;
+    T v[ilp];
+    index_t off[ilp];
+#pragma unroll
+    for (int k = 0; k < ilp; ++k) {
+      if (k < count) {
+        v[k] = acc.at(idx);
+        index_t o = 0;
+#pragma unroll
+        for (std::size_t q = 0; q != R; ++q) o += idx[q] * dest_strides.v[q];
+        off[k] = o;
+        if constexpr (R > 0) {  // the next element: one step along the last axis, carried outwards (unrolled: idx
+          ++idx[R - 1];         // stays in registers)
+#pragma unroll
+          for (int q = static_cast<int>(R) - 1; q > 0; --q) {
+            if (idx[q] == shape.v[q]) {
+              idx[q] = 0;
+              ++idx[q - 1];
+            }
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < ilp; ++k)
+      if (k < count) d[off[k]] = v[k];
+  }
+}
+
+} // namespace texpr::detail::cuda_impl
+
+namespace texpr::cuda_kernels {
+
+template <class T, std::size_t R, class Acc>
+void fused_elementwise::assign(const view<T, R, cuda>& dest, const Acc& acc, context<cuda>& ctx) {
+  using namespace detail::cuda_impl;
+  static_assert(accessor<Acc>, "texpr: fused_elementwise reads accessors (see eval/accessor.hpp)");
+  const index_t n = dest.size();
+  if (n == 0) return;
+  T* d = dest.data();
+  const stream_t stream = ctx.stream;
+  if (acc.dense() && dest.is_contiguous()) {
+    bool aligned = reinterpret_cast<std::uintptr_t>(d) % sizeof(aligned_vec<T, ilp>) == 0;
+    if constexpr (detail::vector_loadable<Acc>) aligned = aligned && acc.aligned(sizeof(aligned_vec<T, ilp>));
+    if (aligned) {
+      assign_vectorized<T, Acc><<<grid_for(ceil_div(n, block_threads * ilp)), block_threads, 0, stream>>>(d, acc, n);
+    } else {
+      assign_dense<T, Acc><<<grid_for(ceil_div(n, block_threads * ilp)), block_threads, 0, stream>>>(d, acc, n);
+    }
+  } else {
+    const unsigned grid = grid_for(ceil_div(n, block_threads * ilp));
+    // 32-bit index arithmetic while the element count (and so every flat index and chunk start) fits.
+    if (n < (index_t(1) << 32) - block_threads * ilp)
+      assign_strided<T, R, Acc, std::uint32_t><<<grid, block_threads, 0, stream>>>(
+          d, acc, pack(dest.shape()), pack(dest.strides()), static_cast<std::uint32_t>(n));
+    else
+      assign_strided<T, R, Acc, index_t><<<grid, block_threads, 0, stream>>>(d, acc, pack(dest.shape()),
+                                                                              pack(dest.strides()), n);
+  }
+  TEXPR_CUDA_CHECK_LAUNCH();
+}
+
+} // namespace texpr::cuda_kernels
+
+#endif // __CUDACC__
+#endif // TEXPR_SI_TEXPR_BACKEND_CUDA_ELEMENTWISE_HPP
+// ---- end texpr/backend/cuda/elementwise.hpp ----
 // ---- begin texpr/backend/cuda/memory.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_MEMORY_HPP
 #define TEXPR_SI_TEXPR_BACKEND_CUDA_MEMORY_HPP
@@ -13351,6 +13732,125 @@ struct device_scratch {
 #endif // TEXPR_SI_TEXPR_BACKEND_CUDA_MEMORY_HPP
 // ---- end texpr/backend/cuda/memory.hpp ----
 
+namespace texpr::detail::cuda_impl {
+
+/// The type column sums of T run in: double for double, float otherwise (16-bit values widen).
+template <class T> using column_sums_acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+/// The scratch of a launch with column sums: one partial row per block, then the ticket (zero before the launch,
+/// zero again after it).
+template <class A> struct column_sums_scratch {
+  device_scratch block;  ///< partials, then the ticket
+  A* partials;           ///< [blocks, cols]
+  unsigned* ticket;      ///< blocks finished
+  column_sums_scratch(unsigned blocks, index_t cols, stream_t stream)
+      : block(ticket_at(blocks, cols) + 16, stream),
+        partials(static_cast<A*>(block.p)),
+        ticket(reinterpret_cast<unsigned*>(static_cast<unsigned char*>(block.p) + ticket_at(blocks, cols))) {
+    TEXPR_CUDA_CHECK(cudaMemsetAsync(ticket, 0, sizeof(unsigned), stream));
+  }
+  static std::size_t ticket_at(unsigned blocks, index_t cols) {
+    return (sizeof(A) * static_cast<std::size_t>(blocks) * static_cast<std::size_t>(cols) + 15) / 16 * 16;
+  }
+};
+
+/// Blocks for a launch with column sums over [rows, cols] in groups of `group` rows: one per group, at most 4 per
+/// multiprocessor (the last block adds one partial row per block) and fewer when the partial rows would pass 4 MiB.
+inline unsigned column_sums_grid(index_t rows, index_t cols, index_t group, std::size_t acc_bytes) {
+  const index_t budget = static_cast<index_t>((std::size_t{4} << 20) / (acc_bytes * static_cast<std::size_t>(cols)));
+  const index_t cap = static_cast<index_t>(multiprocessor_count()) * 4;
+  index_t g = ceil_div(rows, group);
+  if (g > cap) g = cap;
+  if (g > budget) g = budget;
+  return static_cast<unsigned>(g < 1 ? 1 : g);
+}
+
+/// Called by every thread of a block once the block has written its rows of the row-major [rows, cols] values d
+/// (row groups blockIdx.x, blockIdx.x + gridDim.x, ... of `group` rows): sums those rows per column into the
+/// block's partial row; the last block adds the partial rows in block order into sums. d is read back, not
+/// through the read-only cache (this launch wrote it).
+template <class A, class T>
+__device__ void block_column_sums(const T* d, index_t rows, index_t cols, index_t group, A* partials, unsigned* ticket,
+                                  T* sums) {
+  __shared__ bool last;
+  __syncthreads();  // the block's writes of d are visible to all its threads
+  const index_t step = static_cast<index_t>(gridDim.x) * group;
+  for (index_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    A s = 0;
+    for (index_t g0 = static_cast<index_t>(blockIdx.x) * group; g0 < rows; g0 += step) {
+      const index_t g1 = g0 + group < rows ? g0 + group : rows;
+      for (index_t r = g0; r < g1; ++r) s += static_cast<A>(d[r * cols + c]);
+    }
+    partials[static_cast<index_t>(blockIdx.x) * cols + c] = s;
+  }
+  __threadfence();  // the partials are visible before the ticket says so
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const volatile A* p = partials;
+  for (index_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    A s = 0;
+    for (unsigned b = 0; b < gridDim.x; ++b) s += p[static_cast<index_t>(b) * cols + c];
+    sums[c] = static_cast<T>(s);
+  }
+  if (threadIdx.x == 0) *ticket = 0;
+}
+
+/// d = acc over [rows, cols] (d contiguous), a block per group of rows, then the column sums of what it wrote.
+/// Dense trees read by linear index; others unravel each index (this path serves deltas, mostly dense).
+template <class A, class T, std::size_t R, class Acc>
+__global__ void __launch_bounds__(block_threads)
+    assign_rows_column_sums(T* d, Acc acc, bool dense, index_pack<R> shape, index_t rows, index_t cols, index_t group,
+                            A* partials, unsigned* ticket, T* sums) {
+  const index_t step = static_cast<index_t>(gridDim.x) * group;
+  for (index_t g0 = static_cast<index_t>(blockIdx.x) * group; g0 < rows; g0 += step) {
+    const index_t end = (g0 + group < rows ? g0 + group : rows) * cols;
+    for (index_t i = g0 * cols + threadIdx.x; i < end; i += blockDim.x) {
+      if (dense) {
+        d[i] = acc.linear(i);
+      } else {
+        index_t idx[R > 0 ? R : 1] = {};
+        unravel_as<index_t>(i, shape, idx);
+        d[i] = acc.at(idx);
+      }
+    }
+  }
+  block_column_sums<A>(d, rows, cols, group, partials, ticket, sums);
+}
+
+} // namespace texpr::detail::cuda_impl
+
+namespace texpr::cuda_kernels {
+
+template <class T, std::size_t R, class Acc>
+void fused_elementwise::assign_with_column_sums(const view<T, R, cuda>& dest, const Acc& acc, T* sums, index_t cols,
+                                                context<cuda>& ctx) {
+  using namespace detail::cuda_impl;
+  using A = column_sums_acc_t<T>;
+  const index_t rows = dest.size() / cols;
+  const index_t group = cols >= 2048 ? 1 : 2048 / cols;  // about 2048 elements per block and group
+  const unsigned blocks = column_sums_grid(rows, cols, group, sizeof(A));
+  column_sums_scratch<A> scratch(blocks, cols, ctx.stream);
+  assign_rows_column_sums<A, T, R, Acc><<<blocks, block_threads, 0, ctx.stream>>>(
+      dest.data(), acc, acc.dense(), pack(dest.shape()), rows, cols, group, scratch.partials, scratch.ticket, sums);
+  TEXPR_CUDA_CHECK_LAUNCH();
+}
+
+} // namespace texpr::cuda_kernels
+
+#endif // __CUDACC__
+#endif // TEXPR_SI_TEXPR_BACKEND_CUDA_COLUMN_SUMS_HPP
+// ---- end texpr/backend/cuda/column_sums.hpp ----
+// ---- begin texpr/backend/cuda/copy.hpp ----
+#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_COPY_HPP
+#define TEXPR_SI_TEXPR_BACKEND_CUDA_COPY_HPP
+// tx::to_device and tx::to_host: the only copies between host and device memory, always explicit. Each runs on the
+// stream given, else on the stream of the tensor (or view) it reads or of the expression's first tensor operand.
+
+#if defined(__CUDACC__)
+
 namespace texpr {
 
 /// Copies a host tensor into a new device tensor allocated on `stream` (enqueued; returns once the source may be
@@ -13520,11 +14020,12 @@ __global__ void cross_entropy_rows(const T* __restrict__ z, index_t rs, index_t 
 /// dz = (exp(z - (shift + log(sum))) - one_hot(label)) * (scale * g / rows), a warp per row, dz contiguous; g is
 /// read when given (else 1). The same formula as the composite expansion, so infinite and NaN logits give what
 /// the host gives (a +inf logit: NaN there and 0 elsewhere in its row; a NaN or all -inf row: NaN), and a label
-/// outside [0, classes) matches no column (its row is the softmax).
+/// outside [0, classes) matches no column (its row is the softmax). With `sums`, the column sums of dz too
+/// (block_column_sums: partials and ticket as there).
 template <class T, class I, class A>
 __global__ void cross_entropy_grad_rows(const T* __restrict__ z, index_t rs, index_t cs, const I* __restrict__ labels,
                                         index_t ls, const T* __restrict__ g, A factor, index_t rows, index_t classes,
-                                        T* __restrict__ dz) {
+                                        T* dz, A* partials, unsigned* ticket, T* sums) {
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const A f = g ? factor * static_cast<A>(*g) : factor;
   for (index_t r = static_cast<index_t>(blockIdx.x) * cross_entropy_warps + warp; r < rows;
@@ -13539,6 +14040,7 @@ __global__ void cross_entropy_grad_rows(const T* __restrict__ z, index_t rs, ind
       out[j] = static_cast<T>((p - (j == label ? A(1) : A(0))) * f);
     }
   }
+  if (sums) block_column_sums<A>(dz, rows, classes, cross_entropy_warps, partials, ticket, sums);
 }
 
 } // namespace texpr::detail::cuda_impl
@@ -13581,7 +14083,30 @@ void row_cross_entropy_grad::run(const N& n, const view<T, R, cuda>& dest, conte
   const unsigned blocks = cuda_impl::grid_for(cuda_impl::ceil_div(rows, cuda_impl::cross_entropy_warps));
   cuda_impl::cross_entropy_grad_rows<T, typename decltype(l)::value_type, A>
       <<<blocks, cuda_impl::block_threads, 0, ctx.stream>>>(z.data(), z.strides()[0], z.strides()[1], l.data(),
-                                                            l.strides()[0], g, factor, rows, classes, dest.data());
+                                                            l.strides()[0], g, factor, rows, classes, dest.data(),
+                                                            nullptr, nullptr, nullptr);
+  TEXPR_CUDA_CHECK_LAUNCH();
+}
+
+template <class N, class T, std::size_t R>
+void row_cross_entropy_grad::run_with_column_sums(const N& n, const view<T, R, cuda>& dest, T* sums, index_t cols,
+                                                  context<cuda>& ctx) {
+  using namespace detail;
+  using A = cuda_impl::cross_entropy_acc_t<T>;
+  static_assert(std::is_same_v<A, cuda_impl::column_sums_acc_t<T>>, "texpr: one accumulator for the row and its sums");
+  const auto z = materialize(get<0>(n.operands()), ctx);  // in order, as tx::placement lists them
+  const auto l = materialize(get<1>(n.operands()), ctx);
+  const T* g = nullptr;
+  if constexpr (N::children::size == 3) g = materialize(get<2>(n.operands()), ctx).data();
+  const index_t rows = z.shape()[0], classes = z.shape()[1];
+  if (rows == 0 || classes != cols) throw std::logic_error("texpr: cross_entropy_grad's column sums need its rows");
+  const A factor = static_cast<A>(n.parameter() / static_cast<double>(rows));
+  const unsigned blocks = cuda_impl::column_sums_grid(rows, classes, cuda_impl::cross_entropy_warps, sizeof(A));
+  cuda_impl::column_sums_scratch<A> scratch(blocks, classes, ctx.stream);
+  cuda_impl::cross_entropy_grad_rows<T, typename decltype(l)::value_type, A>
+      <<<blocks, cuda_impl::block_threads, 0, ctx.stream>>>(z.data(), z.strides()[0], z.strides()[1], l.data(),
+                                                            l.strides()[0], g, factor, rows, classes, dest.data(),
+                                                            scratch.partials, scratch.ticket, sums);
   TEXPR_CUDA_CHECK_LAUNCH();
 }
 
@@ -13658,165 +14183,6 @@ inline cuda_device_properties cuda_device_info(int device = -1) {
 #endif // __CUDACC__
 #endif // TEXPR_SI_TEXPR_BACKEND_CUDA_DEVICE_HPP
 // ---- end texpr/backend/cuda/device.hpp ----
-// ---- begin texpr/backend/cuda/elementwise.hpp ----
-#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_ELEMENTWISE_HPP
-#define TEXPR_SI_TEXPR_BACKEND_CUDA_ELEMENTWISE_HPP
-// cuda_kernels::fused_elementwise: one grid-stride kernel per evaluated elementwise tree. Dense trees read by linear
-// index, four elements per thread, with vector loads and stores when every operand and the destination are aligned;
-// broadcast or strided trees unravel the index once per ilp consecutive elements (32-bit division when the element
-// count fits, no 64-bit division or remainder per dimension) and step along the last axis, reading through at().
-
-#if defined(__CUDACC__)
-
-namespace texpr::detail::cuda_impl {
-
-inline constexpr int ilp = 4;  // elements per thread per step: independent loads in flight
-
-/// V elements of U written as one aligned memory transaction.
-template <class U, int V> struct alignas(sizeof(U) * V) aligned_vec {
-  U v[V];
-};
-
-/// ilp consecutive dense elements from i: vector loads when the accessor offers them.
-template <class Acc, class T> __device__ inline void load_dense(const Acc& a, index_t i, T (&out)[ilp]) {
-  if constexpr (vector_loadable<Acc>) {
-    a.template load<ilp>(i, out);
-  } else {
-#pragma unroll
-    for (int k = 0; k < ilp; ++k) out[k] = a.linear(i + k);
-  }
-}
-
-/// Dense tree, aligned operands and destination: each thread handles ilp consecutive elements per step with vector
-/// loads and one vector store; the last n % ilp elements are written by the first threads.
-template <class T, class Acc>
-__global__ void __launch_bounds__(block_threads) assign_vectorized(T* __restrict__ d, Acc acc, index_t n) {
-  const index_t chunks = n / ilp;
-  const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
-  const index_t first = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (index_t c = first; c < chunks; c += stride) {
-    const index_t i = c * ilp;
-    aligned_vec<T, ilp> out;
-    load_dense(acc, i, out.v);
-    *reinterpret_cast<aligned_vec<T, ilp>*>(d + i) = out;
-  }
-  const index_t tail = chunks * ilp + first;
-  if (tail < n) d[tail] = acc.linear(tail);
-}
-
-/// Dense tree, unaligned memory: ilp coalesced elements per thread per step (blockDim apart).
-template <class T, class Acc>
-__global__ void __launch_bounds__(block_threads) assign_dense(T* __restrict__ d, Acc acc, index_t n) {
-  const index_t tile = static_cast<index_t>(blockDim.x) * ilp;
-  for (index_t base = static_cast<index_t>(blockIdx.x) * tile; base < n; base += static_cast<index_t>(gridDim.x) * tile) {
-    T v[ilp];
-#pragma unroll
-    for (int k = 0; k < ilp; ++k) {
-      const index_t i = base + k * static_cast<index_t>(blockDim.x) + threadIdx.x;
-      if (i < n) v[k] = acc.linear(i);
-    }
-#pragma unroll
-    for (int k = 0; k < ilp; ++k) {
-      const index_t i = base + k * static_cast<index_t>(blockDim.x) + threadIdx.x;
-      if (i < n) d[i] = v[k];
-    }
-  }
-}
-
-/// Row-major unravel of `flat` over shape in index type I: 32-bit division and remainder (about a third of the
-/// instructions of the 64-bit sequence) when the caller knows the element count fits.
-template <class I, std::size_t R>
-__device__ inline void unravel_as(I flat, const index_pack<R>& shape, index_t* idx) {
-#pragma unroll
-  for (int d = static_cast<int>(R) - 1; d > 0; --d) {
-    const I e = static_cast<I>(shape.v[d]);
-    idx[d] = static_cast<index_t>(flat % e);
-    flat /= e;
-  }
-  if constexpr (R > 0) idx[0] = static_cast<index_t>(flat);
-}
-
-/// Broadcast or strided operands, or a strided destination: each thread takes ilp consecutive elements of the
-/// output per step, unravels the first (in index type I: uint32_t when n < 2^32) and steps the others along the
-/// last axis with a carry, so there is one unravel per ilp elements; the loads are issued before the stores.
-template <class T, std::size_t R, class Acc, class I>
-__global__ void __launch_bounds__(block_threads)
-    assign_strided(T* d, Acc acc, index_pack<R> shape, index_pack<R> dest_strides, I n) {
-  const I chunks = static_cast<I>((static_cast<index_t>(n) + ilp - 1) / ilp);
-  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
-  for (I c = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; c < chunks; c += stride) {
-    const I first = c * ilp;
-    index_t idx[R > 0 ? R : 1] = {};
-    unravel_as<I>(first, shape, idx);
-    const int count = static_cast<index_t>(n) - static_cast<index_t>(first) < ilp
-                          ? static_cast<int>(static_cast<index_t>(n) - static_cast<index_t>(first))
-                          : ilp;
-    T v[ilp];
-    index_t off[ilp];
-#pragma unroll
-    for (int k = 0; k < ilp; ++k) {
-      if (k < count) {
-        v[k] = acc.at(idx);
-        index_t o = 0;
-#pragma unroll
-        for (std::size_t q = 0; q != R; ++q) o += idx[q] * dest_strides.v[q];
-        off[k] = o;
-        if constexpr (R > 0) {  // the next element: one step along the last axis, carried outwards (unrolled: idx
-          ++idx[R - 1];         // stays in registers)
-#pragma unroll
-          for (int q = static_cast<int>(R) - 1; q > 0; --q) {
-            if (idx[q] == shape.v[q]) {
-              idx[q] = 0;
-              ++idx[q - 1];
-            }
-          }
-        }
-      }
-    }
-#pragma unroll
-    for (int k = 0; k < ilp; ++k)
-      if (k < count) d[off[k]] = v[k];
-  }
-}
-
-} // namespace texpr::detail::cuda_impl
-
-namespace texpr::cuda_kernels {
-
-template <class T, std::size_t R, class Acc>
-void fused_elementwise::assign(const view<T, R, cuda>& dest, const Acc& acc, context<cuda>& ctx) {
-  using namespace detail::cuda_impl;
-  static_assert(accessor<Acc>, "texpr: fused_elementwise reads accessors (see eval/accessor.hpp)");
-  const index_t n = dest.size();
-  if (n == 0) return;
-  T* d = dest.data();
-  const stream_t stream = ctx.stream;
-  if (acc.dense() && dest.is_contiguous()) {
-    bool aligned = reinterpret_cast<std::uintptr_t>(d) % sizeof(aligned_vec<T, ilp>) == 0;
-    if constexpr (detail::vector_loadable<Acc>) aligned = aligned && acc.aligned(sizeof(aligned_vec<T, ilp>));
-    if (aligned) {
-      assign_vectorized<T, Acc><<<grid_for(ceil_div(n, block_threads * ilp)), block_threads, 0, stream>>>(d, acc, n);
-    } else {
-      assign_dense<T, Acc><<<grid_for(ceil_div(n, block_threads * ilp)), block_threads, 0, stream>>>(d, acc, n);
-    }
-  } else {
-    const unsigned grid = grid_for(ceil_div(n, block_threads * ilp));
-    // 32-bit index arithmetic while the element count (and so every flat index and chunk start) fits.
-    if (n < (index_t(1) << 32) - block_threads * ilp)
-      assign_strided<T, R, Acc, std::uint32_t><<<grid, block_threads, 0, stream>>>(
-          d, acc, pack(dest.shape()), pack(dest.strides()), static_cast<std::uint32_t>(n));
-    else
-      assign_strided<T, R, Acc, index_t><<<grid, block_threads, 0, stream>>>(d, acc, pack(dest.shape()),
-                                                                              pack(dest.strides()), n);
-  }
-  TEXPR_CUDA_CHECK_LAUNCH();
-}
-
-} // namespace texpr::cuda_kernels
-
-#endif // __CUDACC__
-#endif // TEXPR_SI_TEXPR_BACKEND_CUDA_ELEMENTWISE_HPP
-// ---- end texpr/backend/cuda/elementwise.hpp ----
 // ---- begin texpr/backend/cuda/gemm.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_GEMM_HPP
 #define TEXPR_SI_TEXPR_BACKEND_CUDA_GEMM_HPP

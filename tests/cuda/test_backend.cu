@@ -825,22 +825,45 @@ auto two_layer_step(const X& x, const L& labels, const W1& w1, const B1& b1, con
   auto loss = tx::cross_entropy(tx::matmul(tx::elu(tx::matmul(x, W1p) + B1p), W2p) + B2p, labels);
   return tx::value_and_grad(loss, W1p, B1p, W2p, B2p);
 }
-/// A device result against the host's (whose column sums are a reduction of their own, after the delta): within
-/// 1e-4 of the largest magnitude (float sums in another order).
-template <std::size_t R> void check_like_host(const tx::tensor<float, R, tx::cuda>& got_dev, const tx::tensor<float, R>& want, const char* what) {
+using ld_matrix = std::vector<ld>;  // row-major
+/// a [n, k] times b [k, m], or a^T b for a [k, n] when `transpose_a`, in long double.
+ld_matrix ld_matmul(const ld_matrix& a, const ld_matrix& b, tx::index_t n, tx::index_t k, tx::index_t m, bool transpose_a) {
+  ld_matrix c(static_cast<std::size_t>(n * m), 0);
+  for (tx::index_t i = 0; i < n; ++i)
+    for (tx::index_t p = 0; p < k; ++p) {
+      const ld x = transpose_a ? a[static_cast<std::size_t>(p * n + i)] : a[static_cast<std::size_t>(i * k + p)];
+      for (tx::index_t j = 0; j < m; ++j) c[static_cast<std::size_t>(i * m + j)] += x * b[static_cast<std::size_t>(p * m + j)];
+    }
+  return c;
+}
+template <class T, std::size_t R> ld_matrix widen(const tx::tensor<T, R>& t) {
+  ld_matrix v(static_cast<std::size_t>(t.size()));
+  for (tx::index_t i = 0; i < t.size(); ++i) v[static_cast<std::size_t>(i)] = test::wide(t.data()[i]);
+  return v;
+}
+/// Sums over the rows of [rows, cols].
+ld_matrix column_sums(const ld_matrix& a, tx::index_t rows, tx::index_t cols) {
+  ld_matrix s(static_cast<std::size_t>(cols), 0);
+  for (tx::index_t r = 0; r < rows; ++r)
+    for (tx::index_t c = 0; c < cols; ++c) s[static_cast<std::size_t>(c)] += a[static_cast<std::size_t>(r * cols + c)];
+  return s;
+}
+/// A device result against its long double reference: within 1e-4 of the largest magnitude (float GEMMs and sums).
+template <std::size_t R> void check_reference(const tx::tensor<float, R, tx::cuda>& got_dev, const ld_matrix& want, const char* what) {
   const auto got = tx::to_host(got_dev);
+  REQUIRE(static_cast<std::size_t>(got.size()) == want.size());
   ld scale = 0;
-  for (tx::index_t i = 0; i < want.size(); ++i) scale = std::max(scale, std::abs(test::wide(want.data()[i])));
+  for (const ld w : want) scale = std::max(scale, std::abs(w));
   int bad = 0;
-  for (tx::index_t i = 0; i < want.size(); ++i)
-    if (!(std::abs(test::wide(got.data()[i]) - test::wide(want.data()[i])) <= 1e-4L * scale)) ++bad;
-  INFO(what << ": " << bad << " of " << want.size() << " elements differ from the host's");
+  for (tx::index_t i = 0; i < got.size(); ++i)
+    if (!(std::abs(test::wide(got.data()[i]) - want[static_cast<std::size_t>(i)]) <= 1e-4L * scale)) ++bad;
+  INFO(what << ": " << bad << " of " << got.size() << " elements differ from the reference");
   CHECK(scale > 0);
   CHECK(bad == 0);
 }
 }  // namespace
 
-TEST_CASE("bias gradients written by the launches of the delta and dlogits they sum, against the host") {
+TEST_CASE("bias gradients written by the launches of the delta and dlogits they sum, against long double") {
   struct sizes {
     tx::index_t rows, in, hidden, classes;
   };
@@ -853,7 +876,6 @@ TEST_CASE("bias gradients written by the launches of the delta and dlogits they 
     for (tx::index_t i = 0; i < s.rows; ++i) labels(i) = (i * 7 + 3) % s.classes;
     const auto w1 = test::random<float, 2>({s.in, s.hidden}, -0.5, 0.5), w2 = test::random<float, 2>({s.hidden, s.classes}, -0.2, 0.2);
     const auto b1 = test::random<float, 1>({s.hidden}, -1, 1), b2 = test::random<float, 1>({s.classes}, -1, 1);
-    const auto want = tx::eval_all(two_layer_step(x, labels, w1, b1, w2, b2));
     const auto dw1 = dev(w1), dw2 = dev(w2);
     const auto db1 = dev(b1), db2 = dev(b2);
     tx::kernel_log log;
@@ -861,27 +883,58 @@ TEST_CASE("bias gradients written by the launches of the delta and dlogits they 
     CHECK(log.count("fused_elementwise_column_sums") == 1);       // the delta, with b1's gradient
     CHECK(log.count("row_cross_entropy_grad_column_sums") == 1);  // dlogits, with b2's gradient
     CHECK(log.count("block_reduce") == 0);
-    CHECK(test::close(tx::to_host(std::get<0>(got)).item(), test::wide(tx::to_host(std::get<0>(want)).item()), 1, 1e-5L));
-    check_like_host(std::get<1>(got), std::get<1>(want), "dw1");
-    check_like_host(std::get<2>(got), std::get<2>(want), "db1");
-    check_like_host(std::get<3>(got), std::get<3>(want), "dw2");
-    check_like_host(std::get<4>(got), std::get<4>(want), "db2");
+    // The reference: forward, softmax cross-entropy's mean, and back, in long double.
+    const ld_matrix lx = widen(x), lw1 = widen(w1), lw2 = widen(w2), lb1 = widen(b1), lb2 = widen(b2);
+    ld_matrix a1 = ld_matmul(lx, lw1, s.rows, s.in, s.hidden, false), h = a1;
+    for (tx::index_t i = 0; i < s.rows * s.hidden; ++i) {
+      ld& a = a1[static_cast<std::size_t>(i)];
+      a += lb1[static_cast<std::size_t>(i % s.hidden)];
+      h[static_cast<std::size_t>(i)] = a > 0 ? a : std::expm1(a);
+    }
+    ld_matrix dz = ld_matmul(h, lw2, s.rows, s.hidden, s.classes, false);
+    ld loss = 0;
+    for (tx::index_t r = 0; r < s.rows; ++r) {
+      ld* row = &dz[static_cast<std::size_t>(r * s.classes)];
+      ld m = -std::numeric_limits<ld>::infinity(), sum = 0;
+      for (tx::index_t c = 0; c < s.classes; ++c) m = std::max(m, row[c] += lb2[static_cast<std::size_t>(c)]);
+      for (tx::index_t c = 0; c < s.classes; ++c) sum += std::exp(row[c] - m);
+      loss += std::log(sum) + m - row[labels(r)];
+      for (tx::index_t c = 0; c < s.classes; ++c)
+        row[c] = (std::exp(row[c] - m) / sum - (c == labels(r) ? 1 : 0)) / static_cast<ld>(s.rows);
+    }
+    ld_matrix w2t(static_cast<std::size_t>(s.classes * s.hidden));
+    for (tx::index_t i = 0; i < s.hidden; ++i)
+      for (tx::index_t c = 0; c < s.classes; ++c) w2t[static_cast<std::size_t>(c * s.hidden + i)] = lw2[static_cast<std::size_t>(i * s.classes + c)];
+    ld_matrix delta = ld_matmul(dz, w2t, s.rows, s.classes, s.hidden, false);
+    for (tx::index_t i = 0; i < s.rows * s.hidden; ++i) {
+      const ld a = a1[static_cast<std::size_t>(i)];
+      delta[static_cast<std::size_t>(i)] *= a > 0 ? 1 : std::exp(a);
+    }
+    CHECK(test::close(tx::to_host(std::get<0>(got)).item(), loss / static_cast<ld>(s.rows), 1, 1e-5L));
+    check_reference(std::get<1>(got), ld_matmul(lx, delta, s.in, s.rows, s.hidden, true), "dw1");
+    check_reference(std::get<2>(got), column_sums(delta, s.rows, s.hidden), "db1");
+    check_reference(std::get<3>(got), ld_matmul(h, dz, s.hidden, s.rows, s.classes, true), "dw2");
+    check_reference(std::get<4>(got), column_sums(dz, s.rows, s.classes), "db2");
   }
   SUBCASE("a delta with a broadcast operand: the kernel reads by multi-index") {
-    const auto x = test::random<float, 2>({77, 5}, -1, 1), w = test::random<float, 2>({5, 33}, -1, 1);
-    const auto b = test::random<float, 1>({33}, -1, 1), v = test::random<float, 1>({33}, -2, 2);
-    const auto grads = [](const auto& xs, const auto& ws, const auto& bs, const auto& vs) {
-      auto W = tx::param<column_sums_tags::w1>(ws);
-      auto B = tx::param<column_sums_tags::b1>(bs);
-      return tx::grad(tx::sum(tx::tanh(tx::matmul(xs, W) + B) * vs), W, B);  // the delta is v * (1 - tanh^2)
-    };
-    const auto want = tx::eval_all(grads(x, w, b, v));
-    const auto dw = dev(w), db = dev(b);
+    constexpr tx::index_t rows = 77, in = 5, cols = 33;
+    const auto x = test::random<float, 2>({rows, in}, -1, 1), w = test::random<float, 2>({in, cols}, -1, 1);
+    const auto b = test::random<float, 1>({cols}, -1, 1), v = test::random<float, 1>({cols}, -2, 2);
+    const auto dw = dev(w);
+    const auto db = dev(b);
+    auto W = tx::param<column_sums_tags::w1>(dw);
+    auto B = tx::param<column_sums_tags::b1>(db);
     tx::kernel_log log;
-    const auto got = tx::eval_all(grads(dev(x), dw, db, dev(v)));
+    const auto got = tx::eval_all(tx::grad(tx::sum(tx::tanh(tx::matmul(dev(x), W) + B) * dev(v)), W, B));
     CHECK(log.count("fused_elementwise_column_sums") == 1);
     CHECK(log.count("block_reduce") == 0);
-    check_like_host(std::get<0>(got), std::get<0>(want), "dw");
-    check_like_host(std::get<1>(got), std::get<1>(want), "db");
+    const ld_matrix lx = widen(x);
+    ld_matrix delta = ld_matmul(lx, widen(w), rows, in, cols, false);  // v * (1 - tanh^2), v broadcast over rows
+    for (tx::index_t i = 0; i < rows * cols; ++i) {
+      const ld t = std::tanh(delta[static_cast<std::size_t>(i)] + test::wide(b(i % cols)));
+      delta[static_cast<std::size_t>(i)] = test::wide(v(i % cols)) * (1 - t * t);
+    }
+    check_reference(std::get<0>(got), ld_matmul(lx, delta, in, rows, cols, true), "dw");
+    check_reference(std::get<1>(got), column_sums(delta, rows, cols), "db");
   }
 }
