@@ -60,8 +60,10 @@ struct stream_blocker {
 /// of the vector width take the 16-byte column tiles) and from the same values one element past it (dense but
 /// unaligned: per-column cursors). Both must equal bitwise (one fold order per column) and match a long double sum;
 /// Fused: reads exp(x) * 2 instead of x.
-template <class T, std::size_t R, bool Fused = false> void check_columns(const tx::shape_t<R>& s, std::size_t axis, bool mean = false) {
-  INFO(tx::dtype_name_v<T>, " ", tx::to_string(s), " axis ", axis, mean ? " mean" : " sum", Fused ? " of exp(x) * 2" : "");
+template <class T, std::size_t R, bool Fused = false>
+void check_columns(const tx::shape_t<R>& s, std::size_t axis, bool mean = false) {
+  INFO(tx::dtype_name_v<T>, " ", tx::to_string(s), " axis ", axis, mean ? " mean" : " sum",
+       Fused ? " of exp(x) * 2" : "");
   const auto h = test::random<T, R>(s);
   const auto aligned = dev(h);
   tx::tensor<T, 1> hs(tx::shape_t<1>{h.size() + 1});
@@ -71,7 +73,8 @@ template <class T, std::size_t R, bool Fused = false> void check_columns(const t
   const tx::view<const T, R, tx::cuda> shifted(shifted_buffer.data() + 1, s);
   const auto ax = static_cast<tx::index_t>(axis);
   const auto reduce = [&](const auto& x) {
-    if constexpr (Fused) return mean ? tx::to_host(tx::mean(tx::exp(x) * T(2), ax)) : tx::to_host(tx::sum(tx::exp(x) * T(2), ax));
+    if constexpr (Fused)
+      return mean ? tx::to_host(tx::mean(tx::exp(x) * T(2), ax)) : tx::to_host(tx::sum(tx::exp(x) * T(2), ax));
     else return mean ? tx::to_host(tx::mean(x, ax)) : tx::to_host(tx::sum(x, ax));
   };
   const auto vec = reduce(std::as_const(aligned).view());

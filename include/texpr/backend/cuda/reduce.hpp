@@ -420,7 +420,8 @@ __device__ inline void reduce_column_tiles(const Op& op, const Source& src, cons
 #pragma unroll
         for (int q = 0; q < G; ++q) {
 #pragma unroll
-          for (int k = 0; k < W; ++k) total[q * W + k] = op.combine(total[q * W + k], op.template lift<A>(widen(v[q][k]), l));
+          for (int k = 0; k < W; ++k)
+            total[q * W + k] = op.combine(total[q * W + k], op.template lift<A>(widen(v[q][k]), l));
           off[q] += step;
         }
       }
