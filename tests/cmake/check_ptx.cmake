@@ -1,7 +1,7 @@
 # Compiles tests/cuda/ptx/reduce_columns.cu to PTX and checks the reduction kernels: no local memory
 # (ld.local/st.local: a cursor or an accumulator array spilled to the stack), element loads through the read-only
-# path (ld.global.nc), and full and row reductions (reduce_all_once, reduce_lines of a row_source) reading with
-# 16-byte vector loads (ld.global.nc.v4).
+# path (ld.global.nc), and every kernel that reads the operand (reduce_all_once, reduce_lines of a row_source,
+# reduce_columns of a column_source; 16-bit dtypes included) reading with 16-byte vector loads (ld.global.nc.v4).
 # Inputs: COMPILER (nvcc), SOURCE, INCLUDE_DIR, OUT (the .ptx to write).
 execute_process(
   COMMAND "${COMPILER}" -std=c++20 --expt-relaxed-constexpr -ptx -arch=sm_90 -I${INCLUDE_DIR} ${SOURCE} -o ${OUT}
@@ -14,6 +14,8 @@ file(READ "${OUT}" _ptx)
 # which CMake lists do not split inside, so this steps with string(FIND) instead.
 set(_checked 0)
 set(_full 0)
+set(_columns 0)
+set(_narrow 0)
 set(_rest "${_ptx}")
 string(FIND "${_rest}" ".entry " _at)
 while(NOT _at EQUAL -1)
@@ -39,6 +41,18 @@ while(NOT _at EQUAL -1)
   if(_name MATCHES "row_source" AND NOT _part MATCHES "ld\\.global\\.nc\\.v4")
     message(FATAL_ERROR "${_name} (rows of the operand) reads without 16-byte vector loads (ld.global.nc.v4)")
   endif()
+  if(_name MATCHES "column_source")
+    math(EXPR _columns "${_columns} + 1")
+    if(NOT _part MATCHES "ld\\.global\\.nc\\.v4")
+      message(FATAL_ERROR "${_name} (column tiles of the operand) reads without 16-byte vector loads (ld.global.nc.v4)")
+    endif()
+  endif()
+  if(_name MATCHES "(row_source|column_source|reduce_all_once).*(4half|8bfloat16)")
+    math(EXPR _narrow "${_narrow} + 1")
+    if(NOT _part MATCHES "ld\\.global\\.nc\\.v4")
+      message(FATAL_ERROR "${_name} (a 16-bit operand) reads without 16-byte vector loads (ld.global.nc.v4)")
+    endif()
+  endif()
   if(_name MATCHES "reduce_all_once")
     math(EXPR _full "${_full} + 1")
     if(NOT _part MATCHES "ld\\.global\\.nc\\.v4")
@@ -49,7 +63,14 @@ endwhile()
 if(_full LESS 4)
   message(FATAL_ERROR "expected at least 4 reduce_all_once kernels in the PTX, found ${_full}")
 endif()
-if(_checked LESS 12)
-  message(FATAL_ERROR "expected at least 8 reduce_columns/reduce_lines kernels in the PTX, found ${_checked}")
+if(_columns LESS 10)
+  message(FATAL_ERROR "expected at least 10 reduce_columns kernels of a column_source in the PTX, found ${_columns}")
 endif()
-message(STATUS "${_checked} reduction kernels: no local memory; memory reads are ld.global.nc; ${_full} full reductions read ld.global.nc.v4")
+if(_narrow LESS 6)
+  message(FATAL_ERROR "expected at least 6 reduction kernels reading half or bfloat16 in the PTX, found ${_narrow}")
+endif()
+if(_checked LESS 12)
+  message(FATAL_ERROR "expected at least 12 reduce_all_once/reduce_columns/reduce_lines kernels in the PTX, found ${_checked}")
+endif()
+message(STATUS "${_checked} reduction kernels: no local memory; memory reads are ld.global.nc; ${_full} full, "
+               "${_columns} column-tile and ${_narrow} 16-bit reductions read ld.global.nc.v4")

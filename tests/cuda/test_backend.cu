@@ -1,7 +1,7 @@
 // The cuda backend beyond the registry table: device info, streams (evaluation never waits for the device, and
 // every read or write of a tensor uses its stream), errors (out of memory, shapes), views over foreign device memory,
-// strided and aliased destinations, empty inputs, NaN in reductions, the reduction paths by line length, tensors of
-// more than 2^31 elements, TF32 and half/bfloat16 matmul at larger sizes.
+// strided and aliased destinations, empty inputs, NaN in reductions, the reduction paths by line length and by
+// column layout, tensors of more than 2^31 elements, TF32 and half/bfloat16 matmul at larger sizes.
 #include "cuda/support.cuh"
 
 #include <thrust/device_vector.h>
@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -53,6 +55,58 @@ struct stream_blocker {
     (void)cudaFreeHost(flag);
   }
 };
+
+/// Sum (mean when `mean`) of x along `axis` on the device, from x's own aligned buffer (dense rows of a multiple
+/// of the vector width take the 16-byte column tiles) and from the same values one element past it (dense but
+/// unaligned: per-column cursors). Both must equal bitwise (one fold order per column) and match a long double sum;
+/// Fused: reads exp(x) * 2 instead of x.
+template <class T, std::size_t R, bool Fused = false>
+void check_columns(const tx::shape_t<R>& s, std::size_t axis, bool mean = false) {
+  INFO(tx::dtype_name_v<T>, " ", tx::to_string(s), " axis ", axis, mean ? " mean" : " sum",
+       Fused ? " of exp(x) * 2" : "");
+  const auto h = test::random<T, R>(s);
+  const auto aligned = dev(h);
+  tx::tensor<T, 1> hs(tx::shape_t<1>{h.size() + 1});
+  hs.data()[0] = T(0);
+  std::copy(h.data(), h.data() + h.size(), hs.data() + 1);
+  const auto shifted_buffer = dev(hs);
+  const tx::view<const T, R, tx::cuda> shifted(shifted_buffer.data() + 1, s);
+  const auto ax = static_cast<tx::index_t>(axis);
+  const auto reduce = [&](const auto& x) {
+    if constexpr (Fused)
+      return mean ? tx::to_host(tx::mean(tx::exp(x) * T(2), ax)) : tx::to_host(tx::sum(tx::exp(x) * T(2), ax));
+    else return mean ? tx::to_host(tx::mean(x, ax)) : tx::to_host(tx::sum(x, ax));
+  };
+  const auto vec = reduce(std::as_const(aligned).view());
+  const auto scalar = reduce(shifted);
+  tx::index_t outer = 1, inner = 1;
+  for (std::size_t d = 0; d < axis; ++d) outer *= s[d];
+  for (std::size_t d = axis + 1; d < R; ++d) inner *= s[d];
+  const tx::index_t len = s[axis];
+  REQUIRE(vec.size() == outer * inner);
+  int failures = 0;
+  for (tx::index_t o = 0; o < outer; ++o)
+    for (tx::index_t j = 0; j < inner; ++j) {
+      ld want = 0, mag = 0;
+      for (tx::index_t l = 0; l < len; ++l) {
+        const ld v = test::wide(h.data()[(o * len + l) * inner + j]);
+        const ld x = Fused ? 2 * std::exp(v) : v;
+        want += x;
+        mag += std::fabs(x);
+      }
+      if (mean) {
+        want /= len;
+        mag /= len;
+      }
+      const T got = vec.data()[o * inner + j], other = scalar.data()[o * inner + j];
+      if (!test::close(got, want, mag) || std::memcmp(&got, &other, sizeof(T)) != 0) {
+        if (++failures <= 3)
+          FAIL_CHECK("output (", o, ", ", j, "): 16-byte path ", static_cast<double>(test::wide(got)), ", scalar path ",
+                     static_cast<double>(test::wide(other)), ", want ", static_cast<double>(want));
+      }
+    }
+  REQUIRE(failures == 0);
+}
 
 } // namespace
 
@@ -196,6 +250,25 @@ TEST_CASE("last-axis reductions on every path: a warp per line, a block per line
       REQUIRE(test::close(got(i), want, mag));
     }
   }
+}
+
+TEST_CASE("non-last-axis reductions: 16-byte column tiles, bitwise equal to the scalar column path") {
+  // [128, 256] over axis 0: a bias gradient. The rank-3 axis-0 sums and means are small 64 x 1024 x 1024 ones.
+  check_columns<float, 2>({128, 256}, 0);
+  check_columns<float, 3>({64, 96, 100}, 0);
+  check_columns<float, 3>({64, 96, 100}, 0, true);
+  check_columns<float, 3>({5, 40, 72}, 1);
+  check_columns<float, 2, true>({256, 132}, 0);  // fused: each memory leaf read in vector loads
+  // Few columns and a long axis: the axis is split into chunks and combined in a second pass.
+  check_columns<float, 2>({3000, 200}, 0);
+  check_columns<tx::half, 2>({1000, 24}, 0, true);
+  // A row length that is no multiple of 4 floats (scalar path on both sides) but of 2 doubles.
+  check_columns<float, 2>({37, 1030}, 0);
+  check_columns<double, 2>({37, 1030}, 0);
+  // 16-bit dtypes: 8 columns per load and 256-column tiles (the last one partly past the end: 264 columns).
+  check_columns<tx::half, 2>({300, 264}, 0);
+  check_columns<tx::bfloat16, 3>({5, 40, 72}, 1);
+  check_columns<tx::bfloat16, 2>({700, 8}, 0);
 }
 
 TEST_CASE("casts from bfloat16 and half round-trip through every dtype") {

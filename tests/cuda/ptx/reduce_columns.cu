@@ -1,7 +1,7 @@
 // Instantiates the cuda reductions that the PTX check reads (tests/cmake/check_ptx.cmake): sums over a non-last
-// axis of a rank-3 float tensor, read from memory and through a fused elementwise operand, and full reductions
-// (float from memory and fused, half from memory, a max) and row reductions (from memory and fused) that must
-// read with 16-byte vector loads.
+// axis (float from memory and through a fused elementwise operand, half, bfloat16 and double, a mean over axis 0
+// of a rank-3 tensor), full reductions (float from memory and fused, half, a max) and row reductions (float from
+// memory and fused, half, bfloat16); every one that reads the operand must use 16-byte vector loads.
 #include <texpr/texpr.hpp>
 
 namespace tx = texpr;
@@ -10,6 +10,12 @@ void sum_middle(const tx::tensor<float, 3, tx::cuda>& x, tx::tensor<float, 2, tx
 void sum_first_fused(const tx::tensor<float, 3, tx::cuda>& x, tx::tensor<float, 2, tx::cuda>& out) {
   out = tx::sum(tx::exp(x) * 2.0f, 0);
 }
+void mean_first(const tx::tensor<float, 3, tx::cuda>& x, tx::tensor<float, 2, tx::cuda>& out) { out = tx::mean(x, 0); }
+void sum_columns_half(const tx::tensor<tx::half, 2, tx::cuda>& x, tx::tensor<tx::half, 1, tx::cuda>& out) { out = tx::sum(x, 0); }
+void sum_columns_bfloat16(const tx::tensor<tx::bfloat16, 2, tx::cuda>& x, tx::tensor<tx::bfloat16, 1, tx::cuda>& out) {
+  out = tx::sum(x, 0);
+}
+void sum_columns_double(const tx::tensor<double, 2, tx::cuda>& x, tx::tensor<double, 1, tx::cuda>& out) { out = tx::sum(x, 0); }
 void sum_all(const tx::tensor<float, 1, tx::cuda>& x, tx::tensor<float, 0, tx::cuda>& out) { out = tx::sum(x); }
 void sum_all_fused(const tx::tensor<float, 2, tx::cuda>& x, const tx::tensor<float, 2, tx::cuda>& y, tx::tensor<float, 0, tx::cuda>& out) {
   out = tx::mean(tx::pow(x - y, 2));
@@ -18,3 +24,7 @@ void sum_all_half(const tx::tensor<tx::half, 1, tx::cuda>& x, tx::tensor<tx::hal
 void max_all(const tx::tensor<float, 1, tx::cuda>& x, tx::tensor<float, 0, tx::cuda>& out) { out = tx::max(x); }
 void sum_rows(const tx::tensor<float, 2, tx::cuda>& x, tx::tensor<float, 1, tx::cuda>& out) { out = tx::sum(x, 1); }
 void max_rows_fused(const tx::tensor<float, 2, tx::cuda>& x, tx::tensor<float, 1, tx::cuda>& out) { out = tx::max(tx::exp(x), -1); }
+void sum_rows_half(const tx::tensor<tx::half, 2, tx::cuda>& x, tx::tensor<tx::half, 1, tx::cuda>& out) { out = tx::sum(x, 1); }
+void sum_rows_bfloat16(const tx::tensor<tx::bfloat16, 2, tx::cuda>& x, tx::tensor<tx::bfloat16, 1, tx::cuda>& out) {
+  out = tx::sum(x, 1);
+}

@@ -1,11 +1,13 @@
-// cuda_kernels::block_reduce: reductions on the GPU with warp-shuffle and shared-memory trees (hand-written: they
-// are a few lines over op.combine, where cub::BlockReduce would add its headers to every nvcc translation unit).
+// cuda_kernels::block_reduce: reductions on the GPU with warp-shuffle and shared-memory trees (hand-written: a few
+// lines over op.combine, where cub::BlockReduce's headers lengthen every nvcc translation unit's compile).
 // Over everything: one launch; each block reads a grid-stride share of the fused operand (16-byte vector loads
 // when it is dense and aligned) into four accumulators in registers, and the last block to finish (an atomic
 // ticket) combines the blocks' partials and finalises. Along the last axis: a warp per line, or a block per line
-// for long ones, split in chunks when there are few lines. Along any other axis: 32-column tiles whose threads each
-// walk one column, so a warp's reads are coalesced; each thread positions its line once (seek) and then keeps one
-// offset and one step per operand in registers. The plan (which path, extents, chunks) is eval/reduction_plan.hpp's.
+// for long ones, split in chunks when there are few lines (16-byte loads along dense aligned rows). Along any other
+// axis: tiles of 128 columns (256 for dtypes of 2 bytes or less) that warps read along the contiguous columns, in
+// 16-byte loads of adjacent columns when the operand is dense and aligned, else through a cursor per column
+// positioned once (seek) that keeps one offset and one step per operand in registers; both paths fold each column
+// in the same order. The plan (which path, extents, chunks) is eval/reduction_plan.hpp's.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -51,6 +53,7 @@ template <class A, class Op> __device__ inline A warp_combine(const Op& op, A v)
 
 /// The combination of v over the block (blockDim.x * blockDim.y threads, a multiple of 32), in thread 0; every
 /// thread of the block must call it.
+// Not cub::BlockReduce: its PTX is as free of local memory, but nvcc took ~10% longer on examples/mlp/mlp.cu.
 template <class A, class Op> __device__ inline A block_combine(const Op& op, A v) {
   __shared__ alignas(16) unsigned char raw[32 * sizeof(A)];
   A* warps = reinterpret_cast<A*>(raw);
@@ -305,15 +308,26 @@ __global__ void __launch_bounds__(block_threads)
 
 inline constexpr int column_tile = 32;                             // columns one warp reads in a row
 inline constexpr int column_groups = 4;                            // column_tile groups per thread: 128-column tiles
-inline constexpr int column_width = column_tile * column_groups;  // columns per block tile
+inline constexpr int column_width = column_tile * column_groups;  // columns per block tile (the axis split's unit)
 inline constexpr int column_slices = block_threads / column_tile;  // positions along the axis read in parallel
+
+/// Elements per vector load along the columns of an operand yielding V: 16 bytes, at most 8 elements (a tile
+/// keeps column_tile * 8 columns); 1 means no vector path.
+template <class V> inline constexpr int column_vector_width = vector_width<V> < 8 ? vector_width<V> : 8;
+/// Accumulators per thread of a column tile read W columns per load (column_groups at least: four loads in flight).
+template <int W> inline constexpr int column_accumulators = W > column_groups ? W : column_groups;
 
 /// Columns (o, j) of the operand viewed as [outer][len][inner] (len the reduced axis).
 template <class Acc, std::size_t R> struct column_source {
+  using value_type = typename Acc::value_type;
   Acc acc;
   index_pack<R> shape;
   std::size_t axis;
+  bool vec = false;  // dense, aligned, and inner a multiple of the vector width: tiles read by load()
   static constexpr bool lifted = true;
+  static constexpr bool vector = vector_loadable<Acc> && column_vector_width<value_type> > 1;
+  /// W adjacent elements from row-major offset i (a multiple of W), as vector loads (only when vec).
+  template <int W> __device__ void load(index_t i, value_type (&x)[W]) const { acc.template load<W>(i, x); }
   __device__ Acc column(index_t o, index_t j) const {
     index_t idx[R] = {};
     // o enumerates the axes before `axis`, j those after it (unrolled over the compile-time rank: registers only)
@@ -341,6 +355,7 @@ template <class A> struct partial_columns {
   const A* p;
   index_t len, inner;
   static constexpr bool lifted = false;
+  static constexpr bool vector = false;
   struct cursor {
     const A* q;
     index_t step;
@@ -349,51 +364,112 @@ template <class A> struct partial_columns {
   __device__ cursor column(index_t o, index_t j) const { return {p + o * len * inner + j, inner}; }
 };
 
-/// Reduces the middle axis of [outer][len][inner]: a block per 128-column tile (and chunk of the axis), threadIdx.x
-/// along the contiguous columns so each warp's reads are coalesced. Each thread walks four columns 32 apart: four
-/// loads in flight, and a quarter of the block synchronisations per byte that one column per thread needed (which
-/// read 2.0 TB/s on an H200 for a 64 x 1024 x 1024 sum over axis 0). Columns past `inner` re-read the last column
-/// (a cache hit) so that the loads need no predicate; their results are not written.
-template <class A, class Op, class Source, class Writer>
-__global__ void __launch_bounds__(block_threads)
-    reduce_columns(Op op, Source src, Writer out, index_t outer, index_t len, index_t inner, index_t chunks, index_t chunk_len) {
-  __shared__ alignas(16) unsigned char raw[column_slices * (column_width + 1) * sizeof(A)];
-  A(*part)[column_width + 1] = reinterpret_cast<A(*)[column_width + 1]>(raw);
-  const index_t col_tiles = ceil_div(inner, column_width);
+/// The tiles of reduce_columns, read W columns per load: W = 1 walks column_groups columns 32 apart through
+/// cursors (any layout); W > 1 reads W adjacent columns per 16-byte load at a row-major offset (a dense operand).
+/// Thread (x, y) folds positions y, y + column_slices, ... of its columns, and column k's slices are combined in
+/// slice order, whatever W: the same fold per column on both paths, so their results are bitwise equal. Columns
+/// past `inner` re-read the last load (a cache hit) so that the loads need no predicate; their results are not
+/// written. part: column_slices rows of column_width + 1 accumulators (the padding spreads a column's slices over
+/// the banks).
+template <int W, class A, class Op, class Source, class Writer>
+__device__ inline void reduce_column_tiles(const Op& op, const Source& src, const Writer& out, A* part, index_t outer,
+                                           index_t len, index_t inner, index_t chunks, index_t chunk_len) {
+  constexpr int K = column_accumulators<W>;  // accumulators per thread
+  constexpr int G = K / W;                   // loads per thread and position
+  constexpr int tile = column_tile * K;      // columns per block tile
+  constexpr int stride = column_width + 1;
+  const int x = static_cast<int>(threadIdx.x), y = static_cast<int>(threadIdx.y);
+  const index_t col_tiles = ceil_div(inner, static_cast<index_t>(tile));
   const index_t tiles = outer * col_tiles * chunks;
   for (index_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const index_t c = t % chunks, rest = t / chunks;
     const index_t o = rest / col_tiles;
-    const index_t first = (rest % col_tiles) * column_width;
+    const index_t first = (rest % col_tiles) * tile;
     const index_t l0 = c * chunk_len;
     const index_t l1 = l0 + chunk_len < len ? l0 + chunk_len : len;
-    decltype(src.column(o, first)) col[column_groups];
-    A total[column_groups];
+    A total[K];
 #pragma unroll
-    for (int q = 0; q < column_groups; ++q) {
-      const index_t j = first + q * column_tile + threadIdx.x;
-      col[q] = src.column(o, j < inner ? j : inner - 1);
-      total[q] = op.template identity<A>();
-    }
-    for (index_t l = l0 + threadIdx.y; l < l1; l += column_slices) {
+    for (int k = 0; k < K; ++k) total[k] = op.template identity<A>();
+    if constexpr (W == 1) {
+      decltype(src.column(o, first)) col[G];
 #pragma unroll
-      for (int q = 0; q < column_groups; ++q) {
-        if constexpr (Source::lifted) total[q] = op.combine(total[q], op.template lift<A>(widen(col[q].along(l)), l));
-        else total[q] = op.combine(total[q], col[q].along(l));
+      for (int q = 0; q < G; ++q) {
+        const index_t j = first + q * column_tile + x;
+        col[q] = src.column(o, j < inner ? j : inner - 1);
+      }
+      for (index_t l = l0 + y; l < l1; l += column_slices) {
+#pragma unroll
+        for (int q = 0; q < G; ++q) {
+          if constexpr (Source::lifted) total[q] = op.combine(total[q], op.template lift<A>(widen(col[q].along(l)), l));
+          else total[q] = op.combine(total[q], col[q].along(l));
+        }
+      }
+    } else {
+      using V = typename Source::value_type;
+      index_t off[G];
+#pragma unroll
+      for (int q = 0; q < G; ++q) {
+        const index_t j = first + static_cast<index_t>(q * column_tile + x) * W;
+        off[q] = (o * len + l0 + y) * inner + (j < inner ? j : inner - W);
+      }
+      const index_t step = column_slices * inner;
+      for (index_t l = l0 + y; l < l1; l += column_slices) {
+        V v[G][W];
+#pragma unroll
+        for (int q = 0; q < G; ++q) src.template load<W>(off[q], v[q]);
+#pragma unroll
+        for (int q = 0; q < G; ++q) {
+#pragma unroll
+          for (int k = 0; k < W; ++k)
+            total[q * W + k] = op.combine(total[q * W + k], op.template lift<A>(widen(v[q][k]), l));
+          off[q] += step;
+        }
       }
     }
+    // The slices of each column combined in slice order, a round of column_groups accumulators per thread at a
+    // time (shared memory for a 128-column tile whatever K): thread s < column_width takes slot s of the round,
+    // accumulator k of lane s % column_tile, which holds column ((k / W) * column_tile + lane) * W + k % W.
 #pragma unroll
-    for (int q = 0; q < column_groups; ++q) part[threadIdx.y][q * column_tile + threadIdx.x] = total[q];
-    __syncthreads();
-    // The first column_width threads each combine one column's slices, in slice order.
-    const int k = static_cast<int>(threadIdx.y * column_tile + threadIdx.x);
-    if (k < column_width && first + k < inner) {
-      A r = part[0][k];
-      for (int y = 1; y < column_slices; ++y) r = op.combine(r, part[y][k]);
-      out((o * chunks + c) * inner + first + k, r);
+    for (int round = 0; round < K / column_groups; ++round) {
+#pragma unroll
+      for (int g = 0; g < column_groups; ++g) part[y * stride + g * column_tile + x] = total[round * column_groups + g];
+      __syncthreads();
+      const int s = y * column_tile + x;
+      if (s < column_width) {
+        const int k = round * column_groups + s / column_tile, lane = s % column_tile;
+        const index_t j = first + static_cast<index_t>((k / W) * column_tile + lane) * W + k % W;
+        if (j < inner) {
+          A r = part[s];
+          for (int z = 1; z < column_slices; ++z) r = op.combine(r, part[z * stride + s]);
+          out((o * chunks + c) * inner + j, r);
+        }
+      }
+      __syncthreads();
     }
-    __syncthreads();
   }
+}
+
+/// Reduces the middle axis of [outer][len][inner]: a block per tile of columns (and chunk of the axis), threadIdx.x
+/// along the contiguous columns so each warp's reads are coalesced. Each thread keeps four or more columns (four
+/// loads in flight, and a quarter of the block synchronisations per byte that one column per thread needed, which
+/// read 2.0 TB/s on an H200 for a 64 x 1024 x 1024 sum over axis 0); a dense, aligned operand is read in 16-byte
+/// vector loads of adjacent columns (src.vec), anything else through per-column cursors.
+template <class A, class Op, class Source, class Writer>
+__global__ void __launch_bounds__(block_threads)
+    reduce_columns(Op op, Source src, Writer out, index_t outer, index_t len, index_t inner, index_t chunks, index_t chunk_len) {
+  constexpr int W = [] {
+    if constexpr (Source::vector) return column_vector_width<typename Source::value_type>;
+    else return 1;
+  }();
+  __shared__ alignas(16) unsigned char raw[column_slices * (column_width + 1) * sizeof(A)];
+  A* part = reinterpret_cast<A*>(raw);
+  if constexpr (W > 1) {
+    if (src.vec) {
+      reduce_column_tiles<W, A>(op, src, out, part, outer, len, inner, chunks, chunk_len);
+      return;
+    }
+  }
+  reduce_column_tiles<1, A>(op, src, out, part, outer, len, inner, chunks, chunk_len);
 }
 
 template <class T, class A, class Op> __global__ void write_empty(Op op, T* out) { *out = op.template finalize<T>(op.template identity<A>(), 0); }
@@ -461,19 +537,28 @@ struct reduction_kernels {
       return;
     }
     const index_t outer = p.outer, inner = p.after();
-    const column_source<Acc, R> src{acc, pack(p.shape), p.axis};
+    column_source<Acc, R> src{acc, pack(p.shape), p.axis};
+    index_t tile = column_width;
+    if constexpr (column_source<Acc, R>::vector) {
+      using V = typename Acc::value_type;
+      constexpr int W = column_vector_width<V>;
+      src.vec = acc.dense() && acc.aligned(sizeof(V) * W) && inner % W == 0;
+      if (src.vec) tile = column_tile * column_accumulators<W>;
+    }
     const dim3 block(column_tile, column_slices);
     const index_t tiles = outer * ceil_div(inner, column_width);
+    // The split counts 128-column tiles on both paths: the same chunks, so the same fold per column.
     const axis_split sp = split_axis(tiles, len, 256, target);
+    const index_t blocks = outer * ceil_div(inner, tile) * sp.chunks;
     if (sp.chunks == 1) {
-      reduce_columns<A><<<grid_for(tiles), block, 0, stream>>>(op, src, fin, outer, len, inner, 1, len);
+      reduce_columns<A><<<grid_for(blocks), block, 0, stream>>>(op, src, fin, outer, len, inner, 1, len);
       TEXPR_CUDA_CHECK_LAUNCH();
       return;
     }
     device_scratch partial(sizeof(A) * static_cast<std::size_t>(outer * sp.chunks * inner), stream);
     A* q = static_cast<A*>(partial.p);
-    reduce_columns<A><<<grid_for(tiles * sp.chunks), block, 0, stream>>>(op, src, partial_writer<A>{q}, outer, len, inner,
-                                                                          sp.chunks, sp.chunk_len);
+    reduce_columns<A><<<grid_for(blocks), block, 0, stream>>>(op, src, partial_writer<A>{q}, outer, len, inner,
+                                                               sp.chunks, sp.chunk_len);
     TEXPR_CUDA_CHECK_LAUNCH();
     reduce_columns<A><<<grid_for(tiles), block, 0, stream>>>(op, partial_columns<A>{q, sp.chunks, inner}, fin, outer, sp.chunks,
                                                              inner, 1, sp.chunks);
