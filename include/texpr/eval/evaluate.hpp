@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "texpr/core/context.hpp"
@@ -123,9 +124,15 @@ template <class N, class T, std::size_t R, class B> struct evaluation_destinatio
 /// Copies (or fills) dest from a fused accessor through the backend's copy kernel.
 template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx);
 
+/// log_kernel_run's work, once for every kernel: `label` makes the op's label.
+TEXPR_NOINLINE inline void log_kernel_record(std::string_view impl, std::string (*label)(), std::string_view dtype,
+                                             std::string_view backend) {
+  kernel_log::record_kernel(impl, label(), dtype, backend);
+}
+
 /// Records in the live tx::kernel_log (if any) that implementation Impl ran a node of op Op, dtype T, on B.
 template <class Impl, class Op, class T, class B> void log_kernel_run() {
-  if (kernel_log::active()) kernel_log::record_kernel(Impl::name, op_label<Op>(), dtype_name_v<T>, B::name);
+  if (kernel_log::active()) log_kernel_record(Impl::name, &op_label<Op>, dtype_name_v<T>, B::name);
 }
 
 template <class T, std::size_t R, class B, class Acc> void assign_accessor(const view<T, R, B>& dest, const Acc& acc, context<B>& ctx) {
