@@ -90,7 +90,7 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     bind_dest_.emplace(dest);  // (a view's operator= writes elements; this rebinds)
     return true;
   }
-  shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
+  TEXPR_REPORT_PATH shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
     auto& st = static_cast<plan_state&>(walk);
     if constexpr (reads_operand_memory<Node>()) {
       if (passes_through(node_)) {  // get(): the operand's memory, at every read (its first read shown)
@@ -105,7 +105,7 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     if (st.first_computation(this)) st.elsewhere(number, false, [&] { plan_evaluate<B>(node_, true, st); });
     return contiguous_strides(node_.shape());
   }
-  bool plan_bind(plan_walk& walk, std::size_t number) const override {
+  TEXPR_REPORT_PATH bool plan_bind(plan_walk& walk, std::size_t number) const override {
     auto& st = static_cast<plan_state&>(walk);
     if (passes_through(node_) || std::find(st.computed.begin(), st.computed.end(), this) != st.computed.end()) return false;
     (void)plan_read(st, number);

@@ -154,11 +154,16 @@ template <class N, class T, std::size_t R, class B> void evaluate_into(const vie
   }
 }
 
+/// Throws the shape_error of assigning an expression of shape `from` to a destination of shape `to`: one body per
+/// rank, out of line, rather than a message built in every node's evaluation.
+template <std::size_t R> [[noreturn]] TEXPR_NOINLINE void throw_assign_shape_mismatch(const shape_t<R>& from, const shape_t<R>& to) {
+  throw shape_error("texpr: cannot assign an expression of shape " + to_string(from) + " to a destination of shape " +
+                    to_string(to));
+}
+
 /// evaluate_into once the compile-time checks passed.
 template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx) {
-  if (n.shape() != dest.shape())
-    throw shape_error("texpr: cannot assign an expression of shape " + to_string(n.shape()) +
-                      " to a destination of shape " + to_string(dest.shape()));
+  if (n.shape() != dest.shape()) throw_assign_shape_mismatch(n.shape(), dest.shape());
   using Op = typename N::op_type;
   using K = kernel<Op, typename N::kernel_dtype, B>;
   constexpr op::kind k = kind_of_v<N>;

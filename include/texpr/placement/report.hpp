@@ -127,7 +127,7 @@ struct plan_state : plan_walk {
     record_run(Impl::name, &op_label<Op>, dtype_name_v<T>, B::name);
   }
   /// record's work, once for every kernel: `label` makes the op's label.
-  TEXPR_NOINLINE void record_run(std::string_view impl, std::string (*label)(), std::string_view dtype,
+  TEXPR_NOINLINE TEXPR_REPORT_PATH void record_run(std::string_view impl, std::string (*label)(), std::string_view dtype,
                                  std::string_view backend) {
     records.push_back({std::string(impl), label(), std::string(dtype), std::string(backend)});
   }
@@ -171,7 +171,7 @@ constexpr std::array<int, sizeof...(A)> reported_arch_array(cuda_targets<A...>) 
 /// it), one that needs a newer GPU (`needs`) than one of the walk's architectures, one user code forbids on one of
 /// them (`forbidden`, forbidden_arch_mask's bits), else the implementation's name; `suffix` is appended. One
 /// function for every (op, dtype, backend): the templates only gather the facts.
-TEXPR_NOINLINE inline std::string kernel_column_text(bool has, std::string_view name, bool registered, int needs,
+TEXPR_NOINLINE TEXPR_REPORT_PATH inline std::string kernel_column_text(bool has, std::string_view name, bool registered, int needs,
                                                      std::uint64_t forbidden, const std::vector<int>& archs,
                                                      std::string_view suffix) {
   std::string r;
@@ -230,7 +230,7 @@ std::string copy_name() {
 
 /// The line of node n with kernel column `how`.
 template <class B, class N>
-std::size_t node_line(const N& n, plan_state& st, std::string how) {
+TEXPR_REPORT_PATH std::size_t node_line(const N& n, plan_state& st, std::string how) {
   return st.line(op_label<typename N::op_type>(), dtype_name_v<typename N::kernel_dtype>, to_string(n.shape()), B::name,
                  std::move(how));
 }
@@ -252,16 +252,16 @@ struct planned_memory {
 };
 
 template <class B, class N>
-std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st);
+TEXPR_REPORT_PATH std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st);
 template <class B, class N>
-planned_memory<N::rank> plan_materialize(const N& n, plan_state& st);
+TEXPR_REPORT_PATH planned_memory<N::rank> plan_materialize(const N& n, plan_state& st);
 template <class B, class N>
-std::size_t plan_read(const N& n, plan_state& st, std::string_view fused = " (in the pass above)");
+TEXPR_REPORT_PATH std::size_t plan_read(const N& n, plan_state& st, std::string_view fused = " (in the pass above)");
 
 /// eval/read.hpp's read(n): constants and generators are read in the reader's pass, elementwise nodes fused into
 /// it (their operands read in turn), anything else materialised.
 template <class B, class N>
-std::size_t plan_read(const N& n, plan_state& st, std::string_view fused) {
+TEXPR_REPORT_PATH std::size_t plan_read(const N& n, plan_state& st, std::string_view fused) {
   using Op = typename N::op_type;
   constexpr op::kind k = kind_of_v<N>;
   if constexpr (k == op::kind::constant) {
@@ -281,7 +281,7 @@ std::size_t plan_read(const N& n, plan_state& st, std::string_view fused) {
 /// memory of their operand (copied to contiguous memory when the strides cannot express them), anything else
 /// evaluated into a contiguous temporary.
 template <class B, class N>
-planned_memory<N::rank> plan_materialize(const N& n, plan_state& st) {
+TEXPR_REPORT_PATH planned_memory<N::rank> plan_materialize(const N& n, plan_state& st) {
   using T = typename N::value_type;
   using Op = typename N::op_type;
   constexpr std::size_t R = N::rank;
@@ -353,7 +353,7 @@ struct plan_keep {
 
 /// The operands of an epilogue tree's path down to its matmul (evaluation reads the matmul's operands first).
 template <class B, class N>
-void plan_epilogue_path(const N& n, plan_state& st) {
+TEXPR_REPORT_PATH void plan_epilogue_path(const N& n, plan_state& st) {
   if constexpr (is_matmul_node_v<N>) {
     node_line<B>(n, st,
                  kernel_column<typename N::op_type, typename N::kernel_dtype, B>(st, " (runs the epilogue above)"));
@@ -371,7 +371,7 @@ void plan_epilogue_path(const N& n, plan_state& st) {
 }
 /// The other operands of an epilogue tree, read as eval/epilogue.hpp's read_epilogue reads them.
 template <class B, class N>
-void plan_epilogue_rest(const N& n, plan_state& st) {
+TEXPR_REPORT_PATH void plan_epilogue_rest(const N& n, plan_state& st) {
   int j = 0;
   for_each_operand(n, [&](const auto& c) {
     using C = std::remove_cvref_t<decltype(c)>;
@@ -386,7 +386,7 @@ void plan_epilogue_rest(const N& n, plan_state& st) {
 /// compose_into: the operands materialised in order, then the expansion over their memory (its kept
 /// intermediates, then its last expression into the result), listed below the composite after its operands.
 template <class B, class N, std::size_t... I>
-void plan_composite_impl(const N& n, plan_state& st, std::index_sequence<I...>) {
+TEXPR_REPORT_PATH void plan_composite_impl(const N& n, plan_state& st, std::index_sequence<I...>) {
   if (shape_size(n.shape()) == 0) {  // an empty result: nothing runs
     (st.operand(static_cast<int>(I), [&] { node_line<B>(get<I>(n.operands()), st, "none: the result is empty"); }),
      ...);
@@ -401,7 +401,7 @@ void plan_composite_impl(const N& n, plan_state& st, std::index_sequence<I...>) 
 /// A GEMM that reads only some layouts in place (cuBLAS: K::reads_in_place) copies operand I of matmul N, c with
 /// planned memory m, to contiguous memory after materialising both operands, when its layout is not one of them.
 template <class B, class N, std::size_t I, class C, std::size_t R>
-void plan_matrix_copy(const C& c, const planned_memory<R>& m, plan_state& st) {
+TEXPR_REPORT_PATH void plan_matrix_copy(const C& c, const planned_memory<R>& m, plan_state& st) {
   using K = kernel<typename N::op_type, typename N::kernel_dtype, B>;
   if constexpr (requires { K::reads_in_place(index_t{}, index_t{}, index_t{}, index_t{}); }) {
     const matrix_layout l = matrix_of<I>(c.shape(), m.strides);
@@ -418,7 +418,7 @@ void plan_matrix_copy(const C& c, const planned_memory<R>& m, plan_state& st) {
 /// composite materialise theirs, a reduction reads its operand fused unless operand_in_memory, a concatenation
 /// evaluates each operand into its slice of the result.
 template <class B, class N>
-void plan_computed_operands(const N& n, plan_state& st) {
+TEXPR_REPORT_PATH void plan_computed_operands(const N& n, plan_state& st) {
   using Op = typename N::op_type;
   if constexpr (is_matmul_node_v<N>) {
     const auto ma = st.operand(0, [&] { return plan_materialize<B>(get<0>(n.operands()), st); });
@@ -455,7 +455,7 @@ void plan_computed_operands(const N& n, plan_state& st) {
 /// evaluate_into(dest, n) for a destination that is fresh (it overlaps nothing) and contiguous or not: n's line
 /// and subtree, and the kernels evaluation runs for them, following dispatch_of.
 template <class B, class N>
-std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st) {
+TEXPR_REPORT_PATH std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st) {
   using Op = typename N::op_type;
   using T = typename N::kernel_dtype;
   constexpr op::kind k = kind_of_v<N>;
@@ -511,7 +511,7 @@ std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st) {
 /// A graph evaluated into a fresh result in the walk's context (eval_all's eval_in): a saved value binds to the
 /// result when it can (it is computed straight into it), otherwise evaluate_into.
 template <class B, class N>
-void plan_result(const N& n, plan_state& st, int index) {
+TEXPR_REPORT_PATH void plan_result(const N& n, plan_state& st, int index) {
   st.operand(index, [&] {
     if constexpr (is_saved_v<N> && std::is_same_v<typename N::backend, B>) {
       const int id = st.number(&n.get_slot());
