@@ -134,16 +134,20 @@ class tape {
     using B = typename Node::backend;
     using T = typename Node::value_type;
     using leaf = saved_ref<T, Node::rank, B, offender_summary_t<typename graph_check<Node, B>::offender>>;
-    auto& s = slots_[key{static_cast<const void*>(&forward_node), std::type_index(typeid(Forward)), k}];
-    if (!s) {
-      std::string what = k == kind::value ? std::string(op_label<typename Forward::op_type>())
-                                          : "gradient into " + op_label<typename Forward::op_type>();
-      s = std::make_shared<computed_slot<Node, B>>(std::move(computation), std::move(what));
-    }
+    auto& s = slot_for(static_cast<const void*>(&forward_node), std::type_index(typeid(Forward)), k);
+    if (!s) s = std::make_shared<computed_slot<Node, B>>(std::move(computation), label(k, &op_label<typename Forward::op_type>));
     return leaf(std::static_pointer_cast<slot<T, Node::rank, B>>(s));
   }
 
  private:
+  // save's work that does not depend on the node types, once for all of them.
+  TEXPR_NOINLINE std::shared_ptr<slot_base>& slot_for(const void* address, std::type_index type, kind k) {
+    return slots_[key{address, type, k}];
+  }
+  TEXPR_NOINLINE static std::string label(kind k, std::string (*op)()) {
+    return k == kind::value ? op() : "gradient into " + op();
+  }
+
   struct key {
     const void* address;
     std::type_index type;
