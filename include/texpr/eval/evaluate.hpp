@@ -140,6 +140,20 @@ template <class T, std::size_t R, class B, class Acc> void assign_accessor(const
   kernel<op::copy, T, B>::assign(dest, acc, ctx);
 }
 
+/// Copies a buffered evaluation's temporary tmp into dest with implementation K of op Op on dtype KT, or the copy
+/// kernel when K is void: one body per (K, dest), not per node.
+template <class K, class Op, class KT, class T, std::size_t R, class B>
+TEXPR_NOINLINE void copy_back(const view<T, R, B>& dest, const tensor<T, R, B>& tmp, context<B>& ctx) {
+  const auto tv = tmp.view();
+  const auto acc = make_strided_accessor(memory_source<T>{tv.data()}, tv.shape(), tv.strides(), dest.shape());
+  if constexpr (std::is_void_v<K>) {
+    assign_accessor(dest, acc, ctx);
+  } else {
+    log_kernel_run<K, Op, KT, B>();
+    K::assign(dest, acc, ctx);
+  }
+}
+
 /// Evaluates node n into dest (same rank, dtype and shape; dest on n's backend). Placement is checked at compile
 /// time; the shapes at run time (shape_error names both); reads that alias dest go through a temporary.
 template <class N, class T, std::size_t R, class B> void evaluate_into(const view<T, R, B>& dest, const N& n, context<B>& ctx) {
@@ -178,15 +192,9 @@ template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate
   if (how == dispatch::buffered) {
     auto& tmp = temporary<T, R, B>(dest.shape(), ctx);
     evaluate_into(tmp.view(), n, ctx);
-    const auto tv = std::as_const(tmp).view();
-    const auto acc = make_strided_accessor(memory_source<T>{tv.data()}, tv.shape(), tv.strides(), dest.shape());
     // An elementwise node copies back with its own implementation, so a user op on a user dtype needs no copy row.
-    if constexpr (k == op::kind::elementwise) {
-      log_kernel_run<K, Op, typename N::kernel_dtype, B>();
-      K::assign(dest, acc, ctx);
-    } else {
-      assign_accessor(dest, acc, ctx);
-    }
+    if constexpr (k == op::kind::elementwise) copy_back<K, Op, typename N::kernel_dtype>(dest, tmp, ctx);
+    else copy_back<void, void, void>(dest, tmp, ctx);
     return;
   }
   if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, B>) {
