@@ -100,7 +100,7 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     }
   }
   index_t columns() const override { return shape_size(node_.shape()); }
-  shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
+  TEXPR_REPORT_PATH shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
     auto& st = static_cast<plan_state&>(walk);
     if constexpr (reads_operand_memory<Node>()) {
       if (passes_through(node_)) {  // get(): the operand's memory, at every read (its first read shown)
@@ -129,11 +129,11 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     }
     return contiguous_strides(node_.shape());
   }
-  bool plan_bind(plan_walk& walk, std::size_t) const override {
+  TEXPR_REPORT_PATH bool plan_bind(plan_walk& walk, std::size_t) const override {
     auto& st = static_cast<plan_state&>(walk);
     return !passes_through(node_) && std::find(st.computed.begin(), st.computed.end(), this) == st.computed.end();
   }
-  void plan_claim(plan_walk& walk, std::size_t writer, std::string_view kernel) const override {
+  TEXPR_REPORT_PATH void plan_claim(plan_walk& walk, std::size_t writer, std::string_view kernel) const override {
     auto& st = static_cast<plan_state&>(walk);
     if (!st.first_computation(this)) return;
     const int id = st.number(this);
@@ -205,12 +205,8 @@ class tape {
     using B = typename Node::backend;
     using T = typename Node::value_type;
     using leaf = saved_ref<T, Node::rank, B, offender_summary_t<typename graph_check<Node, B>::offender>>;
-    auto& s = slots_[key{static_cast<const void*>(&forward_node), std::type_index(typeid(Forward)), k}];
-    if (!s) {
-      std::string what = k == kind::value ? std::string(op_label<typename Forward::op_type>())
-                                          : "gradient into " + op_label<typename Forward::op_type>();
-      s = std::make_shared<computed_slot<Node, B>>(std::move(computation), std::move(what));
-    }
+    auto& s = slot_for(static_cast<const void*>(&forward_node), std::type_index(typeid(Forward)), k);
+    if (!s) s = std::make_shared<computed_slot<Node, B>>(std::move(computation), label(k, &op_label<typename Forward::op_type>));
     return leaf(std::static_pointer_cast<slot<T, Node::rank, B>>(s));
   }
 
@@ -231,6 +227,14 @@ class tape {
   }
 
  private:
+  // save's work that does not depend on the node types, once for all of them.
+  TEXPR_NOINLINE std::shared_ptr<slot_base>& slot_for(const void* address, std::type_index type, kind k) {
+    return slots_[key{address, type, k}];
+  }
+  TEXPR_NOINLINE static std::string label(kind k, std::string (*op)()) {
+    return k == kind::value ? op() : "gradient into " + op();
+  }
+
   struct key {
     const void* address;
     std::type_index type;

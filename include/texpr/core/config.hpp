@@ -22,6 +22,10 @@
 /// optimised again at every call site, and -O2 spent most of a gradient TU's time in the inliner.
 #define TEXPR_NOINLINE [[gnu::noinline]]
 
+/// Marks the placement walk's functions (tx::placement, tx::planned_kernels), which a training step's TU
+/// instantiates once per saved value but runs only when a report is asked for: compiled for size, not speed.
+#define TEXPR_REPORT_PATH [[gnu::cold]]
+
 #if defined(__clang__) && !defined(__CUDACC__) && defined(__has_cpp_attribute)
 #if __has_cpp_attribute(clang::lifetimebound)
 /// On a parameter whose object the result refers to, so that clang warns when the result outlives it (a function

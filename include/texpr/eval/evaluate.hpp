@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "texpr/core/context.hpp"
@@ -123,14 +124,34 @@ template <class N, class T, std::size_t R, class B> struct evaluation_destinatio
 /// Copies (or fills) dest from a fused accessor through the backend's copy kernel.
 template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx);
 
+/// log_kernel_run's work, once for every kernel: `label` makes the op's label.
+TEXPR_NOINLINE inline void log_kernel_record(std::string_view impl, std::string (*label)(), std::string_view dtype,
+                                             std::string_view backend) {
+  kernel_log::record_kernel(impl, label(), dtype, backend);
+}
+
 /// Records in the live tx::kernel_log (if any) that implementation Impl ran a node of op Op, dtype T, on B.
 template <class Impl, class Op, class T, class B> void log_kernel_run() {
-  if (kernel_log::active()) kernel_log::record_kernel(Impl::name, op_label<Op>(), dtype_name_v<T>, B::name);
+  if (kernel_log::active()) log_kernel_record(Impl::name, &op_label<Op>, dtype_name_v<T>, B::name);
 }
 
 template <class T, std::size_t R, class B, class Acc> void assign_accessor(const view<T, R, B>& dest, const Acc& acc, context<B>& ctx) {
   log_kernel_run<kernel<op::copy, T, B>, op::copy, T, B>();
   kernel<op::copy, T, B>::assign(dest, acc, ctx);
+}
+
+/// Copies a buffered evaluation's temporary tmp into dest with implementation K of op Op on dtype KT, or the copy
+/// kernel when K is void: one body per (K, dest), not per node.
+template <class K, class Op, class KT, class T, std::size_t R, class B>
+TEXPR_NOINLINE void copy_back(const view<T, R, B>& dest, const tensor<T, R, B>& tmp, context<B>& ctx) {
+  const auto tv = tmp.view();
+  const auto acc = make_strided_accessor(memory_source<T>{tv.data()}, tv.shape(), tv.strides(), dest.shape());
+  if constexpr (std::is_void_v<K>) {
+    assign_accessor(dest, acc, ctx);
+  } else {
+    log_kernel_run<K, Op, KT, B>();
+    K::assign(dest, acc, ctx);
+  }
 }
 
 /// Evaluates node n into dest (same rank, dtype and shape; dest on n's backend). Placement is checked at compile
@@ -147,11 +168,16 @@ template <class N, class T, std::size_t R, class B> void evaluate_into(const vie
   }
 }
 
+/// Throws the shape_error of assigning an expression of shape `from` to a destination of shape `to`: one body per
+/// rank, out of line, rather than a message built in every node's evaluation.
+template <std::size_t R> [[noreturn]] TEXPR_NOINLINE void throw_assign_shape_mismatch(const shape_t<R>& from, const shape_t<R>& to) {
+  throw shape_error("texpr: cannot assign an expression of shape " + to_string(from) + " to a destination of shape " +
+                    to_string(to));
+}
+
 /// evaluate_into once the compile-time checks passed.
 template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx) {
-  if (n.shape() != dest.shape())
-    throw shape_error("texpr: cannot assign an expression of shape " + to_string(n.shape()) +
-                      " to a destination of shape " + to_string(dest.shape()));
+  if (n.shape() != dest.shape()) throw_assign_shape_mismatch(n.shape(), dest.shape());
   using Op = typename N::op_type;
   using K = kernel<Op, typename N::kernel_dtype, B>;
   constexpr op::kind k = kind_of_v<N>;
@@ -166,15 +192,9 @@ template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate
   if (how == dispatch::buffered) {
     auto& tmp = temporary<T, R, B>(dest.shape(), ctx);
     evaluate_into(tmp.view(), n, ctx);
-    const auto tv = std::as_const(tmp).view();
-    const auto acc = make_strided_accessor(memory_source<T>{tv.data()}, tv.shape(), tv.strides(), dest.shape());
     // An elementwise node copies back with its own implementation, so a user op on a user dtype needs no copy row.
-    if constexpr (k == op::kind::elementwise) {
-      log_kernel_run<K, Op, typename N::kernel_dtype, B>();
-      K::assign(dest, acc, ctx);
-    } else {
-      assign_accessor(dest, acc, ctx);
-    }
+    if constexpr (k == op::kind::elementwise) copy_back<K, Op, typename N::kernel_dtype>(dest, tmp, ctx);
+    else copy_back<void, void, void>(dest, tmp, ctx);
     return;
   }
   if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, B>) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include "texpr/core/source_location.hpp"
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -43,6 +44,16 @@ constexpr std::size_t matmul_rank(std::size_t ra, std::size_t rb) {
   if (rb == 1) return ra - 1;
   return ra > rb ? ra : rb;
 }
+
+/// Throws the shape_error of a binary node `op` whose operand shapes a and b do not fit (`what` says how), naming
+/// both and the caller's file:line when given: out of line, one body per pair of ranks, rather than a message
+/// built in every node type's constructor.
+template <std::size_t RA, std::size_t RB>
+[[noreturn]] TEXPR_NOINLINE void throw_operand_shapes(const texpr::source_location* loc, std::string_view op, const char* what,
+                                                      const shape_t<RA>& a, const shape_t<RB>& b) {
+  throw shape_error((loc ? at(*loc) : std::string()) + "texpr: " + std::string(op) + " " + what + ": LHS shape = " +
+                    to_string(a) + " RHS shape = " + to_string(b));
+}
 } // namespace detail
 
 /// Matrix product node (Op: op::matmul, or op::scaled_matmul of 8-bit operands into a wider result). Operands of
@@ -67,10 +78,7 @@ template <class A, class B, class Op = op::matmul> class matmul_expr : public ex
       : c_{{std::move(a)}, {std::move(b)}}, scale_(scale) {
     const auto as = detail::get<0>(c_).shape();
     const auto bs = detail::get<1>(c_).shape();
-    auto fail = [&](const char* what) {
-      throw shape_error((loc ? detail::at(*loc) : std::string()) + "texpr: " + std::string(Op::name) + " " + what + ": LHS shape = " +
-                        to_string(as) + " RHS shape = " + to_string(bs));
-    };
+    auto fail = [&](const char* what) { detail::throw_operand_shapes(loc, Op::name, what, as, bs); };
     const index_t ka = as[A::rank - 1];
     const index_t kb = B::rank == 1 ? bs[0] : bs[B::rank - 2];
     if (ka != kb) fail("inner dimensions differ");

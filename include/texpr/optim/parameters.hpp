@@ -156,9 +156,12 @@ template <class... P> class optimizer_parameters {
 
   template <std::size_t I, class Shape> void check_shape(const Shape& shape) const {
     const auto& p = *std::get<I>(params_);
-    if (shape != p.shape())
-      throw shape_error("texpr: optimiser step: gradient " + std::to_string(I) + " has shape " + to_string(shape) +
-                        " but its parameter has shape " + to_string(p.shape()));
+    if (shape != p.shape()) throw_gradient_shape(I, to_string(shape), to_string(p.shape()));
+  }
+  // check_shape's message, built out of line once rather than in each parameter's check.
+  [[noreturn]] TEXPR_NOINLINE static void throw_gradient_shape(std::size_t i, const std::string& shape, const std::string& param) {
+    throw shape_error("texpr: optimiser step: gradient " + std::to_string(i) + " has shape " + shape +
+                      " but its parameter has shape " + param);
   }
 };
 

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -124,7 +126,12 @@ struct plan_state : plan_walk {
   /// Records a kernel run of implementation Impl for a node of op Op, dtype T on B (what log_kernel_run logs).
   template <class Impl, class Op, class T, class B>
   void record() {
-    records.push_back({std::string(Impl::name), op_label<Op>(), std::string(dtype_name_v<T>), std::string(B::name)});
+    record_run(Impl::name, &op_label<Op>, dtype_name_v<T>, B::name);
+  }
+  /// record's work, once for every kernel: `label` makes the op's label.
+  TEXPR_NOINLINE TEXPR_REPORT_PATH void record_run(std::string_view impl, std::string (*label)(), std::string_view dtype,
+                                 std::string_view backend) {
+    records.push_back({std::string(impl), label(), std::string(dtype), std::string(backend)});
   }
 };
 
@@ -147,34 +154,60 @@ inline std::string format_line(std::size_t depth, const plan_line& l) {
 /// it up for the build's targets, whatever they are).
 using reported_cuda_archs = cuda_targets<75, 80, 86, 87, 89, 90, 100, 103, 110, 120, 121>;
 
-/// The first of the walk's architectures on which user code forbids (Op, T), or 0.
+/// Bit i set when user code forbids (Op, T) on the i-th of the report's architectures A.
 template <class Op, class T, int... A>
-int forbidden_arch_among(const std::vector<int>& archs, cuda_targets<A...>) {
-  for (int a : archs) {
-    bool forbidden = false;
-    ((forbidden = forbidden || (a == A && forbidden_on_arch<Op, T, A>::value)), ...);
-    if (forbidden) return a;
+constexpr std::uint64_t forbidden_arch_mask(cuda_targets<A...>) {
+  static_assert(sizeof...(A) <= 64, "texpr: one mask bit per reported architecture");
+  std::uint64_t mask = 0, bit = 1;
+  ((mask |= forbidden_on_arch<Op, T, A>::value ? bit : 0, bit <<= 1), ...);
+  return mask;
+}
+
+/// The report's architectures, in the order of forbidden_arch_mask's bits.
+template <int... A>
+constexpr std::array<int, sizeof...(A)> reported_arch_array(cuda_targets<A...>) {
+  return {A...};
+}
+
+/// What a kernel column says, from the row's facts: no kernel (not `has`; `registered` when a policy forbids
+/// it), one that needs a newer GPU (`needs`) than one of the walk's architectures, one user code forbids on one of
+/// them (`forbidden`, forbidden_arch_mask's bits), else the implementation's name; `suffix` is appended. One
+/// function for every (op, dtype, backend): the templates only gather the facts.
+TEXPR_NOINLINE TEXPR_REPORT_PATH inline std::string kernel_column_text(bool has, std::string_view name, bool registered, int needs,
+                                                     std::uint64_t forbidden, const std::vector<int>& archs,
+                                                     std::string_view suffix) {
+  std::string r;
+  if (!has) {
+    r = registered ? "ERROR: forbidden by tx::forbidden" : "ERROR: no kernel (evaluation would not compile)";
+  } else {
+    for (int a : archs)
+      if (a < needs) {
+        r = "ERROR: " + std::string(name) + " needs sm_" + std::to_string(needs) + ", built for sm_" + std::to_string(a);
+        break;
+      }
+    if (r.empty() && forbidden) {
+      static constexpr auto reported = reported_arch_array(reported_cuda_archs{});
+      for (int a : archs)
+        for (std::size_t i = 0; i != reported.size(); ++i)
+          if (r.empty() && a == reported[i] && (forbidden >> i & 1))
+            r = "ERROR: forbidden on sm_" + std::to_string(a) + " by tx::forbidden_on_arch";
+    }
+    if (r.empty()) r = std::string(name) + (needs ? " (sm_" + std::to_string(needs) + "+)" : std::string());
   }
-  return 0;
+  r += suffix;
+  return r;
 }
 
 /// The kernel column of a node with op Op on dtype T: its implementation, or why there is none (no kernel, one the
-/// user forbids, or one that needs a newer GPU than one of the walk's architectures st.archs).
+/// user forbids, or one that needs a newer GPU than one of the walk's architectures st.archs), then `suffix`.
 template <class Op, class T, class B>
-std::string kernel_column(const plan_state& st) {
+std::string kernel_column(const plan_state& st, std::string_view suffix = {}) {
   if constexpr (has_kernel<Op, T, B>) {
-    constexpr int needs = kernel_min_arch_v<Op, T, B>;
-    for (int a : st.archs)
-      if (a < needs)
-        return "ERROR: " + std::string(kernel<Op, T, B>::name) + " needs sm_" + std::to_string(needs) + ", built for sm_" +
-               std::to_string(a);
-    if (const int a = forbidden_arch_among<Op, T>(st.archs, reported_cuda_archs{}))
-      return "ERROR: forbidden on sm_" + std::to_string(a) + " by tx::forbidden_on_arch";
-    return std::string(kernel<Op, T, B>::name) + (needs ? " (sm_" + std::to_string(needs) + "+)" : std::string());
-  } else if constexpr (registered_kernel<Op, T, B>)
-    return "ERROR: forbidden by tx::forbidden";
-  else
-    return "ERROR: no kernel (evaluation would not compile)";
+    constexpr std::uint64_t forbidden = forbidden_arch_mask<Op, T>(reported_cuda_archs{});
+    return kernel_column_text(true, kernel<Op, T, B>::name, true, kernel_min_arch_v<Op, T, B>, forbidden, st.archs,
+                              suffix);
+  } else
+    return kernel_column_text(false, {}, registered_kernel<Op, T, B>, 0, 0, st.archs, suffix);
 }
 
 /// Records a kernel run of node N (its registry row) when it has one.
@@ -199,7 +232,7 @@ std::string copy_name() {
 
 /// The line of node n with kernel column `how`.
 template <class B, class N>
-std::size_t node_line(const N& n, plan_state& st, std::string how) {
+TEXPR_REPORT_PATH std::size_t node_line(const N& n, plan_state& st, std::string how) {
   return st.line(op_label<typename N::op_type>(), dtype_name_v<typename N::kernel_dtype>, to_string(n.shape()), B::name,
                  std::move(how));
 }
@@ -221,23 +254,23 @@ struct planned_memory {
 };
 
 template <class B, class N>
-std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st);
+TEXPR_REPORT_PATH std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st);
 template <class B, class N>
-planned_memory<N::rank> plan_materialize(const N& n, plan_state& st);
+TEXPR_REPORT_PATH planned_memory<N::rank> plan_materialize(const N& n, plan_state& st);
 template <class B, class N>
-std::size_t plan_read(const N& n, plan_state& st, std::string_view fused = " (in the pass above)");
+TEXPR_REPORT_PATH std::size_t plan_read(const N& n, plan_state& st, std::string_view fused = " (in the pass above)");
 
 /// eval/read.hpp's read(n): constants and generators are read in the reader's pass, elementwise nodes fused into
 /// it (their operands read in turn), anything else materialised.
 template <class B, class N>
-std::size_t plan_read(const N& n, plan_state& st, std::string_view fused) {
+TEXPR_REPORT_PATH std::size_t plan_read(const N& n, plan_state& st, std::string_view fused) {
   using Op = typename N::op_type;
   constexpr op::kind k = kind_of_v<N>;
   if constexpr (k == op::kind::constant) {
     return st.line(op_label<Op>(), dtype_name_v<typename N::kernel_dtype>, to_string(n.shape()), N::backend::name,
                    "constant");
   } else if constexpr (k == op::kind::generator || k == op::kind::elementwise) {
-    const std::size_t i = node_line<B>(n, st, kernel_column<Op, typename N::kernel_dtype, B>(st) + std::string(fused));
+    const std::size_t i = node_line<B>(n, st, kernel_column<Op, typename N::kernel_dtype, B>(st, fused));
     int j = 0;
     for_each_operand(n, [&](const auto& c) { st.operand(j++, [&] { plan_read<B>(c, st, fused); }); });
     return i;
@@ -250,7 +283,7 @@ std::size_t plan_read(const N& n, plan_state& st, std::string_view fused) {
 /// memory of their operand (copied to contiguous memory when the strides cannot express them), anything else
 /// evaluated into a contiguous temporary.
 template <class B, class N>
-planned_memory<N::rank> plan_materialize(const N& n, plan_state& st) {
+TEXPR_REPORT_PATH planned_memory<N::rank> plan_materialize(const N& n, plan_state& st) {
   using T = typename N::value_type;
   using Op = typename N::op_type;
   constexpr std::size_t R = N::rank;
@@ -322,10 +355,10 @@ struct plan_keep {
 
 /// The operands of an epilogue tree's path down to its matmul (evaluation reads the matmul's operands first).
 template <class B, class N>
-void plan_epilogue_path(const N& n, plan_state& st) {
+TEXPR_REPORT_PATH void plan_epilogue_path(const N& n, plan_state& st) {
   if constexpr (is_matmul_node_v<N>) {
     node_line<B>(n, st,
-                 kernel_column<typename N::op_type, typename N::kernel_dtype, B>(st) + " (runs the epilogue above)");
+                 kernel_column<typename N::op_type, typename N::kernel_dtype, B>(st, " (runs the epilogue above)"));
     st.operand(0, [&] { plan_materialize<B>(get<0>(n.operands()), st); });
     st.operand(1, [&] { plan_materialize<B>(get<1>(n.operands()), st); });
   } else {
@@ -340,7 +373,7 @@ void plan_epilogue_path(const N& n, plan_state& st) {
 }
 /// The other operands of an epilogue tree, read as eval/epilogue.hpp's read_epilogue reads them.
 template <class B, class N>
-void plan_epilogue_rest(const N& n, plan_state& st) {
+TEXPR_REPORT_PATH void plan_epilogue_rest(const N& n, plan_state& st) {
   int j = 0;
   for_each_operand(n, [&](const auto& c) {
     using C = std::remove_cvref_t<decltype(c)>;
@@ -355,7 +388,7 @@ void plan_epilogue_rest(const N& n, plan_state& st) {
 /// compose_into: the operands materialised in order, then the expansion over their memory (its kept
 /// intermediates, then its last expression into the result), listed below the composite after its operands.
 template <class B, class N, std::size_t... I>
-void plan_composite_impl(const N& n, plan_state& st, std::index_sequence<I...>) {
+TEXPR_REPORT_PATH void plan_composite_impl(const N& n, plan_state& st, std::index_sequence<I...>) {
   if (shape_size(n.shape()) == 0) {  // an empty result: nothing runs
     (st.operand(static_cast<int>(I), [&] { node_line<B>(get<I>(n.operands()), st, "none: the result is empty"); }),
      ...);
@@ -370,7 +403,7 @@ void plan_composite_impl(const N& n, plan_state& st, std::index_sequence<I...>) 
 /// A GEMM that reads only some layouts in place (cuBLAS: K::reads_in_place) copies operand I of matmul N, c with
 /// planned memory m, to contiguous memory after materialising both operands, when its layout is not one of them.
 template <class B, class N, std::size_t I, class C, std::size_t R>
-void plan_matrix_copy(const C& c, const planned_memory<R>& m, plan_state& st) {
+TEXPR_REPORT_PATH void plan_matrix_copy(const C& c, const planned_memory<R>& m, plan_state& st) {
   using K = kernel<typename N::op_type, typename N::kernel_dtype, B>;
   if constexpr (requires { K::reads_in_place(index_t{}, index_t{}, index_t{}, index_t{}); }) {
     const matrix_layout l = matrix_of<I>(c.shape(), m.strides);
@@ -387,7 +420,7 @@ void plan_matrix_copy(const C& c, const planned_memory<R>& m, plan_state& st) {
 /// composite materialise theirs, a reduction reads its operand fused unless operand_in_memory, a concatenation
 /// evaluates each operand into its slice of the result.
 template <class B, class N>
-void plan_computed_operands(const N& n, plan_state& st) {
+TEXPR_REPORT_PATH void plan_computed_operands(const N& n, plan_state& st) {
   using Op = typename N::op_type;
   if constexpr (is_matmul_node_v<N>) {
     const auto ma = st.operand(0, [&] { return plan_materialize<B>(get<0>(n.operands()), st); });
@@ -424,7 +457,7 @@ void plan_computed_operands(const N& n, plan_state& st) {
 /// evaluate_into(dest, n) for a destination that is fresh (it overlaps nothing) and contiguous or not: n's line
 /// and subtree, and the kernels evaluation runs for them, following dispatch_of.
 template <class B, class N>
-std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st) {
+TEXPR_REPORT_PATH std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st) {
   using Op = typename N::op_type;
   using T = typename N::kernel_dtype;
   constexpr op::kind k = kind_of_v<N>;
@@ -506,7 +539,7 @@ void plan_bind_result(const N& n, plan_state& st) {
 /// result (plan_bind_result) is computed straight into it, here or where an earlier graph read it; otherwise
 /// evaluate_into.
 template <class B, class N>
-void plan_result(const N& n, plan_state& st, int index) {
+TEXPR_REPORT_PATH void plan_result(const N& n, plan_state& st, int index) {
   st.operand(index, [&] {
     if constexpr (is_saved_v<N> && std::is_same_v<typename N::backend, B>) {
       const int id = st.number(&n.get_slot());
