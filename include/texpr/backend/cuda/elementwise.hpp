@@ -1,8 +1,8 @@
 // cuda_kernels::fused_elementwise: one grid-stride kernel per evaluated elementwise tree. Dense trees read by linear
 // index, 16 bytes per operand and thread (four floats, eight 16-bit values) with vector loads and stores when every
 // operand and the destination are aligned; 16-bit results are computed two at a time (half_pairs.hpp). Broadcast
-// trees whose rows are a multiple of that width and whose memory operands are contiguous or broadcast along the last
-// axis read each row piece with one vector load per operand (rows kernel); other broadcast or strided trees unravel
+// trees of rank 2 and up whose rows are a multiple of that width and whose memory operands are contiguous or
+// broadcast along the last axis read each row piece with one vector load per operand (rows kernel); others unravel
 // the index once per ilp consecutive elements and step along the last axis, reading through at(). Both divide in
 // 32 bits when the element count fits (no 64-bit division or remainder per dimension).
 #pragma once
@@ -119,10 +119,11 @@ __global__ void __launch_bounds__(block_threads)
 }
 
 /// True when the rows kernel can write dest from acc: dest's rows are contiguous, a multiple of W elements long and
-/// start on multiples of W elements from a base aligned to W elements; acc's operands are rows_aligned.
+/// start on multiples of W elements from a base aligned to W elements; acc's operands are rows_aligned. Rank 1
+/// keeps the strided kernel (its unravel divides nothing; and one kernel fewer to compile per rank-1 tree).
 template <int W, class T, std::size_t R, class Acc>
 bool rows_fit(const view<T, R, cuda>& dest, const Acc& acc) {
-  if constexpr (R == 0 || !detail::row_loadable<Acc>) {
+  if constexpr (R < 2 || !detail::row_loadable<Acc>) {
     return false;
   } else {
     if (dest.shape()[R - 1] % W != 0 || dest.strides()[R - 1] != 1) return false;
@@ -200,7 +201,7 @@ void fused_elementwise::assign(const view<T, R, cuda>& dest, const Acc& acc, con
       assign_dense<T, Acc><<<grid_for(ceil_div(n, block_threads * ilp)), block_threads, 0, stream>>>(d, acc, n);
     }
   } else if (small && rows_fit<W>(dest, acc)) {
-    if constexpr (R > 0 && detail::row_loadable<Acc>)
+    if constexpr (R >= 2 && detail::row_loadable<Acc>)
       assign_rows<T, R, Acc><<<grid_for(ceil_div(n, block_threads * W)), block_threads, 0, stream>>>(
           d, acc, pack(dest.shape()), pack(dest.strides()), static_cast<std::uint32_t>(n));
   } else {
