@@ -1,43 +1,138 @@
-# Compiles tests/cuda/ptx/broadcast_elementwise.cu to PTX and checks the broadcast elementwise kernels: the 32-bit
-# instances (assign_strided over unsigned int) divide in 32 bits only (no div/rem .u64/.s64, which the 64-bit
-# unravel needs per dimension) and keep their index in registers (no ld.local/st.local).
-# Inputs: COMPILER (nvcc), SOURCE, INCLUDE_DIR, OUT (the .ptx to write).
-execute_process(
-  COMMAND "${COMPILER}" -std=c++20 --expt-relaxed-constexpr -ptx -arch=sm_90 -I${INCLUDE_DIR} ${SOURCE} -o ${OUT}
-  RESULT_VARIABLE _rc ERROR_VARIABLE _err)
-if(NOT _rc EQUAL 0)
-  message(FATAL_ERROR "nvcc -ptx failed:\n${_err}")
-endif()
-file(READ "${OUT}" _ptx)
-set(_checked 0)
-set(_rest "${_ptx}")
-string(FIND "${_rest}" ".entry " _at)
-while(NOT _at EQUAL -1)
-  math(EXPR _from "${_at} + 7")
-  string(SUBSTRING "${_rest}" ${_from} -1 _rest)
+# Compiles tests/cuda/ptx/broadcast_elementwise.cu to PTX for sm_90 and sm_75 and checks the elementwise kernels:
+#   - the 32-bit broadcast instances (assign_strided over unsigned int, and every assign_rows) divide in 32 bits only
+#     (no div/rem .u64/.s64, which the 64-bit unravel needs per dimension) and keep their index in registers (no
+#     ld.local/st.local);
+#   - the rows kernels (assign_rows) read with 128-bit loads (ld.global.nc.v4) and write with 128-bit stores;
+#   - the dense 16-bit kernels (assign_vectorized over half or bfloat16) read and write 16 bytes per thread, and
+#     compute a * b - c (half) and a * b + c (bfloat16) on pairs (mul.rn / sub.rn / add.rn .f16x2 and .bf16x2)
+#     and exp's results rounded in pairs (cvt.rn.f16x2.f32); for sm_75 half keeps its pairs and bfloat16 has no
+#     bf16x2 instruction (it computes in float there).
+# Inputs: COMPILER (nvcc), SOURCE, INCLUDE_DIR, OUT (the sm_90 .ptx to write; the sm_75 one gets the suffix .sm75).
+
+# Sets <out> to the list of the PTX's kernel names, and <out>_<i> to kernel i's body.
+function(_split_kernels ptx out)
+  set(_names "")
+  set(_i 0)
+  set(_rest "${ptx}")
   string(FIND "${_rest}" ".entry " _at)
-  if(_at EQUAL -1)
-    set(_part "${_rest}")
-  else()
-    string(SUBSTRING "${_rest}" 0 ${_at} _part)
+  while(NOT _at EQUAL -1)
+    math(EXPR _from "${_at} + 7")
+    string(SUBSTRING "${_rest}" ${_from} -1 _rest)
+    string(FIND "${_rest}" ".entry " _at)
+    if(_at EQUAL -1)
+      set(_part "${_rest}")
+    else()
+      string(SUBSTRING "${_rest}" 0 ${_at} _part)
+    endif()
+    string(REGEX MATCH "^[A-Za-z0-9_]*" _name "${_part}")
+    list(APPEND _names "${_name}")
+    set(${out}_${_i} "${_part}" PARENT_SCOPE)
+    math(EXPR _i "${_i} + 1")
+  endwhile()
+  set(${out} "${_names}" PARENT_SCOPE)
+endfunction()
+
+# Compiles SOURCE for arch into file, and sets <out> to the PTX text.
+function(_compile arch file out)
+  execute_process(
+    COMMAND "${COMPILER}" -std=c++20 --expt-relaxed-constexpr -ptx -arch=${arch} -I${INCLUDE_DIR} ${SOURCE} -o ${file}
+    RESULT_VARIABLE _rc ERROR_VARIABLE _err)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "nvcc -ptx -arch=${arch} failed:\n${_err}")
   endif()
+  file(READ "${file}" _ptx)
+  set(${out} "${_ptx}" PARENT_SCOPE)
+endfunction()
+
+# Fails unless body contains the regex pattern: kernel name misses what.
+function(_require body pattern name what)
+  if(NOT body MATCHES "${pattern}")
+    message(FATAL_ERROR "${name} has no ${what} (${pattern})")
+  endif()
+endfunction()
+
+_compile(sm_90 "${OUT}" _ptx90)
+_compile(sm_75 "${OUT}.sm75" _ptx75)
+
+# sm_90: the broadcast kernels, and the 16-bit dense ones.
+set(_strided 0)
+set(_rows 0)
+set(_dense16 0)
+_split_kernels("${_ptx90}" _k)
+list(LENGTH _k _count)
+math(EXPR _last "${_count} - 1")
+foreach(_i RANGE ${_last})
+  list(GET _k ${_i} _name)
+  set(_part "${_k_${_i}}")
   # assign_strided<T, R, Acc, I>: the 32-bit instances have I = unsigned int, mangled "j" as the last template
-  # argument ("...jEEvPT_..."); the 64-bit ones have "l".
-  if(NOT _part MATCHES "^(_Z[A-Za-z0-9_]*assign_strided[A-Za-z0-9_]*)")
-    continue()
+  # argument ("...jEEvPT_..."); the 64-bit ones have "l". assign_rows takes its count as unsigned int always.
+  if(_name MATCHES "assign_strided|assign_rows")
+    if(_part MATCHES "(ld|st)\\.local")
+      message(FATAL_ERROR "${_name} uses local memory (${CMAKE_MATCH_0}): its index left registers")
+    endif()
   endif()
-  set(_name "${CMAKE_MATCH_1}")
-  if(_part MATCHES "(ld|st)\\.local")
-    message(FATAL_ERROR "${_name} uses local memory (${CMAKE_MATCH_0}): its index left registers")
-  endif()
-  if(_name MATCHES "jEEvPT_")
-    math(EXPR _checked "${_checked} + 1")
+  if((_name MATCHES "assign_strided" AND _name MATCHES "jEEvPT_") OR _name MATCHES "assign_rows")
     if(_part MATCHES "(div|rem)\\.[us]64")
       message(FATAL_ERROR "${_name} (32-bit indices) still divides in 64 bits (${CMAKE_MATCH_0})")
     endif()
   endif()
-endwhile()
-if(_checked LESS 2)
-  message(FATAL_ERROR "expected at least 2 32-bit assign_strided kernels in the PTX, found ${_checked}")
+  if(_name MATCHES "assign_strided" AND _name MATCHES "jEEvPT_")
+    math(EXPR _strided "${_strided} + 1")
+  endif()
+  if(_name MATCHES "assign_rows")
+    math(EXPR _rows "${_rows} + 1")
+    _require("${_part}" "ld\\.global\\.nc\\.v4" "${_name}" "128-bit load")
+    _require("${_part}" "st\\.global\\.v4" "${_name}" "128-bit store")
+  endif()
+  # assign_vectorized<T, map_accessor<...>> with T half (mangled NS_4half) or bfloat16 (NS_8bfloat16).
+  if(_name MATCHES "assign_vectorizedINS_(4half|8bfloat16)ENS_12map_accessor")
+    set(_type "${CMAKE_MATCH_1}")
+    math(EXPR _dense16 "${_dense16} + 1")
+    _require("${_part}" "ld\\.global\\.nc\\.v4" "${_name}" "128-bit load")
+    _require("${_part}" "st\\.global\\.v4" "${_name}" "128-bit store")
+    if(_name MATCHES "op3exp")
+      _require("${_part}" "cvt\\.rn\\.f16x2\\.f32" "${_name}" "rounding in pairs")
+    elseif(_type STREQUAL "4half")
+      _require("${_part}" "mul\\.rn\\.f16x2" "${_name}" "half2 multiply")
+      _require("${_part}" "sub\\.rn\\.f16x2" "${_name}" "half2 subtract")
+    else()
+      _require("${_part}" "mul\\.rn\\.bf16x2" "${_name}" "bfloat162 multiply")
+      _require("${_part}" "add\\.rn\\.bf16x2" "${_name}" "bfloat162 add")
+    endif()
+  endif()
+endforeach()
+if(_strided LESS 2)
+  message(FATAL_ERROR "expected at least 2 32-bit assign_strided kernels in the PTX, found ${_strided}")
 endif()
-message(STATUS "${_checked} 32-bit broadcast kernels: no 64-bit division, no local memory")
+if(_rows LESS 3)
+  message(FATAL_ERROR "expected at least 3 assign_rows kernels in the PTX, found ${_rows}")
+endif()
+if(NOT _dense16 EQUAL 3)
+  message(FATAL_ERROR "expected 3 dense 16-bit map kernels in the PTX, found ${_dense16}")
+endif()
+
+# sm_75: half keeps its pairs; bfloat16 computes in float (its pair instructions need sm_80).
+set(_dense16_75 0)
+_split_kernels("${_ptx75}" _k)
+list(LENGTH _k _count)
+math(EXPR _last "${_count} - 1")
+foreach(_i RANGE ${_last})
+  list(GET _k ${_i} _name)
+  set(_part "${_k_${_i}}")
+  if(_name MATCHES "assign_vectorizedINS_(4half|8bfloat16)ENS_12map_accessor")
+    set(_type "${CMAKE_MATCH_1}")
+    math(EXPR _dense16_75 "${_dense16_75} + 1")
+    _require("${_part}" "ld\\.global\\.nc\\.v4" "${_name} (sm_75)" "128-bit load")
+    if(_type STREQUAL "8bfloat16" AND _part MATCHES "bf16x2")
+      message(FATAL_ERROR "${_name} (sm_75) uses a bf16x2 instruction, which needs sm_80")
+    endif()
+    if(_type STREQUAL "4half" AND NOT _name MATCHES "op3exp")
+      _require("${_part}" "mul\\.rn\\.f16x2" "${_name} (sm_75)" "half2 multiply")
+    endif()
+  endif()
+endforeach()
+if(NOT _dense16_75 EQUAL 3)
+  message(FATAL_ERROR "expected 3 dense 16-bit map kernels in the sm_75 PTX, found ${_dense16_75}")
+endif()
+message(STATUS "${_strided} 32-bit strided and ${_rows} rows broadcast kernels: 32-bit division, no local memory; "
+               "rows and ${_dense16} 16-bit dense kernels: 128-bit loads and stores, 16-bit pairs (sm_90, sm_75)")

@@ -191,7 +191,7 @@ template <class To> ld convert_ref(ld x) {
   } else if constexpr (std::is_same_v<To, tx::half> || std::is_same_v<To, tx::bfloat16>) {
     constexpr int mant = std::is_same_v<To, tx::half> ? 10 : 7;
     constexpr int emin = std::is_same_v<To, tx::half> ? -14 : -126;
-    const ld maxv = std::is_same_v<To, tx::half> ? 65504.0L : static_cast<ld>(std::numeric_limits<float>::max());
+    const ld maxv = std::is_same_v<To, tx::half> ? 65504.0L : std::ldexp(255.0L, 120);  // bfloat16's: (2 - 2^-7) 2^127
     if (std::isnan(x) || std::isinf(x) || x == 0) return x;
     const ld ax = std::fabs(x);
     int e = std::ilogb(ax);

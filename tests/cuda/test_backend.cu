@@ -1,7 +1,9 @@
 // The cuda backend beyond the registry table: device info, streams (evaluation never waits for the device, and
 // every read or write of a tensor uses its stream), errors (out of memory, shapes), views over foreign device memory,
 // strided and aliased destinations, empty inputs, NaN in reductions, the reduction paths by line length and by
-// column layout, tensors of more than 2^31 elements, TF32 and half/bfloat16 matmul at larger sizes.
+// column layout, tensors of more than 2^31 elements, TF32 and half/bfloat16 matmul at larger sizes, 16-bit
+// elementwise bitwise against the per-element rule on every path, broadcast elementwise on the rows kernel and its
+// fallbacks, and bias gradients written beside the delta they sum.
 #include "cuda/support.cuh"
 
 #include <thrust/device_vector.h>
@@ -1009,5 +1011,223 @@ TEST_CASE("bias gradients written by the launches of the delta and dlogits they 
     }
     check_reference(std::get<0>(got), ld_matmul(lx, delta, in, rows, cols, true), "dw");
     check_reference(std::get<1>(got), column_sums(delta, rows, cols), "db");
+  }
+}
+
+namespace {
+
+/// Deterministic 64-bit values (splitmix64).
+std::uint64_t next_bits(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// n 16-bit floats T: a third raw bit patterns (every magnitude, subnormals, zeros of both signs, infinities, NaN),
+/// a third in [-4, 4]; the rest, given `cancel`, cancel its elements (their negation with the low bits changed, so
+/// sums and differences round near zero), else in [-4, 4] too.
+template <class T>
+tx::tensor<T, 1> inputs16(tx::index_t n, std::uint64_t seed, const tx::tensor<T, 1>* cancel = nullptr) {
+  tx::tensor<T, 1> t(tx::shape_t<1>{n});
+  std::uint64_t s = seed;
+  for (tx::index_t i = 0; i < n; ++i) {
+    const std::uint64_t r = next_bits(s);
+    T v{};
+    if (r % 3 == 0) {
+      v.bits = static_cast<std::uint16_t>(r >> 32);
+    } else if (r % 3 == 1 || cancel == nullptr) {
+      v = T(static_cast<float>(static_cast<double>(r >> 11) * 0x1p-53 * 8 - 4));
+    } else {
+      v = cancel->data()[i];
+      v.bits = static_cast<std::uint16_t>((v.bits ^ 0x8000u) ^ ((r >> 32) & 3u));
+    }
+    t.data()[i] = v;
+  }
+  return t;
+}
+
+/// x rounded to 16-bit float T (the tests' own rounding, tests/core/reference.hpp).
+template <class T>
+ld round16(float x) {
+  return test::convert_ref<T>(static_cast<ld>(x));
+}
+/// The float a 16-bit reference value is (exactly).
+inline float as_float(ld x) { return static_cast<float>(x); }
+
+/// Counts the `count` elements from got (element `first` of the reference's indexing) that are not bitwise the
+/// reference: the same value and sign, or both NaN.
+template <class T, class Ref>
+int mismatches16(const T* got, tx::index_t count, tx::index_t first, const Ref& ref, const std::string& what) {
+  int bad = 0;
+  for (tx::index_t i = 0; i < count; ++i) {
+    const ld want = ref(first + i);
+    const ld g = test::wide(got[i]);
+    const bool same = std::isnan(want) ? std::isnan(g) : (g == want && std::signbit(g) == std::signbit(want));
+    if (!same && bad++ == 0) MESSAGE(what, ": element ", first + i, " is ", g, ", want ", want);
+  }
+  return bad;
+}
+
+/// 16-bit elementwise on the device against the documented rule (each node computed in float, rounded once to
+/// nearest even), bitwise: aligned tensors (16-byte loads, pairs, a tail of 3), unaligned operands into an aligned
+/// destination, and unaligned operands and destination (element by element).
+template <class T>
+void check_elementwise16() {
+  const tx::index_t n = 4099;  // 512 chunks of 8 and a tail of 3
+  const auto ha = inputs16<T>(n, 1), hb = inputs16<T>(n, 2, &ha), hc = inputs16<T>(n, 3, &hb);
+  const auto hx = test::random<float, 1>({n}, -70000, 70000);
+  const auto a = dev(ha), b = dev(hb), c = dev(hc);
+  const auto x = dev(hx);
+  const auto f = [](T v) { return static_cast<float>(v); };
+  // operand views from element 1: unaligned for every vector width
+  const tx::view<const T, 1, tx::cuda> ua(a.data() + 1, {n - 1}), ub(b.data() + 1, {n - 1}), uc(c.data() + 1, {n - 1});
+  const tx::view<const float, 1, tx::cuda> ux(x.data() + 1, {n - 1});
+
+  const auto run = [&](const std::string& what, const auto& make, const auto& ref) {
+    const tx::tensor<T, 1, tx::cuda> dense = make(a, b, c, x);
+    CHECK(mismatches16(tx::to_host(dense).data(), n, 0, ref, what + " (aligned)") == 0);
+    const tx::tensor<T, 1, tx::cuda> shifted = make(ua, ub, uc, ux);
+    CHECK(mismatches16(tx::to_host(shifted).data(), n - 1, 1, ref, what + " (unaligned operands)") == 0);
+    tx::tensor<T, 1, tx::cuda> buf(tx::shape_t<1>{n});
+    tx::view<T, 1, tx::cuda> dst(buf.data() + 1, {n - 1});
+    dst = make(ua, ub, uc, ux);
+    CHECK(mismatches16(tx::to_host(buf).data() + 1, n - 1, 1, ref, what + " (unaligned operands and destination)") ==
+          0);
+  };
+  const auto A = [&](tx::index_t i) { return f(ha(i)); };
+  const auto B = [&](tx::index_t i) { return f(hb(i)); };
+  const auto C = [&](tx::index_t i) { return f(hc(i)); };
+  run(
+      "a + b", [](const auto& p, const auto& q, const auto&, const auto&) { return p + q; },
+      [&](tx::index_t i) { return round16<T>(A(i) + B(i)); });
+  run(
+      "a - b", [](const auto& p, const auto& q, const auto&, const auto&) { return p - q; },
+      [&](tx::index_t i) { return round16<T>(A(i) - B(i)); });
+  run(
+      "a * b", [](const auto& p, const auto& q, const auto&, const auto&) { return p * q; },
+      [&](tx::index_t i) { return round16<T>(A(i) * B(i)); });
+  run(
+      "-a", [](const auto& p, const auto&, const auto&, const auto&) { return -p; },
+      [&](tx::index_t i) { return round16<T>(-A(i)); });
+  run(
+      "abs(a)", [](const auto& p, const auto&, const auto&, const auto&) { return tx::abs(p); },
+      [&](tx::index_t i) { return round16<T>(std::fabs(A(i))); });
+  run(
+      "a * b - c (two roundings)", [](const auto& p, const auto& q, const auto& r, const auto&) { return p * q - r; },
+      [&](tx::index_t i) { return round16<T>(as_float(round16<T>(A(i) * B(i))) - C(i)); });
+  run(
+      "(a + b) * c (two roundings)",
+      [](const auto& p, const auto& q, const auto& r, const auto&) { return (p + q) * r; },
+      [&](tx::index_t i) { return round16<T>(as_float(round16<T>(A(i) + B(i))) * C(i)); });
+  run(
+      "a / b (float, rounded in pairs)", [](const auto& p, const auto& q, const auto&, const auto&) { return p / q; },
+      [&](tx::index_t i) { return round16<T>(A(i) / B(i)); });
+  run(
+      "cast of float (rounded in pairs)",
+      [](const auto&, const auto&, const auto&, const auto& s) { return tx::cast<T>(s); },
+      [&](tx::index_t i) { return round16<T>(hx(i)); });
+
+  // One rounding of the exact result equals float's then 16-bit's for add, subtract and multiply (the reason the
+  // device may use pair instructions for them): checked here on every input pair.
+  int double_rounding = 0;
+  for (tx::index_t i = 0; i < n; ++i) {
+    const ld x0 = test::wide(ha(i)), y0 = test::wide(hb(i));
+    const ld exact[3] = {x0 + y0, x0 - y0, x0 * y0};
+    const float in_float[3] = {A(i) + B(i), A(i) - B(i), A(i) * B(i)};
+    for (int k = 0; k < 3; ++k) {
+      const ld once = test::convert_ref<T>(exact[k]), twice = round16<T>(in_float[k]);
+      if (!(std::isnan(once) ? std::isnan(twice) : once == twice && std::signbit(once) == std::signbit(twice)))
+        ++double_rounding;
+    }
+  }
+  CHECK(double_rounding == 0);
+}
+
+} // namespace
+
+TEST_CASE("16-bit elementwise: 16-byte loads and pair arithmetic are bitwise the per-element rule") {
+  SUBCASE("half") { check_elementwise16<tx::half>(); }
+  SUBCASE("bfloat16") { check_elementwise16<tx::bfloat16>(); }
+}
+
+TEST_CASE("broadcast elementwise: rows read by vector loads, and every fallback, against float references") {
+  // One buffer holds x at an aligned start and at element 1 (unaligned rows); b likewise.
+  const tx::index_t rows = 37;
+  const auto hbuf = test::random<float, 1>({rows * 72 + 8}, -3, 3);
+  const auto hbias = test::random<float, 1>({80}, -3, 3);
+  const auto buf = dev(hbuf);
+  const auto bias = dev(hbias);
+  const auto xv = [&](tx::index_t first, tx::index_t len) {
+    return tx::view<const float, 2, tx::cuda>(buf.data() + first, {rows, len});
+  };
+  const auto bv = [&](tx::index_t first, tx::index_t len) {
+    return tx::view<const float, 1, tx::cuda>(bias.data() + first, {len});
+  };
+  const auto X = [&](tx::index_t first, tx::index_t len, tx::index_t i, tx::index_t j) {
+    return hbuf(first + i * len + j);
+  };
+
+  SUBCASE("bias add and softmax shift: aligned rows of 4k floats, rows of 63, unaligned x or bias") {
+    // (x offset, row length, bias offset): aligned rows of 4k floats (the rows kernel); a row length of 63, x or the
+    // bias from element 1 (the 32-bit strided kernel).
+    const tx::index_t cases[][3] = {{0, 64, 0}, {0, 72, 4}, {4, 8, 0}, {0, 63, 0}, {1, 64, 0}, {0, 64, 1}};
+    for (const auto& cs : cases) {
+      const tx::index_t xo = cs[0], len = cs[1], bo = cs[2];
+      CAPTURE(xo);
+      CAPTURE(len);
+      CAPTURE(bo);
+      const tx::tensor<float, 2, tx::cuda> sum = xv(xo, len) + bv(bo, len);
+      const auto got = tx::to_host(sum);
+      for (tx::index_t i = 0; i < rows; ++i)
+        for (tx::index_t j = 0; j < len; ++j) REQUIRE(got(i, j) == X(xo, len, i, j) + hbias(bo + j));
+      // the softmax shift: each row minus its maximum (a column broadcast along the rows)
+      const tx::tensor<float, 2, tx::cuda> m = tx::max(xv(xo, len), 1, tx::keepdims);
+      const auto shifted = tx::to_host(tx::tensor<float, 2, tx::cuda>(xv(xo, len) - m));
+      for (tx::index_t i = 0; i < rows; ++i) {
+        float mx = X(xo, len, i, 0);
+        for (tx::index_t j = 1; j < len; ++j) mx = std::max(mx, X(xo, len, i, j));
+        for (tx::index_t j = 0; j < len; ++j) REQUIRE(shifted(i, j) == X(xo, len, i, j) - mx);
+      }
+    }
+  }
+  SUBCASE("rank 3, a generator operand, and a destination with a row stride") {
+    const auto hx = test::random<float, 3>({5, 7, 12}, -3, 3);
+    const auto hy = test::random<float, 2>({7, 12}, -3, 3);
+    const auto x3 = dev(hx);
+    const auto y2 = dev(hy);
+    const auto got =
+        tx::to_host(tx::tensor<float, 3, tx::cuda>(x3 * y2 + tx::arange<float, tx::cuda>(0.0f, 12.0f, 1.0f)));
+    for (tx::index_t i = 0; i < 5; ++i)
+      for (tx::index_t j = 0; j < 7; ++j)
+        for (tx::index_t k = 0; k < 12; ++k) REQUIRE(got(i, j, k) == hx(i, j, k) * hy(j, k) + static_cast<float>(k));
+    tx::tensor<float, 2, tx::cuda> wide(tx::shape_t<2>{rows, 128});
+    tx::slice(wide, 1, 64, 128) = tx::full<tx::cuda>(tx::shape_t<2>{rows, 64}, -7.0f);
+    tx::slice(wide, 1, 0, 64) = xv(0, 64) + bv(0, 64);
+    const auto w = tx::to_host(wide);
+    for (tx::index_t i = 0; i < rows; ++i)
+      for (tx::index_t j = 0; j < 128; ++j) REQUIRE(w(i, j) == (j < 64 ? X(0, 64, i, j) + hbias(j) : -7.0f));
+  }
+  SUBCASE("16-bit rows: 8 per vector, pairs; and rows of 61") {
+    const auto hh = inputs16<tx::half>(rows * 64 + 8, 5);
+    const auto hbh = inputs16<tx::half>(72, 6);
+    const auto h = dev(hh);
+    const auto bh = dev(hbh);
+    const auto f = [](tx::half v) { return static_cast<float>(v); };
+    for (const tx::index_t len : {64, 61}) {
+      for (const tx::index_t xo : {0, 8, 1}) {  // aligned, aligned by 16 bytes, unaligned
+        CAPTURE(len);
+        CAPTURE(xo);
+        const tx::view<const tx::half, 2, tx::cuda> x16(h.data() + xo, {rows, len});
+        const tx::view<const tx::half, 1, tx::cuda> b16(bh.data(), {len});
+        const tx::tensor<tx::half, 2, tx::cuda> s = x16 * b16 + b16;
+        const auto got = tx::to_host(s);
+        const auto ref = [&](tx::index_t k) {
+          const tx::index_t j = k % len;
+          return round16<tx::half>(as_float(round16<tx::half>(f(hh(xo + k)) * f(hbh(j)))) + f(hbh(j)));
+        };
+        CHECK(mismatches16(got.data(), rows * len, 0, ref, "x * b + b") == 0);
+      }
+    }
   }
 }

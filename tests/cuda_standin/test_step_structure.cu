@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "cuda_standin/standin.hpp"
 
@@ -170,6 +171,44 @@ std::vector<sd::record> run_steps(int steps, bool print) {
 std::size_t syncs_besides_loss(const sd::record& r) { return r.syncs.empty() ? 0 : r.syncs.size() - 1; }
 
 }  // namespace
+
+TEST_CASE("elementwise kernel choice: 16 bytes per thread for 16-bit values, the rows kernel for aligned broadcasts") {
+  // the one launch of `run`: its kernel family and grid
+  const auto only_launch = [](const auto& run) {
+    const sd::scope s;
+    run();
+    const auto r = s.taken();
+    REQUIRE(r.launches.size() == 1);
+    return std::make_pair(sd::kernel_family(r.launches[0].kernel), r.launches[0].grid.x);
+  };
+  SUBCASE("dense half and bfloat16: 8 values per thread (a grid of 8192 / (256 * 8) blocks)") {
+    const tx::tensor<tx::half, 1, tx::cuda> a = tx::zeros<tx::half, tx::cuda>({8192});
+    const tx::tensor<tx::bfloat16, 1, tx::cuda> b = tx::zeros<tx::bfloat16, tx::cuda>({8192});
+    CHECK(only_launch([&] { const tx::tensor<tx::half, 1, tx::cuda> c = a * a + a; }) ==
+          std::make_pair(std::string("cuda_impl::assign_vectorized"), 4u));
+    CHECK(only_launch([&] { const tx::tensor<tx::bfloat16, 1, tx::cuda> c = b - b; }) ==
+          std::make_pair(std::string("cuda_impl::assign_vectorized"), 4u));
+  }
+  SUBCASE("broadcast: rows of 4k aligned floats take the rows kernel; other rows, unaligned operands the strided one") {
+    const ctensor<2> x = tx::zeros<float, tx::cuda>({64, 129});
+    const ctensor<1> b = tx::zeros<float, tx::cuda>({129});
+    const ctensor<2> col = tx::zeros<float, tx::cuda>({64, 1});
+    const auto xv = [&](tx::index_t first, tx::index_t len) {
+      return tx::view<const float, 2, tx::cuda>(x.data() + first, {64, len});
+    };
+    const auto bv = [&](tx::index_t first, tx::index_t len) {
+      return tx::view<const float, 1, tx::cuda>(b.data() + first, {len});
+    };
+    const std::string rows = "cuda_impl::assign_rows", strided = "cuda_impl::assign_strided";
+    CHECK(only_launch([&] { const ctensor<2> c = xv(0, 128) + bv(0, 128); }).first == rows);
+    CHECK(only_launch([&] { const ctensor<2> c = xv(0, 128) - col; }).first == rows);        // the softmax shift
+    CHECK(only_launch([&] { const ctensor<2> c = xv(0, 128) + bv(0, 128); }).second == 8u);  // 64 * 128 / (256 * 4)
+    CHECK(only_launch([&] { const ctensor<2> c = xv(0, 129) + bv(0, 129); }).first == strided);
+    CHECK(only_launch([&] { const ctensor<2> c = xv(1, 128) + bv(0, 128); }).first == strided);
+    CHECK(only_launch([&] { const ctensor<2> c = xv(0, 128) + bv(1, 128); }).first == strided);
+    CHECK(only_launch([&] { const ctensor<2> c = xv(0, 64) + tx::transpose(xv(0, 64)); }).first == strided);
+  }
+}
 
 // Launches are texpr's own: cuBLAS's kernels inside each GEMM are not seen here (a profiler counts them too).
 TEST_CASE("the mlp training step as one unit: at most 16 launches, GEMMs included; no allocation or sync after the first") {

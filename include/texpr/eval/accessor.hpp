@@ -40,6 +40,11 @@ namespace texpr {
 ///   chunk_reader     (host) reads a line, after seek along the last axis, in unit-stride chunks:
 ///                    init(arena), bind(a, len), start(first, n), then c[i] == a.along(first + i);
 ///   aligned(bytes), load<N>(i, out)  (cuda) N consecutive dense elements from i (a multiple of N) as vector loads.
+///   rows_aligned(bytes), load_at<N>(idx, out)  (cuda) N consecutive elements along the last axis from idx
+///                    (idx[last] a multiple of N) as one vector load per memory operand, or one load of a value
+///                    broadcast along that axis; rows_aligned(N * sizeof(value_type)) says whether that holds.
+/// A map's kernel may offer Kernel::apply_n<Op, R, N>(out, in...) (N results at once, each bitwise Kernel::apply's);
+/// vector loads then use it.
 template <class A>
 concept accessor = std::is_trivially_copyable_v<A> &&
                    requires(A& a, const A& ca, index_t i, const index_t* idx, std::size_t axis) {
@@ -168,6 +173,35 @@ template <class Source, std::size_t RO> struct strided_accessor {
       TEXPR_UNROLL for (int k = 0; k < N; ++k) out[k] = src(i + k);
     }
   }
+  /// (cuda) True when load_at<N> with N * sizeof(value_type) == bytes reads memory by one aligned vector load or one
+  /// broadcast value: along the last axis the operand is broadcast, or contiguous with every row start (index
+  /// multiples of N along it) aligned to `bytes`.
+  TEXPR_HOST_DEVICE bool rows_aligned(std::size_t bytes) const {
+    if constexpr (Source::is_memory && RO > 0) {
+      if (st[RO - 1] == 0) return true;
+      if (st[RO - 1] != 1 || reinterpret_cast<std::uintptr_t>(src.p) % bytes != 0) return false;
+      const auto n = static_cast<index_t>(bytes / sizeof(value_type));
+      TEXPR_UNROLL for (std::size_t d = 0; d + 1 < RO; ++d) if (st[d] % n != 0) return false;
+    }
+    return true;
+  }
+  /// (cuda) N elements along the last axis from idx (idx[RO - 1] a multiple of N; rows_aligned for memory).
+  template <int N>
+  TEXPR_HOST_DEVICE void load_at(const index_t* idx, value_type (&out)[N]) const {
+    static_assert(RO > 0, "texpr: load_at reads along the last axis of a rank >= 1 output");
+    index_t off = 0;
+    TEXPR_UNROLL for (std::size_t d = 0; d != RO; ++d) off += idx[d] * st[d];
+    if constexpr (Source::is_memory) {
+      if (st[RO - 1] == 0) {
+        const value_type v = src(off);
+        TEXPR_UNROLL for (int k = 0; k < N; ++k) out[k] = v;
+      } else {
+        detail::load_vector<N>(src.p + off, out);
+      }
+    } else {
+      TEXPR_UNROLL for (int k = 0; k < N; ++k) out[k] = src(off + k * st[RO - 1]);
+    }
+  }
 
   /// (host) Unit-stride chunks of a line: a pointer into memory when the line's step is 1, else a buffer filled
   /// once per line (step 0: a broadcast value) or gathered per chunk.
@@ -239,6 +273,13 @@ template <class T> struct constant_accessor {
   template <int N> TEXPR_HOST_DEVICE void load(index_t, T (&out)[N]) const {
     TEXPR_UNROLL for (int k = 0; k < N; ++k) out[k] = v;
   }
+  /// (cuda) Always: a constant is broadcast along every axis.
+  TEXPR_HOST_DEVICE bool rows_aligned(std::size_t) const { return true; }
+  /// (cuda) The constant, N times.
+  template <int N>
+  TEXPR_HOST_DEVICE void load_at(const index_t*, T (&out)[N]) const {
+    TEXPR_UNROLL for (int k = 0; k < N; ++k) out[k] = v;
+  }
   /// (host) The constant, per element.
   struct chunk_reader {
     T v{};
@@ -273,6 +314,19 @@ template <class A> concept vector_loadable = requires(const A& a, index_t i, typ
   a.template load<4>(i, out);
 };
 
+/// True when A offers (cuda) vector loads along the last axis at a multi-index.
+template <class A>
+concept row_loadable = requires(const A& a, const index_t* idx, typename A::value_type (&out)[4]) {
+  { a.rows_aligned(std::size_t{16}) } -> std::convertible_to<bool>;
+  a.template load_at<4>(idx, out);
+};
+
+/// True when Kernel computes N results of Op at once (Kernel::apply_n).
+template <class Kernel, class Op, class R, int N, class... V>
+concept applies_n = requires {
+  Kernel::template apply_n<Op, R, N>(std::declval<R(&)[N]>(), std::declval<const V(&)[N]>()...);
+};
+
 } // namespace detail
 
 /// Accessor of an elementwise node: Op over the operand accessors A..., computed by Kernel::apply<Op, R>, the
@@ -288,6 +342,15 @@ template <class Kernel, class Op, class R, class... A> struct map_accessor {
   TEXPR_HOST_DEVICE R along(index_t j) const { return along_impl(j, std::index_sequence_for<A...>{}); }
   TEXPR_HOST_DEVICE bool aligned(std::size_t bytes) const { return aligned_impl(bytes, std::index_sequence_for<A...>{}); }
   template <int N> TEXPR_HOST_DEVICE void load(index_t i, R (&out)[N]) const { load_impl<N>(i, out, std::index_sequence_for<A...>{}); }
+  /// (cuda) True when every operand's rows are (rows_aligned, each for its own element size).
+  TEXPR_HOST_DEVICE bool rows_aligned(std::size_t bytes) const requires(detail::row_loadable<A> && ...) {
+    return rows_aligned_impl(bytes, std::index_sequence_for<A...>{});
+  }
+  /// (cuda) N results along the last axis from idx: each operand's load_at, combined by the op.
+  template <int N>
+  TEXPR_HOST_DEVICE void load_at(const index_t* idx, R (&out)[N]) const requires(detail::row_loadable<A> && ...) {
+    load_at_impl<N>(idx, out, std::index_sequence_for<A...>{});
+  }
 
   /// (host) The operands' chunk readers, combined by the op.
   struct chunk_reader {
@@ -346,7 +409,27 @@ template <class Kernel, class Op, class R, class... A> struct map_accessor {
   template <int N, std::size_t... I> TEXPR_HOST_DEVICE void load_impl(index_t i, R (&out)[N], std::index_sequence<I...>) const {
     detail::tuple<typename A::value_type[N]...> in;
     (load_one<N>(detail::get<I>(args), i, detail::get<I>(in)), ...);
-    TEXPR_UNROLL for (int k = 0; k < N; ++k) out[k] = Kernel::template apply<Op, R>(detail::get<I>(in)[k]...);
+    combine<N>(out, in, std::index_sequence<I...>{});
+  }
+  template <std::size_t... I>
+  TEXPR_HOST_DEVICE bool rows_aligned_impl(std::size_t bytes, std::index_sequence<I...>) const {
+    return (detail::get<I>(args).rows_aligned(bytes / sizeof(R) * sizeof(typename A::value_type)) && ...);
+  }
+  template <int N, std::size_t... I>
+  TEXPR_HOST_DEVICE void load_at_impl(const index_t* idx, R (&out)[N], std::index_sequence<I...>) const {
+    detail::tuple<typename A::value_type[N]...> in;
+    (detail::get<I>(args).template load_at<N>(idx, detail::get<I>(in)), ...);
+    combine<N>(out, in, std::index_sequence<I...>{});
+  }
+  /// out[k] = Op(in[k]...), N at once where the kernel offers it.
+  template <int N, std::size_t... I>
+  TEXPR_HOST_DEVICE static void combine(R (&out)[N], const detail::tuple<typename A::value_type[N]...>& in,
+                                        std::index_sequence<I...>) {
+    if constexpr (detail::applies_n<Kernel, Op, R, N, typename A::value_type...>) {
+      Kernel::template apply_n<Op, R, N>(out, detail::get<I>(in)...);
+    } else {
+      TEXPR_UNROLL for (int k = 0; k < N; ++k) out[k] = Kernel::template apply<Op, R>(detail::get<I>(in)[k]...);
+    }
   }
 };
 

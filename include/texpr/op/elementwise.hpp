@@ -514,13 +514,23 @@ template <class Op> concept cast_op = requires { typename Op::target; };
 } // namespace texpr::detail
 
 namespace texpr::detail {
+/// The value of arithmetic Op (or a cast to a non-8-bit R) on stored operand values, in the compute type, before
+/// apply_op stores it as R: so a backend that rounds several results at once rounds the same values.
+template <class Op, class R, class... V>
+TEXPR_HOST_DEVICE auto compute_op(V... v) {
+  if constexpr (cast_op<Op>)
+    return convert<compute_t<R>>(widen(v)...);
+  else
+    return Op::apply(widen(v)...);
+}
+
 /// Applies elementwise Op to stored operand values, giving dtype R: 16-bit floats widen to float and round back
 /// once; predicates give bool; where selects without arithmetic; cast converts (saturating, NaN to 0).
 template <class Op, class R, class... V> TEXPR_HOST_DEVICE R apply_op(V... v) {
   if constexpr (selecting_op<Op>) return Op::apply(v...);
   else if constexpr (cast_op<Op> && is_float8_v<R>) return narrow<R>(widen(v)...);  // one rounding, from a double too
-  else if constexpr (cast_op<Op>) return narrow<R>(convert<compute_t<R>>(widen(v)...));
   else if constexpr (predicate_op<Op>) return Op::apply(widen(v)...);
-  else return narrow<R>(Op::apply(widen(v)...));
+  else
+    return narrow<R>(compute_op<Op, R>(v...));
 }
 } // namespace texpr::detail

@@ -1,7 +1,10 @@
 // cuda_kernels::fused_elementwise: one grid-stride kernel per evaluated elementwise tree. Dense trees read by linear
-// index, four elements per thread, with vector loads and stores when every operand and the destination are aligned;
-// broadcast or strided trees unravel the index once per ilp consecutive elements (32-bit division when the element
-// count fits, no 64-bit division or remainder per dimension) and step along the last axis, reading through at().
+// index, 16 bytes per operand and thread (four floats, eight 16-bit values) with vector loads and stores when every
+// operand and the destination are aligned; 16-bit results are computed two at a time (half_pairs.hpp). Broadcast
+// trees of rank 2 and up whose rows are a multiple of that width and whose memory operands are contiguous or
+// broadcast along the last axis read each row piece with one vector load per operand (rows kernel); others unravel
+// the index once per ilp consecutive elements and step along the last axis, reading through at(). Both divide in
+// 32 bits when the element count fits (no 64-bit division or remainder per dimension).
 #pragma once
 
 #if defined(__CUDACC__)
@@ -22,35 +25,42 @@ namespace texpr::detail::cuda_impl {
 
 inline constexpr int ilp = 4;  // elements per thread per step: independent loads in flight
 
+/// Elements per thread per step on the vector paths: 16 bytes of 16-bit values (one 128-bit load per operand of the
+/// result's type), else ilp.
+template <class T>
+inline constexpr int elementwise_width = sizeof(T) == 2 ? 8 : ilp;
+
 /// V elements of U written as one aligned memory transaction.
 template <class U, int V> struct alignas(sizeof(U) * V) aligned_vec {
   U v[V];
 };
 
-/// ilp consecutive dense elements from i: vector loads when the accessor offers them.
-template <class Acc, class T> __device__ inline void load_dense(const Acc& a, index_t i, T (&out)[ilp]) {
+/// W consecutive dense elements from i: vector loads when the accessor offers them.
+template <int W, class Acc, class T>
+__device__ inline void load_dense(const Acc& a, index_t i, T (&out)[W]) {
   if constexpr (vector_loadable<Acc>) {
-    a.template load<ilp>(i, out);
+    a.template load<W>(i, out);
   } else {
 #pragma unroll
-    for (int k = 0; k < ilp; ++k) out[k] = a.linear(i + k);
+    for (int k = 0; k < W; ++k) out[k] = a.linear(i + k);
   }
 }
 
-/// Dense tree, aligned operands and destination: each thread handles ilp consecutive elements per step with vector
-/// loads and one vector store; the last n % ilp elements are written by the first threads.
+/// Dense tree, aligned operands and destination: each thread handles elementwise_width<T> consecutive elements per step
+/// with vector loads and one vector store; the last n % elementwise_width<T> elements are written by the first threads.
 template <class T, class Acc>
 __global__ void __launch_bounds__(block_threads) assign_vectorized(T* __restrict__ d, Acc acc, index_t n) {
-  const index_t chunks = n / ilp;
+  constexpr int W = elementwise_width<T>;
+  const index_t chunks = n / W;
   const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
   const index_t first = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   for (index_t c = first; c < chunks; c += stride) {
-    const index_t i = c * ilp;
-    aligned_vec<T, ilp> out;
-    load_dense(acc, i, out.v);
-    *reinterpret_cast<aligned_vec<T, ilp>*>(d + i) = out;
+    const index_t i = c * W;
+    aligned_vec<T, W> out;
+    load_dense<W>(acc, i, out.v);
+    *reinterpret_cast<aligned_vec<T, W>*>(d + i) = out;
   }
-  const index_t tail = chunks * ilp + first;
+  const index_t tail = chunks * W + first;
   if (tail < n) d[tail] = acc.linear(tail);
 }
 
@@ -84,6 +94,44 @@ __device__ inline void unravel_as(I flat, const index_pack<R>& shape, index_t* i
     flat /= e;
   }
   if constexpr (R > 0) idx[0] = static_cast<index_t>(flat);
+}
+
+/// Broadcast operands, each contiguous (rows aligned) or broadcast along the last axis, into rows of a multiple of
+/// W = elementwise_width<T> elements starting on 16 bytes: each thread takes W consecutive elements of one row per
+/// step, unravels their first index in 32 bits, reads each operand with one vector load (or one load of its value
+/// broadcast along the row) and stores one vector.
+template <class T, std::size_t R, class Acc>
+__global__ void __launch_bounds__(block_threads)
+    assign_rows(T* __restrict__ d, Acc acc, index_pack<R> shape, index_pack<R> dest_strides, std::uint32_t n) {
+  constexpr int W = elementwise_width<T>;
+  const std::uint32_t chunks = n / W;
+  const std::uint32_t stride = gridDim.x * blockDim.x;
+  for (std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < chunks; c += stride) {
+    index_t idx[R] = {};
+    unravel_as<std::uint32_t>(c * W, shape, idx);
+    aligned_vec<T, W> out;
+    acc.template load_at<W>(idx, out.v);
+    index_t o = 0;
+#pragma unroll
+    for (std::size_t q = 0; q != R; ++q) o += idx[q] * dest_strides.v[q];
+    *reinterpret_cast<aligned_vec<T, W>*>(d + o) = out;
+  }
+}
+
+/// True when the rows kernel can write dest from acc: dest's rows are contiguous, a multiple of W elements long and
+/// start on multiples of W elements from a base aligned to W elements; acc's operands are rows_aligned. Rank 1
+/// keeps the strided kernel (its unravel divides nothing; and one kernel fewer to compile per rank-1 tree).
+template <int W, class T, std::size_t R, class Acc>
+bool rows_fit(const view<T, R, cuda>& dest, const Acc& acc) {
+  if constexpr (R < 2 || !detail::row_loadable<Acc>) {
+    return false;
+  } else {
+    if (dest.shape()[R - 1] % W != 0 || dest.strides()[R - 1] != 1) return false;
+    if (reinterpret_cast<std::uintptr_t>(dest.data()) % sizeof(aligned_vec<T, W>) != 0) return false;
+    for (std::size_t q = 0; q + 1 < R; ++q)
+      if (dest.strides()[q] % W != 0) return false;
+    return acc.rows_aligned(sizeof(aligned_vec<T, W>));
+  }
 }
 
 /// Broadcast or strided operands, or a strided destination: each thread takes ilp consecutive elements of the
@@ -141,18 +189,24 @@ void fused_elementwise::assign(const view<T, R, cuda>& dest, const Acc& acc, con
   if (n == 0) return;
   T* d = dest.data();
   const stream_t stream = ctx.stream;
+  constexpr int W = elementwise_width<T>;
+  // 32-bit index arithmetic while the element count (and so every flat index and chunk start) fits.
+  const bool small = n < (index_t(1) << 32) - block_threads * W;
   if (acc.dense() && dest.is_contiguous()) {
-    bool aligned = reinterpret_cast<std::uintptr_t>(d) % sizeof(aligned_vec<T, ilp>) == 0;
-    if constexpr (detail::vector_loadable<Acc>) aligned = aligned && acc.aligned(sizeof(aligned_vec<T, ilp>));
+    bool aligned = reinterpret_cast<std::uintptr_t>(d) % sizeof(aligned_vec<T, W>) == 0;
+    if constexpr (detail::vector_loadable<Acc>) aligned = aligned && acc.aligned(sizeof(aligned_vec<T, W>));
     if (aligned) {
-      assign_vectorized<T, Acc><<<grid_for(ceil_div(n, block_threads * ilp)), block_threads, 0, stream>>>(d, acc, n);
+      assign_vectorized<T, Acc><<<grid_for(ceil_div(n, block_threads * W)), block_threads, 0, stream>>>(d, acc, n);
     } else {
       assign_dense<T, Acc><<<grid_for(ceil_div(n, block_threads * ilp)), block_threads, 0, stream>>>(d, acc, n);
     }
+  } else if (small && rows_fit<W>(dest, acc)) {
+    if constexpr (R >= 2 && detail::row_loadable<Acc>)
+      assign_rows<T, R, Acc><<<grid_for(ceil_div(n, block_threads * W)), block_threads, 0, stream>>>(
+          d, acc, pack(dest.shape()), pack(dest.strides()), static_cast<std::uint32_t>(n));
   } else {
     const unsigned grid = grid_for(ceil_div(n, block_threads * ilp));
-    // 32-bit index arithmetic while the element count (and so every flat index and chunk start) fits.
-    if (n < (index_t(1) << 32) - block_threads * ilp)
+    if (small)
       assign_strided<T, R, Acc, std::uint32_t><<<grid, block_threads, 0, stream>>>(
           d, acc, pack(dest.shape()), pack(dest.strides()), static_cast<std::uint32_t>(n));
     else

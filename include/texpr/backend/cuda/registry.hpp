@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "texpr/backend/cuda/half_pairs.hpp"
 #include "texpr/core/backend.hpp"
 #include "texpr/core/config.hpp"
 #include "texpr/core/context.hpp"
@@ -33,6 +34,11 @@ struct fused_elementwise {
   static constexpr bool capture_safe = true;
   /// One element of an elementwise op (16-bit floats computed in float), on host and device.
   template <class Op, class R, class... V> TEXPR_HOST_DEVICE static R apply(V... v) { return detail::apply_op<Op, R>(v...); }
+  /// N elements at once, bitwise apply's results; on the device 16-bit results two at a time (half_pairs.hpp).
+  template <class Op, class R, int N, class... V>
+  TEXPR_HOST_DEVICE static void apply_n(R (&out)[N], const V (&... in)[N]) {
+    detail::cuda_impl::apply_pairs<Op, R>(out, in...);
+  }
   /// dest = acc, elementwise, enqueued on ctx.stream; dest may be strided.
   template <class T, std::size_t R, class Acc> static void assign(const view<T, R, cuda>& dest, const Acc& acc, context<cuda>& ctx);
   /// What tx::placement and tx::kernel_log name the launch that also writes the column sums.
