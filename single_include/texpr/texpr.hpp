@@ -74,6 +74,10 @@ concept backend_tag = is_backend_v<B>;
 /// optimised again at every call site, and -O2 spent most of a gradient TU's time in the inliner.
 #define TEXPR_NOINLINE [[gnu::noinline]]
 
+/// Marks the placement walk's functions (tx::placement, tx::planned_kernels), which a training step's TU
+/// instantiates once per saved value but runs only when a report is asked for: compiled for size, not speed.
+#define TEXPR_REPORT_PATH [[gnu::cold]]
+
 #if defined(__clang__) && !defined(__CUDACC__) && defined(__has_cpp_attribute)
 #if __has_cpp_attribute(clang::lifetimebound)
 /// On a parameter whose object the result refers to, so that clang warns when the result outlives it (a function
@@ -2577,14 +2581,24 @@ template <class Op> concept cast_op = requires { typename Op::target; };
 } // namespace texpr::detail
 
 namespace texpr::detail {
+/// The value of arithmetic Op (or a cast to a non-8-bit R) on stored operand values, in the compute type, before
+/// apply_op stores it as R: so a backend that rounds several results at once rounds the same values.
+template <class Op, class R, class... V>
+TEXPR_HOST_DEVICE auto compute_op(V... v) {
+  if constexpr (cast_op<Op>)
+    return convert<compute_t<R>>(widen(v)...);
+  else
+    return Op::apply(widen(v)...);
+}
+
 /// Applies elementwise Op to stored operand values, giving dtype R: 16-bit floats widen to float and round back
 /// once; predicates give bool; where selects without arithmetic; cast converts (saturating, NaN to 0).
 template <class Op, class R, class... V> TEXPR_HOST_DEVICE R apply_op(V... v) {
   if constexpr (selecting_op<Op>) return Op::apply(v...);
   else if constexpr (cast_op<Op> && is_float8_v<R>) return narrow<R>(widen(v)...);  // one rounding, from a double too
-  else if constexpr (cast_op<Op>) return narrow<R>(convert<compute_t<R>>(widen(v)...));
   else if constexpr (predicate_op<Op>) return Op::apply(widen(v)...);
-  else return narrow<R>(Op::apply(widen(v)...));
+  else
+    return narrow<R>(compute_op<Op, R>(v...));
 }
 } // namespace texpr::detail
 #endif // TEXPR_SI_TEXPR_OP_ELEMENTWISE_HPP
@@ -4076,6 +4090,133 @@ using host_registry = registry_entries_t<host_rows>;
 // it. Read it as a table. It needs no CUDA headers, so any compiler can check placement; the implementations'
 // bodies (backend/cuda/*.hpp) compile only under nvcc.
 
+// ---- begin texpr/backend/cuda/half_pairs.hpp ----
+#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_HALF_PAIRS_HPP
+#define TEXPR_SI_TEXPR_BACKEND_CUDA_HALF_PAIRS_HPP
+// Elementwise results computed N at a time by the cuda kernels, 16-bit floats two at a time: half and bfloat16 add,
+// subtract and multiply as one half2 / bfloat162 instruction per pair, negate and abs on the sign bits, any other
+// arithmetic op in float with its results rounded to 16 bits in pairs. Each is bitwise detail::apply_op (compute in
+// float, round once per node) for every result that is not NaN; a NaN stays NaN, its payload may differ.
+//   One add, subtract or multiply of two 16-bit values: float's 24-bit significand is at least 2p + 2 bits of half
+//   (p = 11) and bfloat16 (p = 8), so rounding the exact result to float and then to 16 bits equals rounding it to
+//   16 bits once (Figueroa, "When is double rounding innocuous?", SIGNUM 1995); below float's normal range a sum of
+//   two 16-bit values is exact in float, and a bfloat16 product that float rounds is under half the least bfloat16
+//   subnormal either way, so it rounds to a zero of its sign both ways. The pair instructions round once to nearest
+//   even (the _rn forms, which ptxas never contracts into an fma) and keep subnormals; bfloat16 has them from sm_80
+//   (sm_80's are one fma with 1 or -0, exact as well), so an sm_75 build computes bfloat16 in float.
+// This header compiles everywhere (the registry names it); the pair code exists only in device code.
+
+namespace texpr::detail::cuda_impl {
+
+/// How results of an elementwise op are computed two at a time.
+enum class pair_rule {
+  per_element,       ///< One at a time: not a 16-bit result, or no arithmetic (where, comparisons).
+  rounded_in_pairs,  ///< Computed in float, rounded to 16 bits two at a time.
+  packed_add,        ///< One half2 / bfloat162 add.rn per pair.
+  packed_subtract,   ///< One half2 / bfloat162 sub.rn per pair.
+  packed_multiply,   ///< One half2 / bfloat162 mul.rn per pair.
+  sign_flip,         ///< negate: the sign bits flipped (exact).
+  sign_clear,        ///< abs: the sign bits cleared (exact).
+};
+
+/// The rule for Op with result R and operands V... on compute capability Arch (times 10: 800 for sm_80).
+template <class Op, class R, int Arch, class... V>
+constexpr pair_rule pair_rule_for() {
+  if constexpr (!is_float16_v<R> || selecting_op<Op> || predicate_op<Op>)
+    return pair_rule::per_element;
+  else if constexpr (!(std::is_same_v<V, R> && ...))
+    return pair_rule::rounded_in_pairs;
+  else if constexpr (std::is_same_v<Op, op::negate>)
+    return pair_rule::sign_flip;
+  else if constexpr (std::is_same_v<Op, op::abs>)
+    return pair_rule::sign_clear;
+  else if constexpr (std::is_same_v<R, bfloat16> && Arch < 800)
+    return pair_rule::rounded_in_pairs;
+  else if constexpr (std::is_same_v<Op, op::add>)
+    return pair_rule::packed_add;
+  else if constexpr (std::is_same_v<Op, op::subtract>)
+    return pair_rule::packed_subtract;
+  else if constexpr (std::is_same_v<Op, op::multiply>)
+    return pair_rule::packed_multiply;
+  else
+    return pair_rule::rounded_in_pairs;
+}
+
+#if defined(TEXPR_DEVICE_CODE)
+/// CUDA's pair type of 16-bit float R.
+template <class R>
+using cuda_pair_t = std::conditional_t<std::is_same_v<R, half>, __half2, __nv_bfloat162>;
+
+/// x[0] and x[1] as one word, x[0] in the low half (the layout of __half2).
+template <class R>
+__device__ inline std::uint32_t pair_word(const R* x) {
+  return static_cast<std::uint32_t>(x[0].bits) | (static_cast<std::uint32_t>(x[1].bits) << 16);
+}
+template <class P>
+__device__ inline P word_as(std::uint32_t w) {
+  P p;
+  memcpy(&p, &w, sizeof p);
+  return p;
+}
+template <class P>
+__device__ inline std::uint32_t as_word(P p) {
+  std::uint32_t w;
+  memcpy(&w, &p, sizeof w);
+  return w;
+}
+
+/// Results k and k + 1 of Op on the operands' elements from x..., as one word.
+template <class Op, class R, pair_rule Rule, class... V>
+__device__ inline std::uint32_t pair_result(const V*... x) {
+  using P = cuda_pair_t<R>;
+  if constexpr (Rule == pair_rule::sign_flip) {
+    return pair_word(x...) ^ 0x80008000u;
+  } else if constexpr (Rule == pair_rule::sign_clear) {
+    return pair_word(x...) & 0x7FFF7FFFu;
+  } else if constexpr (Rule == pair_rule::packed_add) {
+    return as_word(__hadd2_rn(word_as<P>(pair_word(x))...));
+  } else if constexpr (Rule == pair_rule::packed_subtract) {
+    return as_word(__hsub2_rn(word_as<P>(pair_word(x))...));
+  } else if constexpr (Rule == pair_rule::packed_multiply) {
+    return as_word(__hmul2_rn(word_as<P>(pair_word(x))...));
+  } else {
+    // detail::narrow's rounding (to float, then to nearest even 16-bit), two at a time: cvt.rn.f16x2.f32 and
+    // cvt.rn.bf16x2.f32 from sm_80.
+    const float lo = static_cast<float>(compute_op<Op, R>(x[0]...));
+    const float hi = static_cast<float>(compute_op<Op, R>(x[1]...));
+    if constexpr (std::is_same_v<R, half>)
+      return as_word(__floats2half2_rn(lo, hi));
+    else
+      return as_word(__floats2bfloat162_rn(lo, hi));
+  }
+}
+#endif
+
+/// out[k] = apply_op<Op, R>(in[k]...) for k < N; in device code 16-bit results two at a time (pair_rule_for).
+template <class Op, class R, int N, class... V>
+TEXPR_HOST_DEVICE inline void apply_pairs(R (&out)[N], const V (&... in)[N]) {
+#if defined(TEXPR_DEVICE_CODE)
+  constexpr pair_rule rule = pair_rule_for<Op, R, __CUDA_ARCH__, V...>();
+  if constexpr (rule != pair_rule::per_element && N % 2 == 0) {
+#pragma unroll
+    for (int k = 0; k < N; k += 2) {
+      const std::uint32_t w = pair_result<Op, R, rule>((in + k)...);
+      out[k].bits = static_cast<std::uint16_t>(w);
+      out[k + 1].bits = static_cast<std::uint16_t>(w >> 16);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < N; ++k) out[k] = apply_op<Op, R>(in[k]...);
+  }
+#else
+  for (int k = 0; k < N; ++k) out[k] = apply_op<Op, R>(in[k]...);
+#endif
+}
+
+}  // namespace texpr::detail::cuda_impl
+#endif // TEXPR_SI_TEXPR_BACKEND_CUDA_HALF_PAIRS_HPP
+// ---- end texpr/backend/cuda/half_pairs.hpp ----
+
 /// The cuda backend's implementations. Each is what a row names: its entry point is what evaluation calls, and
 /// its name is what tx::placement prints.
 namespace texpr::cuda_kernels {
@@ -4088,6 +4229,11 @@ struct fused_elementwise {
   static constexpr bool capture_safe = true;
   /// One element of an elementwise op (16-bit floats computed in float), on host and device.
   template <class Op, class R, class... V> TEXPR_HOST_DEVICE static R apply(V... v) { return detail::apply_op<Op, R>(v...); }
+  /// N elements at once, bitwise apply's results; on the device 16-bit results two at a time (half_pairs.hpp).
+  template <class Op, class R, int N, class... V>
+  TEXPR_HOST_DEVICE static void apply_n(R (&out)[N], const V (&... in)[N]) {
+    detail::cuda_impl::apply_pairs<Op, R>(out, in...);
+  }
   /// dest = acc, elementwise, enqueued on ctx.stream; dest may be strided.
   template <class T, std::size_t R, class Acc> static void assign(const view<T, R, cuda>& dest, const Acc& acc, context<cuda>& ctx);
   /// What tx::placement and tx::kernel_log name the launch that also writes the column sums.
@@ -5911,6 +6057,16 @@ constexpr std::size_t matmul_rank(std::size_t ra, std::size_t rb) {
   if (rb == 1) return ra - 1;
   return ra > rb ? ra : rb;
 }
+
+/// Throws the shape_error of a binary node `op` whose operand shapes a and b do not fit (`what` says how), naming
+/// both and the caller's file:line when given: out of line, one body per pair of ranks, rather than a message
+/// built in every node type's constructor.
+template <std::size_t RA, std::size_t RB>
+[[noreturn]] TEXPR_NOINLINE void throw_operand_shapes(const texpr::source_location* loc, std::string_view op, const char* what,
+                                                      const shape_t<RA>& a, const shape_t<RB>& b) {
+  throw shape_error((loc ? at(*loc) : std::string()) + "texpr: " + std::string(op) + " " + what + ": LHS shape = " +
+                    to_string(a) + " RHS shape = " + to_string(b));
+}
 } // namespace detail
 
 /// Matrix product node (Op: op::matmul, or op::scaled_matmul of 8-bit operands into a wider result). Operands of
@@ -5935,10 +6091,7 @@ template <class A, class B, class Op = op::matmul> class matmul_expr : public ex
       : c_{{std::move(a)}, {std::move(b)}}, scale_(scale) {
     const auto as = detail::get<0>(c_).shape();
     const auto bs = detail::get<1>(c_).shape();
-    auto fail = [&](const char* what) {
-      throw shape_error((loc ? detail::at(*loc) : std::string()) + "texpr: " + std::string(Op::name) + " " + what + ": LHS shape = " +
-                        to_string(as) + " RHS shape = " + to_string(bs));
-    };
+    auto fail = [&](const char* what) { detail::throw_operand_shapes(loc, Op::name, what, as, bs); };
     const index_t ka = as[A::rank - 1];
     const index_t kb = B::rank == 1 ? bs[0] : bs[B::rank - 2];
     if (ka != kb) fail("inner dimensions differ");
@@ -7287,7 +7440,12 @@ struct plan_state : plan_walk {
   /// Records a kernel run of implementation Impl for a node of op Op, dtype T on B (what log_kernel_run logs).
   template <class Impl, class Op, class T, class B>
   void record() {
-    records.push_back({std::string(Impl::name), op_label<Op>(), std::string(dtype_name_v<T>), std::string(B::name)});
+    record_run(Impl::name, &op_label<Op>, dtype_name_v<T>, B::name);
+  }
+  /// record's work, once for every kernel: `label` makes the op's label.
+  TEXPR_NOINLINE TEXPR_REPORT_PATH void record_run(std::string_view impl, std::string (*label)(), std::string_view dtype,
+                                 std::string_view backend) {
+    records.push_back({std::string(impl), label(), std::string(dtype), std::string(backend)});
   }
 };
 
@@ -7310,34 +7468,60 @@ inline std::string format_line(std::size_t depth, const plan_line& l) {
 /// it up for the build's targets, whatever they are).
 using reported_cuda_archs = cuda_targets<75, 80, 86, 87, 89, 90, 100, 103, 110, 120, 121>;
 
-/// The first of the walk's architectures on which user code forbids (Op, T), or 0.
+/// Bit i set when user code forbids (Op, T) on the i-th of the report's architectures A.
 template <class Op, class T, int... A>
-int forbidden_arch_among(const std::vector<int>& archs, cuda_targets<A...>) {
-  for (int a : archs) {
-    bool forbidden = false;
-    ((forbidden = forbidden || (a == A && forbidden_on_arch<Op, T, A>::value)), ...);
-    if (forbidden) return a;
+constexpr std::uint64_t forbidden_arch_mask(cuda_targets<A...>) {
+  static_assert(sizeof...(A) <= 64, "texpr: one mask bit per reported architecture");
+  std::uint64_t mask = 0, bit = 1;
+  ((mask |= forbidden_on_arch<Op, T, A>::value ? bit : 0, bit <<= 1), ...);
+  return mask;
+}
+
+/// The report's architectures, in the order of forbidden_arch_mask's bits.
+template <int... A>
+constexpr std::array<int, sizeof...(A)> reported_arch_array(cuda_targets<A...>) {
+  return {A...};
+}
+
+/// What a kernel column says, from the row's facts: no kernel (not `has`; `registered` when a policy forbids
+/// it), one that needs a newer GPU (`needs`) than one of the walk's architectures, one user code forbids on one of
+/// them (`forbidden`, forbidden_arch_mask's bits), else the implementation's name; `suffix` is appended. One
+/// function for every (op, dtype, backend): the templates only gather the facts.
+TEXPR_NOINLINE TEXPR_REPORT_PATH inline std::string kernel_column_text(bool has, std::string_view name, bool registered, int needs,
+                                                     std::uint64_t forbidden, const std::vector<int>& archs,
+                                                     std::string_view suffix) {
+  std::string r;
+  if (!has) {
+    r = registered ? "ERROR: forbidden by tx::forbidden" : "ERROR: no kernel (evaluation would not compile)";
+  } else {
+    for (int a : archs)
+      if (a < needs) {
+        r = "ERROR: " + std::string(name) + " needs sm_" + std::to_string(needs) + ", built for sm_" + std::to_string(a);
+        break;
+      }
+    if (r.empty() && forbidden) {
+      static constexpr auto reported = reported_arch_array(reported_cuda_archs{});
+      for (int a : archs)
+        for (std::size_t i = 0; i != reported.size(); ++i)
+          if (r.empty() && a == reported[i] && (forbidden >> i & 1))
+            r = "ERROR: forbidden on sm_" + std::to_string(a) + " by tx::forbidden_on_arch";
+    }
+    if (r.empty()) r = std::string(name) + (needs ? " (sm_" + std::to_string(needs) + "+)" : std::string());
   }
-  return 0;
+  r += suffix;
+  return r;
 }
 
 /// The kernel column of a node with op Op on dtype T: its implementation, or why there is none (no kernel, one the
-/// user forbids, or one that needs a newer GPU than one of the walk's architectures st.archs).
+/// user forbids, or one that needs a newer GPU than one of the walk's architectures st.archs), then `suffix`.
 template <class Op, class T, class B>
-std::string kernel_column(const plan_state& st) {
+std::string kernel_column(const plan_state& st, std::string_view suffix = {}) {
   if constexpr (has_kernel<Op, T, B>) {
-    constexpr int needs = kernel_min_arch_v<Op, T, B>;
-    for (int a : st.archs)
-      if (a < needs)
-        return "ERROR: " + std::string(kernel<Op, T, B>::name) + " needs sm_" + std::to_string(needs) + ", built for sm_" +
-               std::to_string(a);
-    if (const int a = forbidden_arch_among<Op, T>(st.archs, reported_cuda_archs{}))
-      return "ERROR: forbidden on sm_" + std::to_string(a) + " by tx::forbidden_on_arch";
-    return std::string(kernel<Op, T, B>::name) + (needs ? " (sm_" + std::to_string(needs) + "+)" : std::string());
-  } else if constexpr (registered_kernel<Op, T, B>)
-    return "ERROR: forbidden by tx::forbidden";
-  else
-    return "ERROR: no kernel (evaluation would not compile)";
+    constexpr std::uint64_t forbidden = forbidden_arch_mask<Op, T>(reported_cuda_archs{});
+    return kernel_column_text(true, kernel<Op, T, B>::name, true, kernel_min_arch_v<Op, T, B>, forbidden, st.archs,
+                              suffix);
+  } else
+    return kernel_column_text(false, {}, registered_kernel<Op, T, B>, 0, 0, st.archs, suffix);
 }
 
 /// Records a kernel run of node N (its registry row) when it has one.
@@ -7362,7 +7546,7 @@ std::string copy_name() {
 
 /// The line of node n with kernel column `how`.
 template <class B, class N>
-std::size_t node_line(const N& n, plan_state& st, std::string how) {
+TEXPR_REPORT_PATH std::size_t node_line(const N& n, plan_state& st, std::string how) {
   return st.line(op_label<typename N::op_type>(), dtype_name_v<typename N::kernel_dtype>, to_string(n.shape()), B::name,
                  std::move(how));
 }
@@ -7384,23 +7568,23 @@ struct planned_memory {
 };
 
 template <class B, class N>
-std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st);
+TEXPR_REPORT_PATH std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st);
 template <class B, class N>
-planned_memory<N::rank> plan_materialize(const N& n, plan_state& st);
+TEXPR_REPORT_PATH planned_memory<N::rank> plan_materialize(const N& n, plan_state& st);
 template <class B, class N>
-std::size_t plan_read(const N& n, plan_state& st, std::string_view fused = " (in the pass above)");
+TEXPR_REPORT_PATH std::size_t plan_read(const N& n, plan_state& st, std::string_view fused = " (in the pass above)");
 
 /// eval/read.hpp's read(n): constants and generators are read in the reader's pass, elementwise nodes fused into
 /// it (their operands read in turn), anything else materialised.
 template <class B, class N>
-std::size_t plan_read(const N& n, plan_state& st, std::string_view fused) {
+TEXPR_REPORT_PATH std::size_t plan_read(const N& n, plan_state& st, std::string_view fused) {
   using Op = typename N::op_type;
   constexpr op::kind k = kind_of_v<N>;
   if constexpr (k == op::kind::constant) {
     return st.line(op_label<Op>(), dtype_name_v<typename N::kernel_dtype>, to_string(n.shape()), N::backend::name,
                    "constant");
   } else if constexpr (k == op::kind::generator || k == op::kind::elementwise) {
-    const std::size_t i = node_line<B>(n, st, kernel_column<Op, typename N::kernel_dtype, B>(st) + std::string(fused));
+    const std::size_t i = node_line<B>(n, st, kernel_column<Op, typename N::kernel_dtype, B>(st, fused));
     int j = 0;
     for_each_operand(n, [&](const auto& c) { st.operand(j++, [&] { plan_read<B>(c, st, fused); }); });
     return i;
@@ -7413,7 +7597,7 @@ std::size_t plan_read(const N& n, plan_state& st, std::string_view fused) {
 /// memory of their operand (copied to contiguous memory when the strides cannot express them), anything else
 /// evaluated into a contiguous temporary.
 template <class B, class N>
-planned_memory<N::rank> plan_materialize(const N& n, plan_state& st) {
+TEXPR_REPORT_PATH planned_memory<N::rank> plan_materialize(const N& n, plan_state& st) {
   using T = typename N::value_type;
   using Op = typename N::op_type;
   constexpr std::size_t R = N::rank;
@@ -7485,10 +7669,10 @@ struct plan_keep {
 
 /// The operands of an epilogue tree's path down to its matmul (evaluation reads the matmul's operands first).
 template <class B, class N>
-void plan_epilogue_path(const N& n, plan_state& st) {
+TEXPR_REPORT_PATH void plan_epilogue_path(const N& n, plan_state& st) {
   if constexpr (is_matmul_node_v<N>) {
     node_line<B>(n, st,
-                 kernel_column<typename N::op_type, typename N::kernel_dtype, B>(st) + " (runs the epilogue above)");
+                 kernel_column<typename N::op_type, typename N::kernel_dtype, B>(st, " (runs the epilogue above)"));
     st.operand(0, [&] { plan_materialize<B>(get<0>(n.operands()), st); });
     st.operand(1, [&] { plan_materialize<B>(get<1>(n.operands()), st); });
   } else {
@@ -7503,7 +7687,7 @@ void plan_epilogue_path(const N& n, plan_state& st) {
 }
 /// The other operands of an epilogue tree, read as eval/epilogue.hpp's read_epilogue reads them.
 template <class B, class N>
-void plan_epilogue_rest(const N& n, plan_state& st) {
+TEXPR_REPORT_PATH void plan_epilogue_rest(const N& n, plan_state& st) {
   int j = 0;
   for_each_operand(n, [&](const auto& c) {
     using C = std::remove_cvref_t<decltype(c)>;
@@ -7518,7 +7702,7 @@ void plan_epilogue_rest(const N& n, plan_state& st) {
 /// compose_into: the operands materialised in order, then the expansion over their memory (its kept
 /// intermediates, then its last expression into the result), listed below the composite after its operands.
 template <class B, class N, std::size_t... I>
-void plan_composite_impl(const N& n, plan_state& st, std::index_sequence<I...>) {
+TEXPR_REPORT_PATH void plan_composite_impl(const N& n, plan_state& st, std::index_sequence<I...>) {
   if (shape_size(n.shape()) == 0) {  // an empty result: nothing runs
     (st.operand(static_cast<int>(I), [&] { node_line<B>(get<I>(n.operands()), st, "none: the result is empty"); }),
      ...);
@@ -7533,7 +7717,7 @@ void plan_composite_impl(const N& n, plan_state& st, std::index_sequence<I...>) 
 /// A GEMM that reads only some layouts in place (cuBLAS: K::reads_in_place) copies operand I of matmul N, c with
 /// planned memory m, to contiguous memory after materialising both operands, when its layout is not one of them.
 template <class B, class N, std::size_t I, class C, std::size_t R>
-void plan_matrix_copy(const C& c, const planned_memory<R>& m, plan_state& st) {
+TEXPR_REPORT_PATH void plan_matrix_copy(const C& c, const planned_memory<R>& m, plan_state& st) {
   using K = kernel<typename N::op_type, typename N::kernel_dtype, B>;
   if constexpr (requires { K::reads_in_place(index_t{}, index_t{}, index_t{}, index_t{}); }) {
     const matrix_layout l = matrix_of<I>(c.shape(), m.strides);
@@ -7550,7 +7734,7 @@ void plan_matrix_copy(const C& c, const planned_memory<R>& m, plan_state& st) {
 /// composite materialise theirs, a reduction reads its operand fused unless operand_in_memory, a concatenation
 /// evaluates each operand into its slice of the result.
 template <class B, class N>
-void plan_computed_operands(const N& n, plan_state& st) {
+TEXPR_REPORT_PATH void plan_computed_operands(const N& n, plan_state& st) {
   using Op = typename N::op_type;
   if constexpr (is_matmul_node_v<N>) {
     const auto ma = st.operand(0, [&] { return plan_materialize<B>(get<0>(n.operands()), st); });
@@ -7587,7 +7771,7 @@ void plan_computed_operands(const N& n, plan_state& st) {
 /// evaluate_into(dest, n) for a destination that is fresh (it overlaps nothing) and contiguous or not: n's line
 /// and subtree, and the kernels evaluation runs for them, following dispatch_of.
 template <class B, class N>
-std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st) {
+TEXPR_REPORT_PATH std::size_t plan_evaluate(const N& n, bool contiguous, plan_state& st) {
   using Op = typename N::op_type;
   using T = typename N::kernel_dtype;
   constexpr op::kind k = kind_of_v<N>;
@@ -7669,7 +7853,7 @@ void plan_bind_result(const N& n, plan_state& st) {
 /// result (plan_bind_result) is computed straight into it, here or where an earlier graph read it; otherwise
 /// evaluate_into.
 template <class B, class N>
-void plan_result(const N& n, plan_state& st, int index) {
+TEXPR_REPORT_PATH void plan_result(const N& n, plan_state& st, int index) {
   st.operand(index, [&] {
     if constexpr (is_saved_v<N> && std::is_same_v<typename N::backend, B>) {
       const int id = st.number(&n.get_slot());
@@ -7826,6 +8010,11 @@ namespace texpr {
 ///   chunk_reader     (host) reads a line, after seek along the last axis, in unit-stride chunks:
 ///                    init(arena), bind(a, len), start(first, n), then c[i] == a.along(first + i);
 ///   aligned(bytes), load<N>(i, out)  (cuda) N consecutive dense elements from i (a multiple of N) as vector loads.
+///   rows_aligned(bytes), load_at<N>(idx, out)  (cuda) N consecutive elements along the last axis from idx
+///                    (idx[last] a multiple of N) as one vector load per memory operand, or one load of a value
+///                    broadcast along that axis; rows_aligned(N * sizeof(value_type)) says whether that holds.
+/// A map's kernel may offer Kernel::apply_n<Op, R, N>(out, in...) (N results at once, each bitwise Kernel::apply's);
+/// vector loads then use it.
 template <class A>
 concept accessor = std::is_trivially_copyable_v<A> &&
                    requires(A& a, const A& ca, index_t i, const index_t* idx, std::size_t axis) {
@@ -7954,6 +8143,35 @@ template <class Source, std::size_t RO> struct strided_accessor {
       TEXPR_UNROLL for (int k = 0; k < N; ++k) out[k] = src(i + k);
     }
   }
+  /// (cuda) True when load_at<N> with N * sizeof(value_type) == bytes reads memory by one aligned vector load or one
+  /// broadcast value: along the last axis the operand is broadcast, or contiguous with every row start (index
+  /// multiples of N along it) aligned to `bytes`.
+  TEXPR_HOST_DEVICE bool rows_aligned(std::size_t bytes) const {
+    if constexpr (Source::is_memory && RO > 0) {
+      if (st[RO - 1] == 0) return true;
+      if (st[RO - 1] != 1 || reinterpret_cast<std::uintptr_t>(src.p) % bytes != 0) return false;
+      const auto n = static_cast<index_t>(bytes / sizeof(value_type));
+      TEXPR_UNROLL for (std::size_t d = 0; d + 1 < RO; ++d) if (st[d] % n != 0) return false;
+    }
+    return true;
+  }
+  /// (cuda) N elements along the last axis from idx (idx[RO - 1] a multiple of N; rows_aligned for memory).
+  template <int N>
+  TEXPR_HOST_DEVICE void load_at(const index_t* idx, value_type (&out)[N]) const {
+    static_assert(RO > 0, "texpr: load_at reads along the last axis of a rank >= 1 output");
+    index_t off = 0;
+    TEXPR_UNROLL for (std::size_t d = 0; d != RO; ++d) off += idx[d] * st[d];
+    if constexpr (Source::is_memory) {
+      if (st[RO - 1] == 0) {
+        const value_type v = src(off);
+        TEXPR_UNROLL for (int k = 0; k < N; ++k) out[k] = v;
+      } else {
+        detail::load_vector<N>(src.p + off, out);
+      }
+    } else {
+      TEXPR_UNROLL for (int k = 0; k < N; ++k) out[k] = src(off + k * st[RO - 1]);
+    }
+  }
 
   /// (host) Unit-stride chunks of a line: a pointer into memory when the line's step is 1, else a buffer filled
   /// once per line (step 0: a broadcast value) or gathered per chunk.
@@ -8025,6 +8243,13 @@ template <class T> struct constant_accessor {
   template <int N> TEXPR_HOST_DEVICE void load(index_t, T (&out)[N]) const {
     TEXPR_UNROLL for (int k = 0; k < N; ++k) out[k] = v;
   }
+  /// (cuda) Always: a constant is broadcast along every axis.
+  TEXPR_HOST_DEVICE bool rows_aligned(std::size_t) const { return true; }
+  /// (cuda) The constant, N times.
+  template <int N>
+  TEXPR_HOST_DEVICE void load_at(const index_t*, T (&out)[N]) const {
+    TEXPR_UNROLL for (int k = 0; k < N; ++k) out[k] = v;
+  }
   /// (host) The constant, per element.
   struct chunk_reader {
     T v{};
@@ -8059,6 +8284,19 @@ template <class A> concept vector_loadable = requires(const A& a, index_t i, typ
   a.template load<4>(i, out);
 };
 
+/// True when A offers (cuda) vector loads along the last axis at a multi-index.
+template <class A>
+concept row_loadable = requires(const A& a, const index_t* idx, typename A::value_type (&out)[4]) {
+  { a.rows_aligned(std::size_t{16}) } -> std::convertible_to<bool>;
+  a.template load_at<4>(idx, out);
+};
+
+/// True when Kernel computes N results of Op at once (Kernel::apply_n).
+template <class Kernel, class Op, class R, int N, class... V>
+concept applies_n = requires {
+  Kernel::template apply_n<Op, R, N>(std::declval<R(&)[N]>(), std::declval<const V(&)[N]>()...);
+};
+
 } // namespace detail
 
 /// Accessor of an elementwise node: Op over the operand accessors A..., computed by Kernel::apply<Op, R>, the
@@ -8074,6 +8312,15 @@ template <class Kernel, class Op, class R, class... A> struct map_accessor {
   TEXPR_HOST_DEVICE R along(index_t j) const { return along_impl(j, std::index_sequence_for<A...>{}); }
   TEXPR_HOST_DEVICE bool aligned(std::size_t bytes) const { return aligned_impl(bytes, std::index_sequence_for<A...>{}); }
   template <int N> TEXPR_HOST_DEVICE void load(index_t i, R (&out)[N]) const { load_impl<N>(i, out, std::index_sequence_for<A...>{}); }
+  /// (cuda) True when every operand's rows are (rows_aligned, each for its own element size).
+  TEXPR_HOST_DEVICE bool rows_aligned(std::size_t bytes) const requires(detail::row_loadable<A> && ...) {
+    return rows_aligned_impl(bytes, std::index_sequence_for<A...>{});
+  }
+  /// (cuda) N results along the last axis from idx: each operand's load_at, combined by the op.
+  template <int N>
+  TEXPR_HOST_DEVICE void load_at(const index_t* idx, R (&out)[N]) const requires(detail::row_loadable<A> && ...) {
+    load_at_impl<N>(idx, out, std::index_sequence_for<A...>{});
+  }
 
   /// (host) The operands' chunk readers, combined by the op.
   struct chunk_reader {
@@ -8132,7 +8379,27 @@ template <class Kernel, class Op, class R, class... A> struct map_accessor {
   template <int N, std::size_t... I> TEXPR_HOST_DEVICE void load_impl(index_t i, R (&out)[N], std::index_sequence<I...>) const {
     detail::tuple<typename A::value_type[N]...> in;
     (load_one<N>(detail::get<I>(args), i, detail::get<I>(in)), ...);
-    TEXPR_UNROLL for (int k = 0; k < N; ++k) out[k] = Kernel::template apply<Op, R>(detail::get<I>(in)[k]...);
+    combine<N>(out, in, std::index_sequence<I...>{});
+  }
+  template <std::size_t... I>
+  TEXPR_HOST_DEVICE bool rows_aligned_impl(std::size_t bytes, std::index_sequence<I...>) const {
+    return (detail::get<I>(args).rows_aligned(bytes / sizeof(R) * sizeof(typename A::value_type)) && ...);
+  }
+  template <int N, std::size_t... I>
+  TEXPR_HOST_DEVICE void load_at_impl(const index_t* idx, R (&out)[N], std::index_sequence<I...>) const {
+    detail::tuple<typename A::value_type[N]...> in;
+    (detail::get<I>(args).template load_at<N>(idx, detail::get<I>(in)), ...);
+    combine<N>(out, in, std::index_sequence<I...>{});
+  }
+  /// out[k] = Op(in[k]...), N at once where the kernel offers it.
+  template <int N, std::size_t... I>
+  TEXPR_HOST_DEVICE static void combine(R (&out)[N], const detail::tuple<typename A::value_type[N]...>& in,
+                                        std::index_sequence<I...>) {
+    if constexpr (detail::applies_n<Kernel, Op, R, N, typename A::value_type...>) {
+      Kernel::template apply_n<Op, R, N>(out, detail::get<I>(in)...);
+    } else {
+      TEXPR_UNROLL for (int k = 0; k < N; ++k) out[k] = Kernel::template apply<Op, R>(detail::get<I>(in)[k]...);
+    }
   }
 };
 
@@ -8414,14 +8681,34 @@ template <class N, class T, std::size_t R, class B> struct evaluation_destinatio
 /// Copies (or fills) dest from a fused accessor through the backend's copy kernel.
 template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx);
 
+/// log_kernel_run's work, once for every kernel: `label` makes the op's label.
+TEXPR_NOINLINE inline void log_kernel_record(std::string_view impl, std::string (*label)(), std::string_view dtype,
+                                             std::string_view backend) {
+  kernel_log::record_kernel(impl, label(), dtype, backend);
+}
+
 /// Records in the live tx::kernel_log (if any) that implementation Impl ran a node of op Op, dtype T, on B.
 template <class Impl, class Op, class T, class B> void log_kernel_run() {
-  if (kernel_log::active()) kernel_log::record_kernel(Impl::name, op_label<Op>(), dtype_name_v<T>, B::name);
+  if (kernel_log::active()) log_kernel_record(Impl::name, &op_label<Op>, dtype_name_v<T>, B::name);
 }
 
 template <class T, std::size_t R, class B, class Acc> void assign_accessor(const view<T, R, B>& dest, const Acc& acc, context<B>& ctx) {
   log_kernel_run<kernel<op::copy, T, B>, op::copy, T, B>();
   kernel<op::copy, T, B>::assign(dest, acc, ctx);
+}
+
+/// Copies a buffered evaluation's temporary tmp into dest with implementation K of op Op on dtype KT, or the copy
+/// kernel when K is void: one body per (K, dest), not per node.
+template <class K, class Op, class KT, class T, std::size_t R, class B>
+TEXPR_NOINLINE void copy_back(const view<T, R, B>& dest, const tensor<T, R, B>& tmp, context<B>& ctx) {
+  const auto tv = tmp.view();
+  const auto acc = make_strided_accessor(memory_source<T>{tv.data()}, tv.shape(), tv.strides(), dest.shape());
+  if constexpr (std::is_void_v<K>) {
+    assign_accessor(dest, acc, ctx);
+  } else {
+    log_kernel_run<K, Op, KT, B>();
+    K::assign(dest, acc, ctx);
+  }
 }
 
 /// Evaluates node n into dest (same rank, dtype and shape; dest on n's backend). Placement is checked at compile
@@ -8438,11 +8725,16 @@ template <class N, class T, std::size_t R, class B> void evaluate_into(const vie
   }
 }
 
+/// Throws the shape_error of assigning an expression of shape `from` to a destination of shape `to`: one body per
+/// rank, out of line, rather than a message built in every node's evaluation.
+template <std::size_t R> [[noreturn]] TEXPR_NOINLINE void throw_assign_shape_mismatch(const shape_t<R>& from, const shape_t<R>& to) {
+  throw shape_error("texpr: cannot assign an expression of shape " + to_string(from) + " to a destination of shape " +
+                    to_string(to));
+}
+
 /// evaluate_into once the compile-time checks passed.
 template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate_checked(const view<T, R, B>& dest, const N& n, context<B>& ctx) {
-  if (n.shape() != dest.shape())
-    throw shape_error("texpr: cannot assign an expression of shape " + to_string(n.shape()) +
-                      " to a destination of shape " + to_string(dest.shape()));
+  if (n.shape() != dest.shape()) throw_assign_shape_mismatch(n.shape(), dest.shape());
   using Op = typename N::op_type;
   using K = kernel<Op, typename N::kernel_dtype, B>;
   constexpr op::kind k = kind_of_v<N>;
@@ -8457,15 +8749,9 @@ template <class N, class T, std::size_t R, class B> TEXPR_NOINLINE void evaluate
   if (how == dispatch::buffered) {
     auto& tmp = temporary<T, R, B>(dest.shape(), ctx);
     evaluate_into(tmp.view(), n, ctx);
-    const auto tv = std::as_const(tmp).view();
-    const auto acc = make_strided_accessor(memory_source<T>{tv.data()}, tv.shape(), tv.strides(), dest.shape());
     // An elementwise node copies back with its own implementation, so a user op on a user dtype needs no copy row.
-    if constexpr (k == op::kind::elementwise) {
-      log_kernel_run<K, Op, typename N::kernel_dtype, B>();
-      K::assign(dest, acc, ctx);
-    } else {
-      assign_accessor(dest, acc, ctx);
-    }
+    if constexpr (k == op::kind::elementwise) copy_back<K, Op, typename N::kernel_dtype>(dest, tmp, ctx);
+    else copy_back<void, void, void>(dest, tmp, ctx);
     return;
   }
   if constexpr (k == op::kind::elementwise && has_gemm_epilogue_v<N, B>) {
@@ -11879,7 +12165,7 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     }
   }
   index_t columns() const override { return shape_size(node_.shape()); }
-  shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
+  TEXPR_REPORT_PATH shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
     auto& st = static_cast<plan_state&>(walk);
     if constexpr (reads_operand_memory<Node>()) {
       if (passes_through(node_)) {  // get(): the operand's memory, at every read (its first read shown)
@@ -11908,11 +12194,11 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     }
     return contiguous_strides(node_.shape());
   }
-  bool plan_bind(plan_walk& walk, std::size_t) const override {
+  TEXPR_REPORT_PATH bool plan_bind(plan_walk& walk, std::size_t) const override {
     auto& st = static_cast<plan_state&>(walk);
     return !passes_through(node_) && std::find(st.computed.begin(), st.computed.end(), this) == st.computed.end();
   }
-  void plan_claim(plan_walk& walk, std::size_t writer, std::string_view kernel) const override {
+  TEXPR_REPORT_PATH void plan_claim(plan_walk& walk, std::size_t writer, std::string_view kernel) const override {
     auto& st = static_cast<plan_state&>(walk);
     if (!st.first_computation(this)) return;
     const int id = st.number(this);
@@ -11984,12 +12270,8 @@ class tape {
     using B = typename Node::backend;
     using T = typename Node::value_type;
     using leaf = saved_ref<T, Node::rank, B, offender_summary_t<typename graph_check<Node, B>::offender>>;
-    auto& s = slots_[key{static_cast<const void*>(&forward_node), std::type_index(typeid(Forward)), k}];
-    if (!s) {
-      std::string what = k == kind::value ? std::string(op_label<typename Forward::op_type>())
-                                          : "gradient into " + op_label<typename Forward::op_type>();
-      s = std::make_shared<computed_slot<Node, B>>(std::move(computation), std::move(what));
-    }
+    auto& s = slot_for(static_cast<const void*>(&forward_node), std::type_index(typeid(Forward)), k);
+    if (!s) s = std::make_shared<computed_slot<Node, B>>(std::move(computation), label(k, &op_label<typename Forward::op_type>));
     return leaf(std::static_pointer_cast<slot<T, Node::rank, B>>(s));
   }
 
@@ -12010,6 +12292,14 @@ class tape {
   }
 
  private:
+  // save's work that does not depend on the node types, once for all of them.
+  TEXPR_NOINLINE std::shared_ptr<slot_base>& slot_for(const void* address, std::type_index type, kind k) {
+    return slots_[key{address, type, k}];
+  }
+  TEXPR_NOINLINE static std::string label(kind k, std::string (*op)()) {
+    return k == kind::value ? op() : "gradient into " + op();
+  }
+
   struct key {
     const void* address;
     std::type_index type;
@@ -12849,9 +13139,12 @@ template <class... P> class optimizer_parameters {
 
   template <std::size_t I, class Shape> void check_shape(const Shape& shape) const {
     const auto& p = *std::get<I>(params_);
-    if (shape != p.shape())
-      throw shape_error("texpr: optimiser step: gradient " + std::to_string(I) + " has shape " + to_string(shape) +
-                        " but its parameter has shape " + to_string(p.shape()));
+    if (shape != p.shape()) throw_gradient_shape(I, to_string(shape), to_string(p.shape()));
+  }
+  // check_shape's message, built out of line once rather than in each parameter's check.
+  [[noreturn]] TEXPR_NOINLINE static void throw_gradient_shape(std::size_t i, const std::string& shape, const std::string& param) {
+    throw shape_error("texpr: optimiser step: gradient " + std::to_string(i) + " has shape " + shape +
+                      " but its parameter has shape " + param);
   }
 };
 
@@ -13260,9 +13553,12 @@ template <class Grads> double clip_grad_norm(Grads&& grads, double max_norm) {
 #ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_ELEMENTWISE_HPP
 #define TEXPR_SI_TEXPR_BACKEND_CUDA_ELEMENTWISE_HPP
 // cuda_kernels::fused_elementwise: one grid-stride kernel per evaluated elementwise tree. Dense trees read by linear
-// index, four elements per thread, with vector loads and stores when every operand and the destination are aligned;
-// broadcast or strided trees unravel the index once per ilp consecutive elements (32-bit division when the element
-// count fits, no 64-bit division or remainder per dimension) and step along the last axis, reading through at().
+// index, 16 bytes per operand and thread (four floats, eight 16-bit values) with vector loads and stores when every
+// operand and the destination are aligned; 16-bit results are computed two at a time (half_pairs.hpp). Broadcast
+// trees of rank 2 and up whose rows are a multiple of that width and whose memory operands are contiguous or
+// broadcast along the last axis read each row piece with one vector load per operand (rows kernel); others unravel
+// the index once per ilp consecutive elements and step along the last axis, reading through at(). Both divide in
+// 32 bits when the element count fits (no 64-bit division or remainder per dimension).
 
 #if defined(__CUDACC__)
 
@@ -13270,35 +13566,42 @@ namespace texpr::detail::cuda_impl {
 
 inline constexpr int ilp = 4;  // elements per thread per step: independent loads in flight
 
+/// Elements per thread per step on the vector paths: 16 bytes of 16-bit values (one 128-bit load per operand of the
+/// result's type), else ilp.
+template <class T>
+inline constexpr int elementwise_width = sizeof(T) == 2 ? 8 : ilp;
+
 /// V elements of U written as one aligned memory transaction.
 template <class U, int V> struct alignas(sizeof(U) * V) aligned_vec {
   U v[V];
 };
 
-/// ilp consecutive dense elements from i: vector loads when the accessor offers them.
-template <class Acc, class T> __device__ inline void load_dense(const Acc& a, index_t i, T (&out)[ilp]) {
+/// W consecutive dense elements from i: vector loads when the accessor offers them.
+template <int W, class Acc, class T>
+__device__ inline void load_dense(const Acc& a, index_t i, T (&out)[W]) {
   if constexpr (vector_loadable<Acc>) {
-    a.template load<ilp>(i, out);
+    a.template load<W>(i, out);
   } else {
 #pragma unroll
-    for (int k = 0; k < ilp; ++k) out[k] = a.linear(i + k);
+    for (int k = 0; k < W; ++k) out[k] = a.linear(i + k);
   }
 }
 
-/// Dense tree, aligned operands and destination: each thread handles ilp consecutive elements per step with vector
-/// loads and one vector store; the last n % ilp elements are written by the first threads.
+/// Dense tree, aligned operands and destination: each thread handles elementwise_width<T> consecutive elements per step
+/// with vector loads and one vector store; the last n % elementwise_width<T> elements are written by the first threads.
 template <class T, class Acc>
 __global__ void __launch_bounds__(block_threads) assign_vectorized(T* __restrict__ d, Acc acc, index_t n) {
-  const index_t chunks = n / ilp;
+  constexpr int W = elementwise_width<T>;
+  const index_t chunks = n / W;
   const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x;
   const index_t first = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   for (index_t c = first; c < chunks; c += stride) {
-    const index_t i = c * ilp;
-    aligned_vec<T, ilp> out;
-    load_dense(acc, i, out.v);
-    *reinterpret_cast<aligned_vec<T, ilp>*>(d + i) = out;
+    const index_t i = c * W;
+    aligned_vec<T, W> out;
+    load_dense<W>(acc, i, out.v);
+    *reinterpret_cast<aligned_vec<T, W>*>(d + i) = out;
   }
-  const index_t tail = chunks * ilp + first;
+  const index_t tail = chunks * W + first;
   if (tail < n) d[tail] = acc.linear(tail);
 }
 
@@ -13332,6 +13635,44 @@ __device__ inline void unravel_as(I flat, const index_pack<R>& shape, index_t* i
     flat /= e;
   }
   if constexpr (R > 0) idx[0] = static_cast<index_t>(flat);
+}
+
+/// Broadcast operands, each contiguous (rows aligned) or broadcast along the last axis, into rows of a multiple of
+/// W = elementwise_width<T> elements starting on 16 bytes: each thread takes W consecutive elements of one row per
+/// step, unravels their first index in 32 bits, reads each operand with one vector load (or one load of its value
+/// broadcast along the row) and stores one vector.
+template <class T, std::size_t R, class Acc>
+__global__ void __launch_bounds__(block_threads)
+    assign_rows(T* __restrict__ d, Acc acc, index_pack<R> shape, index_pack<R> dest_strides, std::uint32_t n) {
+  constexpr int W = elementwise_width<T>;
+  const std::uint32_t chunks = n / W;
+  const std::uint32_t stride = gridDim.x * blockDim.x;
+  for (std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < chunks; c += stride) {
+    index_t idx[R] = {};
+    unravel_as<std::uint32_t>(c * W, shape, idx);
+    aligned_vec<T, W> out;
+    acc.template load_at<W>(idx, out.v);
+    index_t o = 0;
+#pragma unroll
+    for (std::size_t q = 0; q != R; ++q) o += idx[q] * dest_strides.v[q];
+    *reinterpret_cast<aligned_vec<T, W>*>(d + o) = out;
+  }
+}
+
+/// True when the rows kernel can write dest from acc: dest's rows are contiguous, a multiple of W elements long and
+/// start on multiples of W elements from a base aligned to W elements; acc's operands are rows_aligned. Rank 1
+/// keeps the strided kernel (its unravel divides nothing; and one kernel fewer to compile per rank-1 tree).
+template <int W, class T, std::size_t R, class Acc>
+bool rows_fit(const view<T, R, cuda>& dest, const Acc& acc) {
+  if constexpr (R < 2 || !detail::row_loadable<Acc>) {
+    return false;
+  } else {
+    if (dest.shape()[R - 1] % W != 0 || dest.strides()[R - 1] != 1) return false;
+    if (reinterpret_cast<std::uintptr_t>(dest.data()) % sizeof(aligned_vec<T, W>) != 0) return false;
+    for (std::size_t q = 0; q + 1 < R; ++q)
+      if (dest.strides()[q] % W != 0) return false;
+    return acc.rows_aligned(sizeof(aligned_vec<T, W>));
+  }
 }
 
 /// Broadcast or strided operands, or a strided destination: each thread takes ilp consecutive elements of the
@@ -13389,18 +13730,24 @@ void fused_elementwise::assign(const view<T, R, cuda>& dest, const Acc& acc, con
   if (n == 0) return;
   T* d = dest.data();
   const stream_t stream = ctx.stream;
+  constexpr int W = elementwise_width<T>;
+  // 32-bit index arithmetic while the element count (and so every flat index and chunk start) fits.
+  const bool small = n < (index_t(1) << 32) - block_threads * W;
   if (acc.dense() && dest.is_contiguous()) {
-    bool aligned = reinterpret_cast<std::uintptr_t>(d) % sizeof(aligned_vec<T, ilp>) == 0;
-    if constexpr (detail::vector_loadable<Acc>) aligned = aligned && acc.aligned(sizeof(aligned_vec<T, ilp>));
+    bool aligned = reinterpret_cast<std::uintptr_t>(d) % sizeof(aligned_vec<T, W>) == 0;
+    if constexpr (detail::vector_loadable<Acc>) aligned = aligned && acc.aligned(sizeof(aligned_vec<T, W>));
     if (aligned) {
-      assign_vectorized<T, Acc><<<grid_for(ceil_div(n, block_threads * ilp)), block_threads, 0, stream>>>(d, acc, n);
+      assign_vectorized<T, Acc><<<grid_for(ceil_div(n, block_threads * W)), block_threads, 0, stream>>>(d, acc, n);
     } else {
       assign_dense<T, Acc><<<grid_for(ceil_div(n, block_threads * ilp)), block_threads, 0, stream>>>(d, acc, n);
     }
+  } else if (small && rows_fit<W>(dest, acc)) {
+    if constexpr (R >= 2 && detail::row_loadable<Acc>)
+      assign_rows<T, R, Acc><<<grid_for(ceil_div(n, block_threads * W)), block_threads, 0, stream>>>(
+          d, acc, pack(dest.shape()), pack(dest.strides()), static_cast<std::uint32_t>(n));
   } else {
     const unsigned grid = grid_for(ceil_div(n, block_threads * ilp));
-    // 32-bit index arithmetic while the element count (and so every flat index and chunk start) fits.
-    if (n < (index_t(1) << 32) - block_threads * ilp)
+    if (small)
       assign_strided<T, R, Acc, std::uint32_t><<<grid, block_threads, 0, stream>>>(
           d, acc, pack(dest.shape()), pack(dest.strides()), static_cast<std::uint32_t>(n));
     else
@@ -14523,14 +14870,16 @@ void composed::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx)
 // ---- begin texpr/backend/cuda/reduce.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_REDUCE_HPP
 #define TEXPR_SI_TEXPR_BACKEND_CUDA_REDUCE_HPP
-// cuda_kernels::block_reduce: reductions on the GPU with warp-shuffle and shared-memory trees (hand-written: they
-// are a few lines over op.combine, where cub::BlockReduce would add its headers to every nvcc translation unit).
+// cuda_kernels::block_reduce: reductions on the GPU with warp-shuffle and shared-memory trees (hand-written: a few
+// lines over op.combine, where cub::BlockReduce's headers lengthen every nvcc translation unit's compile).
 // Over everything: one launch; each block reads a grid-stride share of the fused operand (16-byte vector loads
 // when it is dense and aligned) into four accumulators in registers, and the last block to finish (an atomic
 // ticket) combines the blocks' partials and finalises. Along the last axis: a warp per line, or a block per line
-// for long ones, split in chunks when there are few lines. Along any other axis: 32-column tiles whose threads each
-// walk one column, so a warp's reads are coalesced; each thread positions its line once (seek) and then keeps one
-// offset and one step per operand in registers. The plan (which path, extents, chunks) is eval/reduction_plan.hpp's.
+// for long ones, split in chunks when there are few lines (16-byte loads along dense aligned rows). Along any other
+// axis: tiles of 128 columns (256 for dtypes of 2 bytes or less) that warps read along the contiguous columns, in
+// 16-byte loads of adjacent columns when the operand is dense and aligned, else through a cursor per column
+// positioned once (seek) that keeps one offset and one step per operand in registers; both paths fold each column
+// in the same order. The plan (which path, extents, chunks) is eval/reduction_plan.hpp's.
 
 #if defined(__CUDACC__)
 
@@ -14557,6 +14906,7 @@ template <class A, class Op> __device__ inline A warp_combine(const Op& op, A v)
 
 /// The combination of v over the block (blockDim.x * blockDim.y threads, a multiple of 32), in thread 0; every
 /// thread of the block must call it.
+// Not cub::BlockReduce: its PTX is as free of local memory, but nvcc took ~10% longer on examples/mlp/mlp.cu.
 template <class A, class Op> __device__ inline A block_combine(const Op& op, A v) {
   __shared__ alignas(16) unsigned char raw[32 * sizeof(A)];
   A* warps = reinterpret_cast<A*>(raw);
@@ -14811,15 +15161,26 @@ __global__ void __launch_bounds__(block_threads)
 
 inline constexpr int column_tile = 32;                             // columns one warp reads in a row
 inline constexpr int column_groups = 4;                            // column_tile groups per thread: 128-column tiles
-inline constexpr int column_width = column_tile * column_groups;  // columns per block tile
+inline constexpr int column_width = column_tile * column_groups;  // columns per block tile (the axis split's unit)
 inline constexpr int column_slices = block_threads / column_tile;  // positions along the axis read in parallel
+
+/// Elements per vector load along the columns of an operand yielding V: 16 bytes, at most 8 elements (a tile
+/// keeps column_tile * 8 columns); 1 means no vector path.
+template <class V> inline constexpr int column_vector_width = vector_width<V> < 8 ? vector_width<V> : 8;
+/// Accumulators per thread of a column tile read W columns per load (column_groups at least: four loads in flight).
+template <int W> inline constexpr int column_accumulators = W > column_groups ? W : column_groups;
 
 /// Columns (o, j) of the operand viewed as [outer][len][inner] (len the reduced axis).
 template <class Acc, std::size_t R> struct column_source {
+  using value_type = typename Acc::value_type;
   Acc acc;
   index_pack<R> shape;
   std::size_t axis;
+  bool vec = false;  // dense, aligned, and inner a multiple of the vector width: tiles read by load()
   static constexpr bool lifted = true;
+  static constexpr bool vector = vector_loadable<Acc> && column_vector_width<value_type> > 1;
+  /// W adjacent elements from row-major offset i (a multiple of W), as vector loads (only when vec).
+  template <int W> __device__ void load(index_t i, value_type (&x)[W]) const { acc.template load<W>(i, x); }
   __device__ Acc column(index_t o, index_t j) const {
     index_t idx[R] = {};
     // o enumerates the axes before `axis`, j those after it (unrolled over the compile-time rank: registers only)
@@ -14847,6 +15208,7 @@ template <class A> struct partial_columns {
   const A* p;
   index_t len, inner;
   static constexpr bool lifted = false;
+  static constexpr bool vector = false;
   struct cursor {
     const A* q;
     index_t step;
@@ -14855,51 +15217,112 @@ template <class A> struct partial_columns {
   __device__ cursor column(index_t o, index_t j) const { return {p + o * len * inner + j, inner}; }
 };
 
-/// Reduces the middle axis of [outer][len][inner]: a block per 128-column tile (and chunk of the axis), threadIdx.x
-/// along the contiguous columns so each warp's reads are coalesced. Each thread walks four columns 32 apart: four
-/// loads in flight, and a quarter of the block synchronisations per byte that one column per thread needed (which
-/// read 2.0 TB/s on an H200 for a 64 x 1024 x 1024 sum over axis 0). Columns past `inner` re-read the last column
-/// (a cache hit) so that the loads need no predicate; their results are not written.
-template <class A, class Op, class Source, class Writer>
-__global__ void __launch_bounds__(block_threads)
-    reduce_columns(Op op, Source src, Writer out, index_t outer, index_t len, index_t inner, index_t chunks, index_t chunk_len) {
-  __shared__ alignas(16) unsigned char raw[column_slices * (column_width + 1) * sizeof(A)];
-  A(*part)[column_width + 1] = reinterpret_cast<A(*)[column_width + 1]>(raw);
-  const index_t col_tiles = ceil_div(inner, column_width);
+/// The tiles of reduce_columns, read W columns per load: W = 1 walks column_groups columns 32 apart through
+/// cursors (any layout); W > 1 reads W adjacent columns per 16-byte load at a row-major offset (a dense operand).
+/// Thread (x, y) folds positions y, y + column_slices, ... of its columns, and column k's slices are combined in
+/// slice order, whatever W: the same fold per column on both paths, so their results are bitwise equal. Columns
+/// past `inner` re-read the last load (a cache hit) so that the loads need no predicate; their results are not
+/// written. part: column_slices rows of column_width + 1 accumulators (the padding spreads a column's slices over
+/// the banks).
+template <int W, class A, class Op, class Source, class Writer>
+__device__ inline void reduce_column_tiles(const Op& op, const Source& src, const Writer& out, A* part, index_t outer,
+                                           index_t len, index_t inner, index_t chunks, index_t chunk_len) {
+  constexpr int K = column_accumulators<W>;  // accumulators per thread
+  constexpr int G = K / W;                   // loads per thread and position
+  constexpr int tile = column_tile * K;      // columns per block tile
+  constexpr int stride = column_width + 1;
+  const int x = static_cast<int>(threadIdx.x), y = static_cast<int>(threadIdx.y);
+  const index_t col_tiles = ceil_div(inner, static_cast<index_t>(tile));
   const index_t tiles = outer * col_tiles * chunks;
   for (index_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const index_t c = t % chunks, rest = t / chunks;
     const index_t o = rest / col_tiles;
-    const index_t first = (rest % col_tiles) * column_width;
+    const index_t first = (rest % col_tiles) * tile;
     const index_t l0 = c * chunk_len;
     const index_t l1 = l0 + chunk_len < len ? l0 + chunk_len : len;
-    decltype(src.column(o, first)) col[column_groups];
-    A total[column_groups];
+    A total[K];
 #pragma unroll
-    for (int q = 0; q < column_groups; ++q) {
-      const index_t j = first + q * column_tile + threadIdx.x;
-      col[q] = src.column(o, j < inner ? j : inner - 1);
-      total[q] = op.template identity<A>();
-    }
-    for (index_t l = l0 + threadIdx.y; l < l1; l += column_slices) {
+    for (int k = 0; k < K; ++k) total[k] = op.template identity<A>();
+    if constexpr (W == 1) {
+      decltype(src.column(o, first)) col[G];
 #pragma unroll
-      for (int q = 0; q < column_groups; ++q) {
-        if constexpr (Source::lifted) total[q] = op.combine(total[q], op.template lift<A>(widen(col[q].along(l)), l));
-        else total[q] = op.combine(total[q], col[q].along(l));
+      for (int q = 0; q < G; ++q) {
+        const index_t j = first + q * column_tile + x;
+        col[q] = src.column(o, j < inner ? j : inner - 1);
+      }
+      for (index_t l = l0 + y; l < l1; l += column_slices) {
+#pragma unroll
+        for (int q = 0; q < G; ++q) {
+          if constexpr (Source::lifted) total[q] = op.combine(total[q], op.template lift<A>(widen(col[q].along(l)), l));
+          else total[q] = op.combine(total[q], col[q].along(l));
+        }
+      }
+    } else {
+      using V = typename Source::value_type;
+      index_t off[G];
+#pragma unroll
+      for (int q = 0; q < G; ++q) {
+        const index_t j = first + static_cast<index_t>(q * column_tile + x) * W;
+        off[q] = (o * len + l0 + y) * inner + (j < inner ? j : inner - W);
+      }
+      const index_t step = column_slices * inner;
+      for (index_t l = l0 + y; l < l1; l += column_slices) {
+        V v[G][W];
+#pragma unroll
+        for (int q = 0; q < G; ++q) src.template load<W>(off[q], v[q]);
+#pragma unroll
+        for (int q = 0; q < G; ++q) {
+#pragma unroll
+          for (int k = 0; k < W; ++k)
+            total[q * W + k] = op.combine(total[q * W + k], op.template lift<A>(widen(v[q][k]), l));
+          off[q] += step;
+        }
       }
     }
+    // The slices of each column combined in slice order, a round of column_groups accumulators per thread at a
+    // time (shared memory for a 128-column tile whatever K): thread s < column_width takes slot s of the round,
+    // accumulator k of lane s % column_tile, which holds column ((k / W) * column_tile + lane) * W + k % W.
 #pragma unroll
-    for (int q = 0; q < column_groups; ++q) part[threadIdx.y][q * column_tile + threadIdx.x] = total[q];
-    __syncthreads();
-    // The first column_width threads each combine one column's slices, in slice order.
-    const int k = static_cast<int>(threadIdx.y * column_tile + threadIdx.x);
-    if (k < column_width && first + k < inner) {
-      A r = part[0][k];
-      for (int y = 1; y < column_slices; ++y) r = op.combine(r, part[y][k]);
-      out((o * chunks + c) * inner + first + k, r);
+    for (int round = 0; round < K / column_groups; ++round) {
+#pragma unroll
+      for (int g = 0; g < column_groups; ++g) part[y * stride + g * column_tile + x] = total[round * column_groups + g];
+      __syncthreads();
+      const int s = y * column_tile + x;
+      if (s < column_width) {
+        const int k = round * column_groups + s / column_tile, lane = s % column_tile;
+        const index_t j = first + static_cast<index_t>((k / W) * column_tile + lane) * W + k % W;
+        if (j < inner) {
+          A r = part[s];
+          for (int z = 1; z < column_slices; ++z) r = op.combine(r, part[z * stride + s]);
+          out((o * chunks + c) * inner + j, r);
+        }
+      }
+      __syncthreads();
     }
-    __syncthreads();
   }
+}
+
+/// Reduces the middle axis of [outer][len][inner]: a block per tile of columns (and chunk of the axis), threadIdx.x
+/// along the contiguous columns so each warp's reads are coalesced. Each thread keeps four or more columns (four
+/// loads in flight, and a quarter of the block synchronisations per byte that one column per thread needed, which
+/// read 2.0 TB/s on an H200 for a 64 x 1024 x 1024 sum over axis 0); a dense, aligned operand is read in 16-byte
+/// vector loads of adjacent columns (src.vec), anything else through per-column cursors.
+template <class A, class Op, class Source, class Writer>
+__global__ void __launch_bounds__(block_threads)
+    reduce_columns(Op op, Source src, Writer out, index_t outer, index_t len, index_t inner, index_t chunks, index_t chunk_len) {
+  constexpr int W = [] {
+    if constexpr (Source::vector) return column_vector_width<typename Source::value_type>;
+    else return 1;
+  }();
+  __shared__ alignas(16) unsigned char raw[column_slices * (column_width + 1) * sizeof(A)];
+  A* part = reinterpret_cast<A*>(raw);
+  if constexpr (W > 1) {
+    if (src.vec) {
+      reduce_column_tiles<W, A>(op, src, out, part, outer, len, inner, chunks, chunk_len);
+      return;
+    }
+  }
+  reduce_column_tiles<1, A>(op, src, out, part, outer, len, inner, chunks, chunk_len);
 }
 
 template <class T, class A, class Op> __global__ void write_empty(Op op, T* out) { *out = op.template finalize<T>(op.template identity<A>(), 0); }
@@ -14967,19 +15390,28 @@ struct reduction_kernels {
       return;
     }
     const index_t outer = p.outer, inner = p.after();
-    const column_source<Acc, R> src{acc, pack(p.shape), p.axis};
+    column_source<Acc, R> src{acc, pack(p.shape), p.axis};
+    index_t tile = column_width;
+    if constexpr (column_source<Acc, R>::vector) {
+      using V = typename Acc::value_type;
+      constexpr int W = column_vector_width<V>;
+      src.vec = acc.dense() && acc.aligned(sizeof(V) * W) && inner % W == 0;
+      if (src.vec) tile = column_tile * column_accumulators<W>;
+    }
     const dim3 block(column_tile, column_slices);
     const index_t tiles = outer * ceil_div(inner, column_width);
+    // The split counts 128-column tiles on both paths: the same chunks, so the same fold per column.
     const axis_split sp = split_axis(tiles, len, 256, target);
+    const index_t blocks = outer * ceil_div(inner, tile) * sp.chunks;
     if (sp.chunks == 1) {
-      reduce_columns<A><<<grid_for(tiles), block, 0, stream>>>(op, src, fin, outer, len, inner, 1, len);
+      reduce_columns<A><<<grid_for(blocks), block, 0, stream>>>(op, src, fin, outer, len, inner, 1, len);
       TEXPR_CUDA_CHECK_LAUNCH();
       return;
     }
     device_scratch partial(sizeof(A) * static_cast<std::size_t>(outer * sp.chunks * inner), stream);
     A* q = static_cast<A*>(partial.p);
-    reduce_columns<A><<<grid_for(tiles * sp.chunks), block, 0, stream>>>(op, src, partial_writer<A>{q}, outer, len, inner,
-                                                                          sp.chunks, sp.chunk_len);
+    reduce_columns<A><<<grid_for(blocks), block, 0, stream>>>(op, src, partial_writer<A>{q}, outer, len, inner,
+                                                               sp.chunks, sp.chunk_len);
     TEXPR_CUDA_CHECK_LAUNCH();
     reduce_columns<A><<<grid_for(tiles), block, 0, stream>>>(op, partial_columns<A>{q, sp.chunks, inner}, fin, outer, sp.chunks,
                                                              inner, 1, sp.chunks);

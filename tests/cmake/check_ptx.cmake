@@ -1,7 +1,9 @@
 # Compiles tests/cuda/ptx/reduce_columns.cu to PTX and checks the reduction kernels: no local memory
 # (ld.local/st.local: a cursor or an accumulator array spilled to the stack), element loads through the read-only
 # path (ld.global.nc), and every kernel that reads the operand (reduce_all_once, reduce_lines of a row_source,
-# reduce_columns of a column_source; 16-bit dtypes included) reading with 16-byte vector loads (ld.global.nc.v4).
+# reduce_columns of a column_source; 16-bit dtypes included) reading with 16-byte vector loads (ld.global.nc.v4),
+# and the kernels that write column sums beside their values (assign_rows_column_sums, cross_entropy_grad_rows)
+# free of local memory too.
 # Inputs: COMPILER (nvcc), SOURCE, INCLUDE_DIR, OUT (the .ptx to write).
 execute_process(
   COMMAND "${COMPILER}" -std=c++20 --expt-relaxed-constexpr -ptx -arch=sm_90 -I${INCLUDE_DIR} ${SOURCE} -o ${OUT}
@@ -15,6 +17,7 @@ file(READ "${OUT}" _ptx)
 set(_checked 0)
 set(_full 0)
 set(_columns 0)
+set(_sums 0)
 set(_narrow 0)
 set(_rest "${_ptx}")
 string(FIND "${_rest}" ".entry " _at)
@@ -27,10 +30,13 @@ while(NOT _at EQUAL -1)
   else()
     string(SUBSTRING "${_rest}" 0 ${_at} _part)
   endif()
-  if(NOT _part MATCHES "^(_Z[A-Za-z0-9_]*reduce_(columns|lines|all_once)[A-Za-z0-9_]*)")
+  if(NOT _part MATCHES "^(_Z[A-Za-z0-9_]*(reduce_(columns|lines|all_once)|assign_rows_column_sums|cross_entropy_grad_rows)[A-Za-z0-9_]*)")
     continue()
   endif()
   set(_name "${CMAKE_MATCH_1}")
+  if(_name MATCHES "assign_rows_column_sums|cross_entropy_grad_rows")
+    math(EXPR _sums "${_sums} + 1")  # (no local memory: checked below with the reductions)
+  endif()
   math(EXPR _checked "${_checked} + 1")
   if(_part MATCHES "(ld|st)\\.local")
     message(FATAL_ERROR "${_name} uses local memory (${CMAKE_MATCH_0}): its loop state left registers")
@@ -60,6 +66,9 @@ while(NOT _at EQUAL -1)
     endif()
   endif()
 endwhile()
+if(_sums LESS 2)
+  message(FATAL_ERROR "expected the delta's and dlogits' kernels with column sums in the PTX, found ${_sums}")
+endif()
 if(_full LESS 4)
   message(FATAL_ERROR "expected at least 4 reduce_all_once kernels in the PTX, found ${_full}")
 endif()
@@ -73,4 +82,4 @@ if(_checked LESS 12)
   message(FATAL_ERROR "expected at least 12 reduce_all_once/reduce_columns/reduce_lines kernels in the PTX, found ${_checked}")
 endif()
 message(STATUS "${_checked} reduction kernels: no local memory; memory reads are ld.global.nc; ${_full} full, "
-               "${_columns} column-tile and ${_narrow} 16-bit reductions read ld.global.nc.v4")
+               "${_columns} column-tile and ${_narrow} 16-bit reductions read ld.global.nc.v4; ${_sums} kernels write column sums")

@@ -28,3 +28,21 @@ void sum_rows_half(const tx::tensor<tx::half, 2, tx::cuda>& x, tx::tensor<tx::ha
 void sum_rows_bfloat16(const tx::tensor<tx::bfloat16, 2, tx::cuda>& x, tx::tensor<tx::bfloat16, 1, tx::cuda>& out) {
   out = tx::sum(x, 1);
 }
+
+// Bias gradients written by the launches of the delta and dlogits they sum (backend/cuda/column_sums.hpp): the
+// delta's kernel reads by linear index or by multi-index, and sums columns after writing; no local memory either.
+namespace ptx_tags {
+struct w1 {};
+struct b1 {};
+struct w2 {};
+struct b2 {};
+}  // namespace ptx_tags
+void two_layer_step(const tx::tensor<float, 2, tx::cuda>& x, const tx::tensor<std::int64_t, 1, tx::cuda>& y,
+                    const tx::tensor<float, 2, tx::cuda>& w1, const tx::tensor<float, 1, tx::cuda>& b1,
+                    const tx::tensor<float, 2, tx::cuda>& w2, const tx::tensor<float, 1, tx::cuda>& b2) {
+  auto W1 = tx::param<ptx_tags::w1>(w1);
+  auto B1 = tx::param<ptx_tags::b1>(b1);
+  auto W2 = tx::param<ptx_tags::w2>(w2);
+  auto B2 = tx::param<ptx_tags::b2>(b2);
+  (void)tx::eval_all(tx::value_and_grad(tx::cross_entropy(tx::matmul(tx::elu(tx::matmul(x, W1) + B1), W2) + B2, y), W1, B1, W2, B2));
+}
