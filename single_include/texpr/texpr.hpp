@@ -14073,6 +14073,21 @@ struct device_scratch {
   ~device_scratch() { memory<cuda>::release(p, stream); }
 };
 
+/// The scratch of a launch whose last block finishes the work: `count` partials of A, then a ticket counting the
+/// blocks done, zeroed by a memset before the launch (the last block zeroes it again after).
+template <class A> struct ticketed_scratch {
+  device_scratch block;  ///< partials, then the ticket
+  A* partials;           ///< count of them
+  unsigned* ticket;      ///< blocks finished
+  ticketed_scratch(std::size_t count, stream_t s)
+      : block(ticket_at(count) + 16, s),
+        partials(static_cast<A*>(block.p)),
+        ticket(reinterpret_cast<unsigned*>(static_cast<unsigned char*>(block.p) + ticket_at(count))) {
+    TEXPR_CUDA_CHECK(cudaMemsetAsync(ticket, 0, sizeof(unsigned), block.stream));
+  }
+  static std::size_t ticket_at(std::size_t count) { return (sizeof(A) * count + 15) / 16 * 16; }
+};
+
 } // namespace texpr::detail
 
 #endif // __CUDACC__
@@ -14083,23 +14098,6 @@ namespace texpr::detail::cuda_impl {
 
 /// The type column sums of T run in: double for double, float otherwise (16-bit values widen).
 template <class T> using column_sums_acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
-/// The scratch of a launch with column sums: one partial row per block, then the ticket (zero before the launch,
-/// zero again after it).
-template <class A> struct column_sums_scratch {
-  device_scratch block;  ///< partials, then the ticket
-  A* partials;           ///< [blocks, cols]
-  unsigned* ticket;      ///< blocks finished
-  column_sums_scratch(unsigned blocks, index_t cols, stream_t stream)
-      : block(ticket_at(blocks, cols) + 16, stream),
-        partials(static_cast<A*>(block.p)),
-        ticket(reinterpret_cast<unsigned*>(static_cast<unsigned char*>(block.p) + ticket_at(blocks, cols))) {
-    TEXPR_CUDA_CHECK(cudaMemsetAsync(ticket, 0, sizeof(unsigned), stream));
-  }
-  static std::size_t ticket_at(unsigned blocks, index_t cols) {
-    return (sizeof(A) * static_cast<std::size_t>(blocks) * static_cast<std::size_t>(cols) + 15) / 16 * 16;
-  }
-};
 
 /// Blocks for a launch with column sums over [rows, cols] in groups of `group` rows: one per group, at most 4 per
 /// multiprocessor (the last block adds one partial row per block) and fewer when the partial rows would pass 4 MiB.
@@ -14179,7 +14177,7 @@ void fused_elementwise::assign_with_column_sums(const view<T, R, cuda>& dest, co
   const index_t rows = dest.size() / cols;
   const index_t group = cols >= 2048 ? 1 : 2048 / cols;  // about 2048 elements per block and group
   const unsigned blocks = column_sums_grid(rows, cols, group, sizeof(A));
-  column_sums_scratch<A> scratch(blocks, cols, ctx.stream);
+  const detail::ticketed_scratch<A> scratch(static_cast<std::size_t>(blocks) * static_cast<std::size_t>(cols), ctx.stream);
   assign_rows_column_sums<A, T, R, Acc><<<blocks, block_threads, 0, ctx.stream>>>(
       dest.data(), acc, acc.dense(), pack(dest.shape()), rows, cols, group, scratch.partials, scratch.ticket, sums);
   TEXPR_CUDA_CHECK_LAUNCH();
@@ -14403,15 +14401,11 @@ void row_cross_entropy::run(const N& n, const view<T, R, cuda>& dest, context<cu
   const index_t rows = z.shape()[0], classes = z.shape()[1];
   const index_t wanted = cuda_impl::ceil_div(rows, cuda_impl::cross_entropy_warps);
   const unsigned blocks = cuda_impl::grid_for(wanted < 1 ? 1 : wanted);
-  // One scratch block: the blocks' sums, then the counter (aligned after them).
-  const std::size_t counter_at = (sizeof(A) * blocks + 15) / 16 * 16;
-  device_scratch scratch(counter_at + sizeof(unsigned), ctx.stream);
-  auto* partials = static_cast<A*>(scratch.p);
-  auto* counter = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(scratch.p) + counter_at);
-  TEXPR_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned), ctx.stream));
+  const ticketed_scratch<A> scratch(blocks, ctx.stream);  // the blocks' sums, then the counter
   cuda_impl::cross_entropy_rows<T, typename decltype(l)::value_type, A>
       <<<blocks, cuda_impl::block_threads, 0, ctx.stream>>>(z.data(), z.strides()[0], z.strides()[1], l.data(),
-                                                            l.strides()[0], rows, classes, partials, counter, dest.data());
+                                                            l.strides()[0], rows, classes, scratch.partials, scratch.ticket,
+                                                            dest.data());
   TEXPR_CUDA_CHECK_LAUNCH();
 }
 
@@ -14449,7 +14443,7 @@ void row_cross_entropy_grad::run_with_column_sums(const N& n, const view<T, R, c
   if (rows == 0 || classes != cols) throw std::logic_error("texpr: cross_entropy_grad's column sums need its rows");
   const A factor = static_cast<A>(n.parameter() / static_cast<double>(rows));
   const unsigned blocks = cuda_impl::column_sums_grid(rows, classes, cuda_impl::cross_entropy_warps, sizeof(A));
-  cuda_impl::column_sums_scratch<A> scratch(blocks, classes, ctx.stream);
+  const ticketed_scratch<A> scratch(static_cast<std::size_t>(blocks) * static_cast<std::size_t>(classes), ctx.stream);
   cuda_impl::cross_entropy_grad_rows<T, typename decltype(l)::value_type, A>
       <<<blocks, cuda_impl::block_threads, 0, ctx.stream>>>(z.data(), z.strides()[0], z.strides()[1], l.data(),
                                                             l.strides()[0], g, factor, rows, classes, dest.data(),
@@ -15341,12 +15335,9 @@ struct reduction_kernels {
       return;
     }
     const index_t blocks = grid_for(ceil_div(n, 4 * block_threads));
-    // One block of scratch from texpr's device cache: the partials, then the ticket.
-    const std::size_t ticket_at = (sizeof(A) * static_cast<std::size_t>(blocks) + 15) / 16 * 16;
-    device_scratch scratch(ticket_at + 16, stream);
-    A* partial = static_cast<A*>(scratch.p);
-    unsigned* ticket = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(scratch.p) + ticket_at);
-    TEXPR_CUDA_CHECK(cudaMemsetAsync(ticket, 0, sizeof(unsigned), stream));
+    const ticketed_scratch<A> scratch(static_cast<std::size_t>(blocks), stream);  // one block from texpr's cache
+    A* partial = scratch.partials;
+    unsigned* ticket = scratch.ticket;
     const bool dense = acc.dense();
     bool vec = false;
     if constexpr (vector_loadable<Acc>) vec = dense && acc.aligned(16);

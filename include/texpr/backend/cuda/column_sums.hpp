@@ -26,23 +26,6 @@ namespace texpr::detail::cuda_impl {
 /// The type column sums of T run in: double for double, float otherwise (16-bit values widen).
 template <class T> using column_sums_acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
-/// The scratch of a launch with column sums: one partial row per block, then the ticket (zero before the launch,
-/// zero again after it).
-template <class A> struct column_sums_scratch {
-  device_scratch block;  ///< partials, then the ticket
-  A* partials;           ///< [blocks, cols]
-  unsigned* ticket;      ///< blocks finished
-  column_sums_scratch(unsigned blocks, index_t cols, stream_t stream)
-      : block(ticket_at(blocks, cols) + 16, stream),
-        partials(static_cast<A*>(block.p)),
-        ticket(reinterpret_cast<unsigned*>(static_cast<unsigned char*>(block.p) + ticket_at(blocks, cols))) {
-    TEXPR_CUDA_CHECK(cudaMemsetAsync(ticket, 0, sizeof(unsigned), stream));
-  }
-  static std::size_t ticket_at(unsigned blocks, index_t cols) {
-    return (sizeof(A) * static_cast<std::size_t>(blocks) * static_cast<std::size_t>(cols) + 15) / 16 * 16;
-  }
-};
-
 /// Blocks for a launch with column sums over [rows, cols] in groups of `group` rows: one per group, at most 4 per
 /// multiprocessor (the last block adds one partial row per block) and fewer when the partial rows would pass 4 MiB.
 inline unsigned column_sums_grid(index_t rows, index_t cols, index_t group, std::size_t acc_bytes) {
@@ -121,7 +104,7 @@ void fused_elementwise::assign_with_column_sums(const view<T, R, cuda>& dest, co
   const index_t rows = dest.size() / cols;
   const index_t group = cols >= 2048 ? 1 : 2048 / cols;  // about 2048 elements per block and group
   const unsigned blocks = column_sums_grid(rows, cols, group, sizeof(A));
-  column_sums_scratch<A> scratch(blocks, cols, ctx.stream);
+  const detail::ticketed_scratch<A> scratch(static_cast<std::size_t>(blocks) * static_cast<std::size_t>(cols), ctx.stream);
   assign_rows_column_sums<A, T, R, Acc><<<blocks, block_threads, 0, ctx.stream>>>(
       dest.data(), acc, acc.dense(), pack(dest.shape()), rows, cols, group, scratch.partials, scratch.ticket, sums);
   TEXPR_CUDA_CHECK_LAUNCH();

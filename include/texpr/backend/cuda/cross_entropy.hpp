@@ -149,15 +149,11 @@ void row_cross_entropy::run(const N& n, const view<T, R, cuda>& dest, context<cu
   const index_t rows = z.shape()[0], classes = z.shape()[1];
   const index_t wanted = cuda_impl::ceil_div(rows, cuda_impl::cross_entropy_warps);
   const unsigned blocks = cuda_impl::grid_for(wanted < 1 ? 1 : wanted);
-  // One scratch block: the blocks' sums, then the counter (aligned after them).
-  const std::size_t counter_at = (sizeof(A) * blocks + 15) / 16 * 16;
-  device_scratch scratch(counter_at + sizeof(unsigned), ctx.stream);
-  auto* partials = static_cast<A*>(scratch.p);
-  auto* counter = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(scratch.p) + counter_at);
-  TEXPR_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned), ctx.stream));
+  const ticketed_scratch<A> scratch(blocks, ctx.stream);  // the blocks' sums, then the counter
   cuda_impl::cross_entropy_rows<T, typename decltype(l)::value_type, A>
       <<<blocks, cuda_impl::block_threads, 0, ctx.stream>>>(z.data(), z.strides()[0], z.strides()[1], l.data(),
-                                                            l.strides()[0], rows, classes, partials, counter, dest.data());
+                                                            l.strides()[0], rows, classes, scratch.partials, scratch.ticket,
+                                                            dest.data());
   TEXPR_CUDA_CHECK_LAUNCH();
 }
 
@@ -195,7 +191,7 @@ void row_cross_entropy_grad::run_with_column_sums(const N& n, const view<T, R, c
   if (rows == 0 || classes != cols) throw std::logic_error("texpr: cross_entropy_grad's column sums need its rows");
   const A factor = static_cast<A>(n.parameter() / static_cast<double>(rows));
   const unsigned blocks = cuda_impl::column_sums_grid(rows, classes, cuda_impl::cross_entropy_warps, sizeof(A));
-  cuda_impl::column_sums_scratch<A> scratch(blocks, classes, ctx.stream);
+  const ticketed_scratch<A> scratch(static_cast<std::size_t>(blocks) * static_cast<std::size_t>(classes), ctx.stream);
   cuda_impl::cross_entropy_grad_rows<T, typename decltype(l)::value_type, A>
       <<<blocks, cuda_impl::block_threads, 0, ctx.stream>>>(z.data(), z.strides()[0], z.strides()[1], l.data(),
                                                             l.strides()[0], g, factor, rows, classes, dest.data(),

@@ -324,6 +324,21 @@ struct device_scratch {
   ~device_scratch() { memory<cuda>::release(p, stream); }
 };
 
+/// The scratch of a launch whose last block finishes the work: `count` partials of A, then a ticket counting the
+/// blocks done, zeroed by a memset before the launch (the last block zeroes it again after).
+template <class A> struct ticketed_scratch {
+  device_scratch block;  ///< partials, then the ticket
+  A* partials;           ///< count of them
+  unsigned* ticket;      ///< blocks finished
+  ticketed_scratch(std::size_t count, stream_t s)
+      : block(ticket_at(count) + 16, s),
+        partials(static_cast<A*>(block.p)),
+        ticket(reinterpret_cast<unsigned*>(static_cast<unsigned char*>(block.p) + ticket_at(count))) {
+    TEXPR_CUDA_CHECK(cudaMemsetAsync(ticket, 0, sizeof(unsigned), block.stream));
+  }
+  static std::size_t ticket_at(std::size_t count) { return (sizeof(A) * count + 15) / 16 * 16; }
+};
+
 } // namespace texpr::detail
 
 #endif // __CUDACC__

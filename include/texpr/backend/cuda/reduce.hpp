@@ -488,12 +488,9 @@ struct reduction_kernels {
       return;
     }
     const index_t blocks = grid_for(ceil_div(n, 4 * block_threads));
-    // One block of scratch from texpr's device cache: the partials, then the ticket.
-    const std::size_t ticket_at = (sizeof(A) * static_cast<std::size_t>(blocks) + 15) / 16 * 16;
-    device_scratch scratch(ticket_at + 16, stream);
-    A* partial = static_cast<A*>(scratch.p);
-    unsigned* ticket = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(scratch.p) + ticket_at);
-    TEXPR_CUDA_CHECK(cudaMemsetAsync(ticket, 0, sizeof(unsigned), stream));
+    const ticketed_scratch<A> scratch(static_cast<std::size_t>(blocks), stream);  // one block from texpr's cache
+    A* partial = scratch.partials;
+    unsigned* ticket = scratch.ticket;
     const bool dense = acc.dense();
     bool vec = false;
     if constexpr (vector_loadable<Acc>) vec = dense && acc.aligned(16);
