@@ -7785,7 +7785,7 @@ TEXPR_REPORT_PATH std::size_t plan_evaluate(const N& n, bool contiguous, plan_st
       } else {
         plan_computed_operands<B>(n, st);
       }
-      st.records.push_back({std::string(K::column_sums_name), op_label<Op>(), std::string(dtype_name_v<T>), std::string(B::name)});
+      st.record_run(K::column_sums_name, &op_label<Op>, dtype_name_v<T>, B::name);
       return i;
     }
   }
@@ -8783,11 +8783,11 @@ TEXPR_NOINLINE void evaluate_with_column_sums(const view<T, R, B>& dest, const N
     throw shape_error("texpr: column sums need a contiguous destination of the expression's shape " + to_string(n.shape()));
   if constexpr (kind_of_v<N> == op::kind::elementwise) {
     auto acc = read(n, dest.shape(), ctx);  // computed operands first, logged before this node
-    if (kernel_log::active()) kernel_log::record_kernel(K::column_sums_name, op_label<Op>(), dtype_name_v<typename N::kernel_dtype>, B::name);
+    if (kernel_log::active()) log_kernel_record(K::column_sums_name, &op_label<Op>, dtype_name_v<typename N::kernel_dtype>, B::name);
     K::assign_with_column_sums(dest, acc, sums, cols, ctx);
   } else {
     K::run_with_column_sums(n, dest, sums, cols, ctx);
-    if (kernel_log::active()) kernel_log::record_kernel(K::column_sums_name, op_label<Op>(), dtype_name_v<typename N::kernel_dtype>, B::name);
+    if (kernel_log::active()) log_kernel_record(K::column_sums_name, &op_label<Op>, dtype_name_v<typename N::kernel_dtype>, B::name);
   }
 }
 

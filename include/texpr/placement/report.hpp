@@ -471,7 +471,7 @@ TEXPR_REPORT_PATH std::size_t plan_evaluate(const N& n, bool contiguous, plan_st
       } else {
         plan_computed_operands<B>(n, st);
       }
-      st.records.push_back({std::string(K::column_sums_name), op_label<Op>(), std::string(dtype_name_v<T>), std::string(B::name)});
+      st.record_run(K::column_sums_name, &op_label<Op>, dtype_name_v<T>, B::name);
       return i;
     }
   }
