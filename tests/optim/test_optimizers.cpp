@@ -283,6 +283,63 @@ TEST_CASE("gradients as views; wrong shapes and settings are errors") {
   CHECK_THROWS_AS(tx::optim::adamw(std::tie(mdl.w), {.beta2 = 1.0}), std::invalid_argument);
 }
 
+// The passes read each tensor as one rank-1 range; a strided gradient is copied first. The copy must keep the
+// gradient's element order: a transposed gradient updates as its contiguous equal does, and as the formula says.
+TEST_CASE("a strided gradient: one copy, then the passes, as with its contiguous equal") {
+  const auto values = [](double scale, double shift) {
+    std::vector<double> v(15);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = scale * std::sin(0.7 * static_cast<double>(i) + shift);
+    return v;
+  };
+  const auto w0 = values(1.5, 0.2), g0 = values(2.0, 1.1);
+  const auto make = [](const std::vector<double>& v) {
+    tx::tensor<double, 2> t({3, 5});
+    for (tx::index_t i = 0; i < 3; ++i)
+      for (tx::index_t j = 0; j < 5; ++j) t(i, j) = v[static_cast<std::size_t>(i * 5 + j)];
+    return t;
+  };
+  tx::tensor<double, 2> stored({5, 3});  // the gradient's memory, transposed
+  for (tx::index_t i = 0; i < 3; ++i)
+    for (tx::index_t j = 0; j < 5; ++j) stored(j, i) = g0[static_cast<std::size_t>(i * 5 + j)];
+  const tx::view<const double, 2> strided(stored.data(), {3, 5}, {1, 3});
+  const tx::tensor<double, 2> contiguous = make(g0);
+
+  SUBCASE("sgd with momentum and weight decay") {
+    tx::tensor<double, 2> w1 = make(w0), w2 = make(w0);
+    const tx::optim::sgd_options o{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01};
+    tx::optim::sgd s1(std::tie(w1), o), s2(std::tie(w2), o);
+    for (int t = 0; t < 3; ++t) {
+      tx::kernel_log log;
+      s1.step(std::make_tuple(strided));
+      CHECK(log.count("fused_elementwise", "copy") == 1);
+      s2.step(std::tie(contiguous));
+      if (t == 0)  // b = g + wd w; w -= lr b
+        for (tx::index_t i = 0; i < 3; ++i)
+          for (tx::index_t j = 0; j < 5; ++j) {
+            const auto k = static_cast<std::size_t>(i * 5 + j);
+            CHECK(w1(i, j) == doctest::Approx(w0[k] - 0.1 * (g0[k] + 0.01 * w0[k])).epsilon(1e-15));
+          }
+    }
+    for (tx::index_t i = 0; i < 3; ++i)
+      for (tx::index_t j = 0; j < 5; ++j) CHECK(w1(i, j) == w2(i, j));
+  }
+  SUBCASE("adam") {
+    tx::tensor<double, 2> w1 = make(w0), w2 = make(w0);
+    tx::optim::adam a1(std::tie(w1), {.lr = 0.01}), a2(std::tie(w2), {.lr = 0.01});
+    for (int t = 0; t < 3; ++t) {
+      a1.step(std::make_tuple(strided));
+      a2.step(std::tie(contiguous));
+    }
+    for (tx::index_t i = 0; i < 3; ++i)
+      for (tx::index_t j = 0; j < 5; ++j) {
+        CHECK(w1(i, j) == w2(i, j));
+        CHECK(a1.exp_avg<0>()(i, j) == a2.exp_avg<0>()(i, j));
+      }
+    // The first moment after three steps of one gradient: (1 - 0.9^3) g.
+    CHECK(a1.exp_avg<0>()(1, 2) == doctest::Approx((1 - 0.729) * g0[7]).epsilon(1e-14));
+  }
+}
+
 // The update graphs run on cuda for the dtypes the cuda table covers (checked by the host compiler).
 using cuda_w = tx::tensor<float, 2, tx::cuda>;
 using cuda_b = tx::tensor<float, 1, tx::cuda>;

@@ -53,8 +53,9 @@ template <class V> auto adam_parameter(V p, V m, V v, double decay, double step_
   return decay * p - step_size * (m / (texpr::sqrt(v) / bias2_sqrt + eps));
 }
 
-/// Every graph an Adam or AdamW step may evaluate for a parameter of type P.
-template <class P, class V = typename optim_parameter<P>::read_view>
+/// Every graph an Adam or AdamW step may evaluate for a parameter of type P (over its elements as one range; on cuda,
+/// float and double parameters take the multi-tensor rule instead).
+template <class P, class V = typename optim_parameter<P>::flat_view>
 using adam_graphs_t =
     std::tuple<decltype(adam_first_moment(std::declval<V>(), std::declval<V>(), 0.0)),
                decltype(adam_first_moment_l2(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0)),
@@ -62,7 +63,39 @@ using adam_graphs_t =
                decltype(adam_second_moment_l2(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0)),
                decltype(adam_parameter(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0, 0.0, 0.0))>;
 
-/// Adam and AdamW: the moments of each parameter, allocated (zero) at the first step, and the step.
+/// One parameter's Adam update over rank-1 views of its elements p, gradient g and moments m, v: m, then v, then
+/// p. One body per (dtype, backend), whatever the parameters' ranks.
+template <class T, class B>
+TEXPR_NOINLINE void adam_update(view<T, 1, B> p, view<const T, 1, B> g, view<T, 1, B> m, view<T, 1, B> v, bool l2,
+                                double beta1, double beta2, double wd, double decay, double step_size, double bias2_sqrt,
+                                double eps) {
+  const view<const T, 1, B> pv = p, mv = m, vv = v;
+  if (l2) {
+    m = adam_first_moment_l2(mv, pv, g, beta1, wd);
+    v = adam_second_moment_l2(vv, pv, g, beta2, wd);
+  } else {
+    m = adam_first_moment(mv, g, beta1);
+    v = adam_second_moment(vv, g, beta2);
+  }
+  p = adam_parameter(pv, mv, vv, decay, step_size, bias2_sqrt, eps);
+}
+
+/// adam_update for parameter p (its moments m and v are zeroed at the first step): one body per (dtype, rank,
+/// backend).
+template <class T, std::size_t R, class B>
+TEXPR_NOINLINE void adam_parameter_step(tensor<T, R, B>& p, const view<const T, R, B>& g, tensor<T, R, B>& m,
+                                        tensor<T, R, B>& v, bool l2, double beta1, double beta2, double wd, double decay,
+                                        double step_size, double bias2_sqrt, double eps) {
+  if (m.empty() && p.size() != 0) {  // the first step: zero moments on the parameter's backend and stream
+    m = tensor<T, R, B>(p.shape(), p.stream());
+    v = tensor<T, R, B>(p.shape(), p.stream());
+  }
+  tensor<T, R, B> copy;  // a strided gradient's contiguous copy
+  adam_update(flat(p.view()), flat_gradient(g, copy), flat(m.view()), flat(v.view()), l2, beta1, beta2, wd, decay,
+              step_size, bias2_sqrt, eps);
+}
+
+/// Adam and AdamW: the moments of each parameter, allocated at the first step (zero on the host; on cuda the first launch writes them), and the step.
 template <bool Decoupled, class Options, class... P> class adam_family : public optimizer_parameters<P...> {
   using base = optimizer_parameters<P...>;
   static constexpr const char* name = Decoupled ? "adamw" : "adam";
@@ -94,46 +127,16 @@ template <bool Decoupled, class Options, class... P> class adam_family : public 
     const double bias2_sqrt = std::sqrt(1 - std::pow(o.beta2, t));
     const double decay = Decoupled ? 1 - lr * o.weight_decay : 1.0;
     const bool l2 = !Decoupled && o.weight_decay != 0;
-#if defined(__CUDACC__)
-    // cuda, float or double: one launch for all parameters once the moments exist (m, v and p in one pass).
     if constexpr (multi_tensor_update_v<P...>) {
-      using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
-      const bool ready = [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return ((!std::get<I>(moments_).first.empty() || std::get<I>(this->params_)->size() == 0) && ...);
-      }(std::index_sequence_for<P...>{});
-      if (ready) {
-        const cuda_impl::adam_rule<T> rule{static_cast<T>(o.beta1), static_cast<T>(o.beta2),
-                                           static_cast<T>(l2 ? o.weight_decay : 0.0), static_cast<T>(decay),
-                                           static_cast<T>(step_size), static_cast<T>(bias2_sqrt), static_cast<T>(o.eps)};
-        const bool done = this->multi_tensor_step(grads, rule, name, [&](auto i) {
-          auto& [m, v] = std::get<decltype(i)::value>(moments_);
-          return std::pair<T*, T*>{m.data(), v.data()};
-        });
-        if (done) {
-          ++this->steps_;
-          return;
-        }
-      }
+      // cuda, float or double: m, v and p of every parameter in one launch per 8 (the first step too, which
+      // allocates the moments and writes them without reading them).
+      step_multi_tensor(grads, l2, decay, step_size, bias2_sqrt);
+    } else {
+      this->for_each_gradient(grads, [&](auto i, auto& p, auto g) {
+        auto& [m, v] = std::get<decltype(i)::value>(moments_);
+        adam_parameter_step(p, g, m, v, l2, o.beta1, o.beta2, o.weight_decay, decay, step_size, bias2_sqrt, o.eps);
+      });
     }
-#endif
-    this->for_each_gradient(grads, [&](auto i, auto& p, auto g) {
-      auto& [m, v] = std::get<decltype(i)::value>(moments_);
-      if (m.empty() && p.size() != 0) {  // the first step: zero moments on the parameter's backend and stream
-        m = std::remove_cvref_t<decltype(p)>(p.shape(), p.stream());
-        v = std::remove_cvref_t<decltype(p)>(p.shape(), p.stream());
-      }
-      const auto pv = std::as_const(p).view();
-      const auto mv = std::as_const(m).view();
-      const auto vv = std::as_const(v).view();
-      if (l2) {
-        m = adam_first_moment_l2(mv, pv, g, o.beta1, o.weight_decay);
-        v = adam_second_moment_l2(vv, pv, g, o.beta2, o.weight_decay);
-      } else {
-        m = adam_first_moment(mv, g, o.beta1);
-        v = adam_second_moment(vv, g, o.beta2);
-      }
-      p = adam_parameter(pv, mv, vv, decay, step_size, bias2_sqrt, o.eps);
-    });
     ++this->steps_;
   }
 
@@ -147,6 +150,28 @@ template <bool Decoupled, class Options, class... P> class adam_family : public 
   template <std::size_t I> const auto& exp_avg_sq() const { return std::get<I>(moments_).second; }
 
  private:
+  template <class Grads>
+  void step_multi_tensor([[maybe_unused]] const Grads& grads, [[maybe_unused]] bool l2, [[maybe_unused]] double decay,
+                         [[maybe_unused]] double step_size, [[maybe_unused]] double bias2_sqrt) {
+#if defined(__CUDACC__)
+    using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
+    const Options& o = options_;
+    const bool first = this->steps_ == 0;
+    const cuda_impl::adam_rule<T> rule{static_cast<T>(o.beta1), static_cast<T>(o.beta2),
+                                       static_cast<T>(l2 ? o.weight_decay : 0.0), static_cast<T>(decay),
+                                       static_cast<T>(step_size), static_cast<T>(bias2_sqrt), static_cast<T>(o.eps), first};
+    this->multi_tensor_step(grads, rule, name, [&](auto i) {
+      auto& [m, v] = std::get<decltype(i)::value>(moments_);
+      if (first) {  // (the gradients are checked by now)
+        const auto& p = *std::get<decltype(i)::value>(this->params_);
+        m.allocate_uninitialized(p.shape(), p.stream());
+        v.allocate_uninitialized(p.shape(), p.stream());
+      }
+      return std::pair<T*, T*>{m.data(), v.data()};
+    });
+#endif
+  }
+
   Options options_;
   std::tuple<std::pair<std::remove_cvref_t<P>, std::remove_cvref_t<P>>...> moments_;
 };

@@ -35,7 +35,8 @@ inline constexpr bool multi_tensor_update_v =
 /// What an optimiser updates: a mutable tx::tensor.
 template <class P> struct optim_parameter : std::false_type {};
 template <class T, std::size_t R, class B> struct optim_parameter<tensor<T, R, B>> : std::true_type {
-  using read_view = view<const T, R, B>;  ///< How every update graph reads it (and its state and gradient).
+  using read_view = view<const T, R, B>;  ///< How a step reads it (and its state and gradient).
+  using flat_view = view<const T, 1, B>;  ///< How the update graphs read it: its elements as one range (flat).
 };
 
 /// A gradient: a tensor or a view (const or not), reduced to the read-only view the update graphs read.
@@ -48,6 +49,21 @@ template <class T, std::size_t R, class B> struct optim_gradient<view<T, R, B>> 
   using read_view = view<const std::remove_const_t<T>, R, B>;
   static read_view of(const view<T, R, B>& g) { return g; }
 };
+
+/// The elements of contiguous memory v as one rank-1 view, so that an optimiser's update graphs are instantiated
+/// once per (dtype, backend), not once per parameter rank.
+template <class T, std::size_t R, class B> view<T, 1, B> flat(const view<T, R, B>& v) noexcept {
+  return view<T, 1, B>(unchecked_t{}, v.data(), shape_t<1>{v.size()}, shape_t<1>{1}, v.stream());
+}
+
+/// Gradient g as one rank-1 view: g itself when contiguous, else a contiguous copy made in `copy` (a strided
+/// gradient costs one copy rather than a second instantiation of every update graph).
+template <class T, std::size_t R, class B>
+view<const T, 1, B> flat_gradient(const view<const T, R, B>& g, tensor<T, R, B>& copy) {
+  if (g.is_contiguous()) return flat(g);
+  copy = g;
+  return flat(std::as_const(copy).view());
+}
 
 /// The parameters of an optimiser (held by address: they must outlive it and stay where they are), the step
 /// counter, and the unpacking and checking of a step's gradients. Optimisers derive from it.
@@ -108,42 +124,50 @@ template <class... P> class optimizer_parameters {
   }
 
 #if defined(__CUDACC__)
-  /// Updates every parameter with `rule` in multi-tensor launches (one per multi_tensor_width parameters);
-  /// state(i) gives parameter i's state pointers (s1, s2; null for none). Returns false, having changed nothing,
-  /// when a gradient is not contiguous or the parameters are on different streams (the caller then takes its
-  /// per-tensor path). Gradients are checked as for_each_gradient checks them.
+  /// Updates every parameter with `rule` in multi-tensor launches: one per multi_tensor_width consecutive
+  /// parameters on one stream (a parameter on another stream starts a new launch). A strided gradient is first
+  /// copied, contiguous, on its parameter's stream. state(i) gives parameter i's state pointers (s1, s2; null for
+  /// none). Gradients are checked as for_each_gradient checks them, before anything is written.
   template <class Grads, class Rule, class State>
-  bool multi_tensor_step(const Grads& grads, const Rule& rule, std::string_view op, State&& state) {
+  void multi_tensor_step(const Grads& grads, const Rule& rule, std::string_view op, State&& state) {
     using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
     std::array<T*, size> ps{};
     std::array<const T*, size> gs{};
     std::array<index_t, size> ns{};
     std::array<std::pair<T*, T*>, size> ss{};
-    bool ok = true;
-    stream_t stream = nullptr;
+    std::array<stream_t, size> streams{};
+    std::tuple<std::remove_cvref_t<P>...> copies;  // strided gradients, contiguous
     for_each_gradient(grads, [&](auto i, auto& p, auto g) {
       constexpr std::size_t k = decltype(i)::value;
-      if (k == 0) stream = p.stream();
-      ok = ok && g.is_contiguous() && p.stream() == stream;
+      streams[k] = p.stream();
+      if (g.is_contiguous()) {
+        gs[k] = g.data();
+      } else {
+        auto& c = std::get<k>(copies);
+        c.allocate_uninitialized(g.shape(), p.stream());
+        c.view() = g;
+        gs[k] = c.data();
+      }
       ps[k] = p.data();
-      gs[k] = g.data();
       ns[k] = p.size();
       ss[k] = state(i);
     });
-    if (!ok) return false;
-    for (std::size_t first = 0; first < size; first += cuda_impl::multi_tensor_width) {
-      cuda_impl::multi_tensor_table<T> table;
-      for (std::size_t k = first; k < size && k < first + cuda_impl::multi_tensor_width; ++k) {
-        const int j = table.count++;
-        table.p[j] = ps[k];
-        table.g[j] = gs[k];
-        table.s1[j] = ss[k].first;
-        table.s2[j] = ss[k].second;
-        table.n[j] = ns[k];
+    cuda_impl::multi_tensor_table<T> table;
+    stream_t stream = nullptr;
+    for (std::size_t k = 0; k < size; ++k) {
+      if (table.count == cuda_impl::multi_tensor_width || (table.count > 0 && streams[k] != stream)) {
+        cuda_impl::launch_multi_tensor(table, rule, stream, op);
+        table = {};
       }
-      cuda_impl::launch_multi_tensor(table, rule, stream, op);
+      stream = streams[k];
+      const int j = table.count++;
+      table.p[j] = ps[k];
+      table.g[j] = gs[k];
+      table.s1[j] = ss[k].first;
+      table.s2[j] = ss[k].second;
+      table.n[j] = ns[k];
     }
-    return true;
+    cuda_impl::launch_multi_tensor(table, rule, stream, op);
   }
 #endif
 

@@ -41,14 +41,43 @@ template <class V> auto sgd_nesterov_step(V p, V b, V g, double lr, double momen
   return p - lr * ((g + wd * p) + momentum * b);
 }
 
-/// Every graph an SGD step may evaluate for a parameter of type P.
-template <class P, class V = typename optim_parameter<P>::read_view>
+/// Every graph an SGD step may evaluate for a parameter of type P (over its elements as one range; on cuda,
+/// float and double parameters take the multi-tensor rule instead).
+template <class P, class V = typename optim_parameter<P>::flat_view>
 using sgd_graphs_t = std::tuple<decltype(sgd_plain(std::declval<V>(), std::declval<V>(), 0.0, 0.0)),
                                 decltype(sgd_buffer_start(std::declval<V>(), std::declval<V>(), 0.0)),
                                 decltype(sgd_buffer(std::declval<V>(), std::declval<V>(), 0.0, 0.0)),
                                 decltype(sgd_buffer_decayed(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0, 0.0)),
                                 decltype(sgd_momentum_step(std::declval<V>(), std::declval<V>(), 0.0)),
                                 decltype(sgd_nesterov_step(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0, 0.0))>;
+
+/// One parameter's SGD update over rank-1 views of its elements p, gradient g and momentum buffer b (unused
+/// without momentum): one body per (dtype, backend), whatever the parameters' ranks.
+template <class T, class B>
+TEXPR_NOINLINE void sgd_update(view<T, 1, B> p, view<const T, 1, B> g, view<T, 1, B> b, bool first,
+                               const optim::sgd_options& o, double lr) {
+  const view<const T, 1, B> pv = p;
+  if (o.momentum == 0) {
+    p = sgd_plain(pv, g, lr, o.weight_decay);
+    return;
+  }
+  const view<const T, 1, B> bv = b;
+  if (first) b = sgd_buffer_start(pv, g, o.weight_decay);
+  else if (o.weight_decay == 0) b = sgd_buffer(bv, g, o.momentum, o.dampening);
+  else b = sgd_buffer_decayed(bv, pv, g, o.momentum, o.dampening, o.weight_decay);
+  if (o.nesterov) p = sgd_nesterov_step(pv, bv, g, lr, o.momentum, o.weight_decay);
+  else p = sgd_momentum_step(pv, bv, lr);
+}
+
+/// sgd_update for parameter p (its buffer b is allocated at the first step with momentum): one body per (dtype,
+/// rank, backend).
+template <class T, std::size_t R, class B>
+TEXPR_NOINLINE void sgd_parameter_step(tensor<T, R, B>& p, const view<const T, R, B>& g, tensor<T, R, B>& b, bool first,
+                                       const optim::sgd_options& o, double lr) {
+  if (first && o.momentum != 0) b.allocate_uninitialized(p.shape(), p.stream());  // written by the first pass
+  tensor<T, R, B> copy;  // a strided gradient's contiguous copy
+  sgd_update(flat(p.view()), flat_gradient(g, copy), flat(b.view()), first, o, lr);
+}
 
 } // namespace texpr::detail
 
@@ -58,9 +87,10 @@ namespace texpr::optim {
 ///   momentum 0:        p -= lr d                                                  (1 pass, no state)
 ///   momentum buffer b: b = d at the first step, else b = momentum b + (1 - dampening) d;
 ///                      p -= lr b, or with Nesterov p -= lr (d + momentum b)       (2 passes)
-/// Each pass is one fused in-place elementwise evaluation on the parameters' backend; on cuda with float or double
-/// parameters (and contiguous gradients) a step is instead one multi-tensor launch per 8 parameters, both passes in
-/// it. The buffers are allocated at the first step, so later steps allocate nothing.
+/// Each pass is one fused in-place elementwise evaluation on the parameters' backend, over the tensor's elements
+/// as one rank-1 range (a strided gradient is copied first); on cuda with float or double parameters a step is
+/// instead one multi-tensor launch per 8 parameters, both passes in it. The buffers are allocated at the first
+/// step, so later steps allocate nothing.
 /// `tx::optim::sgd opt(std::tie(m.w, m.b), {.lr = 0.1, .momentum = 0.9}); opt.step(grads);`
 template <class... P> class sgd : public detail::optimizer_parameters<P...> {
   using base = detail::optimizer_parameters<P...>;
@@ -89,41 +119,13 @@ template <class... P> class sgd : public detail::optimizer_parameters<P...> {
   template <class Grads> void step(const Grads& grads, double lr) {
     const sgd_options& o = options_;
     const bool first = this->steps_ == 0;
-#if defined(__CUDACC__)
-    // cuda, float or double: one launch for all parameters (once the momentum buffers exist).
     if constexpr (detail::multi_tensor_update_v<P...>) {
-      using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
-      bool done = false;
-      if (o.momentum == 0) {
-        const detail::cuda_impl::sgd_plain_rule<T> rule{static_cast<T>(lr), static_cast<T>(o.weight_decay)};
-        done = this->multi_tensor_step(grads, rule, "sgd", [](auto) { return std::pair<T*, T*>{}; });
-      } else if (!first) {
-        const detail::cuda_impl::sgd_momentum_rule<T> rule{static_cast<T>(lr), static_cast<T>(o.weight_decay),
-                                                           static_cast<T>(o.momentum), static_cast<T>(o.dampening),
-                                                           o.nesterov};
-        done = this->multi_tensor_step(grads, rule, "sgd", [&](auto i) {
-          return std::pair<T*, T*>{std::get<decltype(i)::value>(buffers_).data(), nullptr};
-        });
-      }
-      if (done) {
-        ++this->steps_;
-        return;
-      }
+      step_multi_tensor(grads, lr, first);
+    } else {
+      this->for_each_gradient(grads, [&](auto i, auto& p, auto g) {
+        detail::sgd_parameter_step(p, g, std::get<decltype(i)::value>(buffers_), first, o, lr);
+      });
     }
-#endif
-    this->for_each_gradient(grads, [&](auto i, auto& p, auto g) {
-      const auto pv = std::as_const(p).view();
-      if (o.momentum == 0) {
-        p = detail::sgd_plain(pv, g, lr, o.weight_decay);
-        return;
-      }
-      auto& b = std::get<decltype(i)::value>(buffers_);
-      if (first) b = detail::sgd_buffer_start(pv, g, o.weight_decay);  // allocates the buffer
-      else if (o.weight_decay == 0) b = detail::sgd_buffer(std::as_const(b).view(), g, o.momentum, o.dampening);
-      else b = detail::sgd_buffer_decayed(std::as_const(b).view(), pv, g, o.momentum, o.dampening, o.weight_decay);
-      if (o.nesterov) p = detail::sgd_nesterov_step(pv, std::as_const(b).view(), g, lr, o.momentum, o.weight_decay);
-      else p = detail::sgd_momentum_step(pv, std::as_const(b).view(), lr);
-    });
     ++this->steps_;
   }
 
@@ -135,6 +137,32 @@ template <class... P> class sgd : public detail::optimizer_parameters<P...> {
   template <std::size_t I> const auto& momentum_buffer() const { return std::get<I>(buffers_); }
 
  private:
+  // cuda, float or double: every parameter in one launch per 8 (the first step with momentum too, which
+  // allocates the buffers and writes them without reading them).
+  template <class Grads> void step_multi_tensor([[maybe_unused]] const Grads& grads, [[maybe_unused]] double lr,
+                                                [[maybe_unused]] bool first) {
+#if defined(__CUDACC__)
+    using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
+    const sgd_options& o = options_;
+    if (o.momentum == 0) {
+      const detail::cuda_impl::sgd_plain_rule<T> rule{static_cast<T>(lr), static_cast<T>(o.weight_decay)};
+      this->multi_tensor_step(grads, rule, "sgd", [](auto) { return std::pair<T*, T*>{}; });
+      return;
+    }
+    const detail::cuda_impl::sgd_momentum_rule<T> rule{static_cast<T>(lr), static_cast<T>(o.weight_decay),
+                                                       static_cast<T>(o.momentum), static_cast<T>(o.dampening),
+                                                       o.nesterov, first};
+    this->multi_tensor_step(grads, rule, "sgd", [&](auto i) {
+      auto& b = std::get<decltype(i)::value>(buffers_);
+      if (first) {  // (the gradients are checked by now)
+        const auto& p = *std::get<decltype(i)::value>(this->params_);
+        b.allocate_uninitialized(p.shape(), p.stream());
+      }
+      return std::pair<T*, T*>{b.data(), nullptr};
+    });
+#endif
+  }
+
   sgd_options options_;
   std::tuple<std::remove_cvref_t<P>...> buffers_;  // empty tensors until the first step with momentum
 };

@@ -39,26 +39,28 @@ template <class T> struct sgd_plain_rule {
   T lr, wd;
   __device__ void operator()(T& p, T g, T*, T*) const { p = p - lr * (g + wd * p); }
 };
-/// SGD with a momentum buffer b (s1): b = momentum b + (1 - dampening) (g + wd p); p -= lr b, or with Nesterov
-/// p -= lr ((g + wd p) + momentum b).
+/// SGD with a momentum buffer b (s1): b = momentum b + (1 - dampening) (g + wd p), or b = g + wd p at the first
+/// step (b is not read then: it is fresh memory); p -= lr b, or with Nesterov p -= lr ((g + wd p) + momentum b).
 template <class T> struct sgd_momentum_rule {
   T lr, wd, momentum, dampening;
-  bool nesterov;
+  bool nesterov, first;
   __device__ void operator()(T& p, T g, T* b, T*) const {
     const T d = g + wd * p;
-    const T nb = momentum * *b + (T(1) - dampening) * d;
+    const T nb = first ? d : momentum * *b + (T(1) - dampening) * d;
     *b = nb;
     p = nesterov ? p - lr * (d + momentum * nb) : p - lr * nb;
   }
 };
 /// Adam and AdamW, with moments m (s1) and v (s2): d = g + l2 p; m = beta1 m + (1 - beta1) d;
-/// v = beta2 v + (1 - beta2) d^2; p = decay p - step_size m / (sqrt(v) / bias2_sqrt + eps).
+/// v = beta2 v + (1 - beta2) d^2; p = decay p - step_size m / (sqrt(v) / bias2_sqrt + eps). At the first step m
+/// and v are fresh memory, not read: their terms are zero (beta * 0 adds exactly nothing).
 template <class T> struct adam_rule {
   T beta1, beta2, l2, decay, step_size, bias2_sqrt, eps;
+  bool first;
   __device__ void operator()(T& p, T g, T* m, T* v) const {
     const T d = g + l2 * p;
-    const T nm = beta1 * *m + (T(1) - beta1) * d;
-    const T nv = beta2 * *v + (T(1) - beta2) * (d * d);
+    const T nm = first ? (T(1) - beta1) * d : beta1 * *m + (T(1) - beta1) * d;
+    const T nv = first ? (T(1) - beta2) * (d * d) : beta2 * *v + (T(1) - beta2) * (d * d);
     *m = nm;
     *v = nv;
     p = decay * p - step_size * (nm / (::sqrt(nv) / bias2_sqrt + eps));
