@@ -12257,6 +12257,27 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
   std::uint64_t context_ = 0;
 };
 
+template <class N, class Children = typename N::children> struct contains_parameter;
+template <class N, class... C> struct contains_parameter<N, type_list<C...>>
+    : std::bool_constant<parameter<N> || (contains_parameter<C>::value || ...)> {};
+/// True when node N's graph holds a parameter leaf (any tag).
+template <class N> inline constexpr bool contains_parameter_v = contains_parameter<N>::value;
+
+/// n with every parameter leaf read as a plain tensor_ref: a saved value's computation needs the tensor, not the
+/// parameter's tag, so two layers whose computations differ only in their parameters' tags share one slot type
+/// (and one instantiation of its evaluation).
+template <class N> auto untagged(const N& n) {
+  if constexpr (parameter<N>) {
+    return tensor_ref<const typename N::tensor_type>(n.get());
+  } else if constexpr (!contains_parameter_v<N>) {
+    return n;
+  } else {
+    return [&]<std::size_t... J>(std::index_sequence<J...>) {
+      return n.with_operands(untagged(get<J>(n.operands()))...);
+    }(std::make_index_sequence<N::children::size>{});
+  }
+}
+
 /// The saved values of one tx::grad / tx::value_and_grad call, keyed by the forward node they stand for (its
 /// address in the loss graph, its type, since a node and its first operand can share an address) and by what
 /// is saved (its value or the gradient flowing into it).
@@ -12266,13 +12287,9 @@ class tape {
   enum class kind { value, gradient };
 
   /// The saved leaf of `computation` for (forward_node, k); one slot per key, made on first request.
-  template <class Forward, class Node> TEXPR_NOINLINE auto save(const Forward& forward_node, kind k, Node computation) {
-    using B = typename Node::backend;
-    using T = typename Node::value_type;
-    using leaf = saved_ref<T, Node::rank, B, offender_summary_t<typename graph_check<Node, B>::offender>>;
+  template <class Forward, class Node> TEXPR_NOINLINE auto save(const Forward& forward_node, kind k, const Node& computation) {
     auto& s = slot_for(static_cast<const void*>(&forward_node), std::type_index(typeid(Forward)), k);
-    if (!s) s = std::make_shared<computed_slot<Node, B>>(std::move(computation), label(k, &op_label<typename Forward::op_type>));
-    return leaf(std::static_pointer_cast<slot<T, Node::rank, B>>(s));
+    return saved_leaf(s, untagged(computation), k, &op_label<typename Forward::op_type>);
   }
 
   /// The saved leaf of sum_to(g, shape) for a saved gradient g summed over its leading axes (a bias gradient):
@@ -12292,6 +12309,15 @@ class tape {
   }
 
  private:
+  // save's work once per (untagged) computation type, shared by the forward nodes whose saved values compute alike.
+  template <class Node>
+  TEXPR_NOINLINE static auto saved_leaf(std::shared_ptr<slot_base>& s, Node node, kind k, std::string (*op)()) {
+    using B = typename Node::backend;
+    using T = typename Node::value_type;
+    using leaf = saved_ref<T, Node::rank, B, offender_summary_t<typename graph_check<Node, B>::offender>>;
+    if (!s) s = std::make_shared<computed_slot<Node, B>>(std::move(node), label(k, op));
+    return leaf(std::static_pointer_cast<slot<T, Node::rank, B>>(s));
+  }
   // save's work that does not depend on the node types, once for all of them.
   TEXPR_NOINLINE std::shared_ptr<slot_base>& slot_for(const void* address, std::type_index type, kind k) {
     return slots_[key{address, type, k}];
@@ -12943,26 +12969,28 @@ template <class T> struct sgd_plain_rule {
   T lr, wd;
   __device__ void operator()(T& p, T g, T*, T*) const { p = p - lr * (g + wd * p); }
 };
-/// SGD with a momentum buffer b (s1): b = momentum b + (1 - dampening) (g + wd p); p -= lr b, or with Nesterov
-/// p -= lr ((g + wd p) + momentum b).
+/// SGD with a momentum buffer b (s1): b = momentum b + (1 - dampening) (g + wd p), or b = g + wd p at the first
+/// step (b is not read then: it is fresh memory); p -= lr b, or with Nesterov p -= lr ((g + wd p) + momentum b).
 template <class T> struct sgd_momentum_rule {
   T lr, wd, momentum, dampening;
-  bool nesterov;
+  bool nesterov, first;
   __device__ void operator()(T& p, T g, T* b, T*) const {
     const T d = g + wd * p;
-    const T nb = momentum * *b + (T(1) - dampening) * d;
+    const T nb = first ? d : momentum * *b + (T(1) - dampening) * d;
     *b = nb;
     p = nesterov ? p - lr * (d + momentum * nb) : p - lr * nb;
   }
 };
 /// Adam and AdamW, with moments m (s1) and v (s2): d = g + l2 p; m = beta1 m + (1 - beta1) d;
-/// v = beta2 v + (1 - beta2) d^2; p = decay p - step_size m / (sqrt(v) / bias2_sqrt + eps).
+/// v = beta2 v + (1 - beta2) d^2; p = decay p - step_size m / (sqrt(v) / bias2_sqrt + eps). At the first step m
+/// and v are fresh memory, not read: their terms are zero (beta * 0 adds exactly nothing).
 template <class T> struct adam_rule {
   T beta1, beta2, l2, decay, step_size, bias2_sqrt, eps;
+  bool first;
   __device__ void operator()(T& p, T g, T* m, T* v) const {
     const T d = g + l2 * p;
-    const T nm = beta1 * *m + (T(1) - beta1) * d;
-    const T nv = beta2 * *v + (T(1) - beta2) * (d * d);
+    const T nm = first ? (T(1) - beta1) * d : beta1 * *m + (T(1) - beta1) * d;
+    const T nv = first ? (T(1) - beta2) * (d * d) : beta2 * *v + (T(1) - beta2) * (d * d);
     *m = nm;
     *v = nv;
     p = decay * p - step_size * (nm / (::sqrt(nv) / bias2_sqrt + eps));
@@ -13018,7 +13046,8 @@ inline constexpr bool multi_tensor_update_v =
 /// What an optimiser updates: a mutable tx::tensor.
 template <class P> struct optim_parameter : std::false_type {};
 template <class T, std::size_t R, class B> struct optim_parameter<tensor<T, R, B>> : std::true_type {
-  using read_view = view<const T, R, B>;  ///< How every update graph reads it (and its state and gradient).
+  using read_view = view<const T, R, B>;  ///< How a step reads it (and its state and gradient).
+  using flat_view = view<const T, 1, B>;  ///< How the update graphs read it: its elements as one range (flat).
 };
 
 /// A gradient: a tensor or a view (const or not), reduced to the read-only view the update graphs read.
@@ -13031,6 +13060,21 @@ template <class T, std::size_t R, class B> struct optim_gradient<view<T, R, B>> 
   using read_view = view<const std::remove_const_t<T>, R, B>;
   static read_view of(const view<T, R, B>& g) { return g; }
 };
+
+/// The elements of contiguous memory v as one rank-1 view, so that an optimiser's update graphs are instantiated
+/// once per (dtype, backend), not once per parameter rank.
+template <class T, std::size_t R, class B> view<T, 1, B> flat(const view<T, R, B>& v) noexcept {
+  return view<T, 1, B>(unchecked_t{}, v.data(), shape_t<1>{v.size()}, shape_t<1>{1}, v.stream());
+}
+
+/// Gradient g as one rank-1 view: g itself when contiguous, else a contiguous copy made in `copy` (a strided
+/// gradient costs one copy rather than a second instantiation of every update graph).
+template <class T, std::size_t R, class B>
+view<const T, 1, B> flat_gradient(const view<const T, R, B>& g, tensor<T, R, B>& copy) {
+  if (g.is_contiguous()) return flat(g);
+  copy = g;
+  return flat(std::as_const(copy).view());
+}
 
 /// The parameters of an optimiser (held by address: they must outlive it and stay where they are), the step
 /// counter, and the unpacking and checking of a step's gradients. Optimisers derive from it.
@@ -13091,42 +13135,50 @@ template <class... P> class optimizer_parameters {
   }
 
 #if defined(__CUDACC__)
-  /// Updates every parameter with `rule` in multi-tensor launches (one per multi_tensor_width parameters);
-  /// state(i) gives parameter i's state pointers (s1, s2; null for none). Returns false, having changed nothing,
-  /// when a gradient is not contiguous or the parameters are on different streams (the caller then takes its
-  /// per-tensor path). Gradients are checked as for_each_gradient checks them.
+  /// Updates every parameter with `rule` in multi-tensor launches: one per multi_tensor_width consecutive
+  /// parameters on one stream (a parameter on another stream starts a new launch). A strided gradient is first
+  /// copied, contiguous, on its parameter's stream. state(i) gives parameter i's state pointers (s1, s2; null for
+  /// none). Gradients are checked as for_each_gradient checks them, before anything is written.
   template <class Grads, class Rule, class State>
-  bool multi_tensor_step(const Grads& grads, const Rule& rule, std::string_view op, State&& state) {
+  void multi_tensor_step(const Grads& grads, const Rule& rule, std::string_view op, State&& state) {
     using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
     std::array<T*, size> ps{};
     std::array<const T*, size> gs{};
     std::array<index_t, size> ns{};
     std::array<std::pair<T*, T*>, size> ss{};
-    bool ok = true;
-    stream_t stream = nullptr;
+    std::array<stream_t, size> streams{};
+    std::tuple<std::remove_cvref_t<P>...> copies;  // strided gradients, contiguous
     for_each_gradient(grads, [&](auto i, auto& p, auto g) {
       constexpr std::size_t k = decltype(i)::value;
-      if (k == 0) stream = p.stream();
-      ok = ok && g.is_contiguous() && p.stream() == stream;
+      streams[k] = p.stream();
+      if (g.is_contiguous()) {
+        gs[k] = g.data();
+      } else {
+        auto& c = std::get<k>(copies);
+        c.allocate_uninitialized(g.shape(), p.stream());
+        c.view() = g;
+        gs[k] = c.data();
+      }
       ps[k] = p.data();
-      gs[k] = g.data();
       ns[k] = p.size();
       ss[k] = state(i);
     });
-    if (!ok) return false;
-    for (std::size_t first = 0; first < size; first += cuda_impl::multi_tensor_width) {
-      cuda_impl::multi_tensor_table<T> table;
-      for (std::size_t k = first; k < size && k < first + cuda_impl::multi_tensor_width; ++k) {
-        const int j = table.count++;
-        table.p[j] = ps[k];
-        table.g[j] = gs[k];
-        table.s1[j] = ss[k].first;
-        table.s2[j] = ss[k].second;
-        table.n[j] = ns[k];
+    cuda_impl::multi_tensor_table<T> table;
+    stream_t stream = nullptr;
+    for (std::size_t k = 0; k < size; ++k) {
+      if (table.count == cuda_impl::multi_tensor_width || (table.count > 0 && streams[k] != stream)) {
+        cuda_impl::launch_multi_tensor(table, rule, stream, op);
+        table = {};
       }
-      cuda_impl::launch_multi_tensor(table, rule, stream, op);
+      stream = streams[k];
+      const int j = table.count++;
+      table.p[j] = ps[k];
+      table.g[j] = gs[k];
+      table.s1[j] = ss[k].first;
+      table.s2[j] = ss[k].second;
+      table.n[j] = ns[k];
     }
-    return true;
+    cuda_impl::launch_multi_tensor(table, rule, stream, op);
   }
 #endif
 
@@ -13187,14 +13239,43 @@ template <class V> auto sgd_nesterov_step(V p, V b, V g, double lr, double momen
   return p - lr * ((g + wd * p) + momentum * b);
 }
 
-/// Every graph an SGD step may evaluate for a parameter of type P.
-template <class P, class V = typename optim_parameter<P>::read_view>
+/// Every graph an SGD step may evaluate for a parameter of type P (over its elements as one range; on cuda,
+/// float and double parameters take the multi-tensor rule instead).
+template <class P, class V = typename optim_parameter<P>::flat_view>
 using sgd_graphs_t = std::tuple<decltype(sgd_plain(std::declval<V>(), std::declval<V>(), 0.0, 0.0)),
                                 decltype(sgd_buffer_start(std::declval<V>(), std::declval<V>(), 0.0)),
                                 decltype(sgd_buffer(std::declval<V>(), std::declval<V>(), 0.0, 0.0)),
                                 decltype(sgd_buffer_decayed(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0, 0.0)),
                                 decltype(sgd_momentum_step(std::declval<V>(), std::declval<V>(), 0.0)),
                                 decltype(sgd_nesterov_step(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0, 0.0))>;
+
+/// One parameter's SGD update over rank-1 views of its elements p, gradient g and momentum buffer b (unused
+/// without momentum): one body per (dtype, backend), whatever the parameters' ranks.
+template <class T, class B>
+TEXPR_NOINLINE void sgd_update(view<T, 1, B> p, view<const T, 1, B> g, view<T, 1, B> b, bool first,
+                               const optim::sgd_options& o, double lr) {
+  const view<const T, 1, B> pv = p;
+  if (o.momentum == 0) {
+    p = sgd_plain(pv, g, lr, o.weight_decay);
+    return;
+  }
+  const view<const T, 1, B> bv = b;
+  if (first) b = sgd_buffer_start(pv, g, o.weight_decay);
+  else if (o.weight_decay == 0) b = sgd_buffer(bv, g, o.momentum, o.dampening);
+  else b = sgd_buffer_decayed(bv, pv, g, o.momentum, o.dampening, o.weight_decay);
+  if (o.nesterov) p = sgd_nesterov_step(pv, bv, g, lr, o.momentum, o.weight_decay);
+  else p = sgd_momentum_step(pv, bv, lr);
+}
+
+/// sgd_update for parameter p (its buffer b is allocated at the first step with momentum): one body per (dtype,
+/// rank, backend).
+template <class T, std::size_t R, class B>
+TEXPR_NOINLINE void sgd_parameter_step(tensor<T, R, B>& p, const view<const T, R, B>& g, tensor<T, R, B>& b, bool first,
+                                       const optim::sgd_options& o, double lr) {
+  if (first && o.momentum != 0) b.allocate_uninitialized(p.shape(), p.stream());  // written by the first pass
+  tensor<T, R, B> copy;  // a strided gradient's contiguous copy
+  sgd_update(flat(p.view()), flat_gradient(g, copy), flat(b.view()), first, o, lr);
+}
 
 } // namespace texpr::detail
 
@@ -13204,9 +13285,10 @@ namespace texpr::optim {
 ///   momentum 0:        p -= lr d                                                  (1 pass, no state)
 ///   momentum buffer b: b = d at the first step, else b = momentum b + (1 - dampening) d;
 ///                      p -= lr b, or with Nesterov p -= lr (d + momentum b)       (2 passes)
-/// Each pass is one fused in-place elementwise evaluation on the parameters' backend; on cuda with float or double
-/// parameters (and contiguous gradients) a step is instead one multi-tensor launch per 8 parameters, both passes in
-/// it. The buffers are allocated at the first step, so later steps allocate nothing.
+/// Each pass is one fused in-place elementwise evaluation on the parameters' backend, over the tensor's elements
+/// as one rank-1 range (a strided gradient is copied first); on cuda with float or double parameters a step is
+/// instead one multi-tensor launch per 8 parameters, both passes in it. The buffers are allocated at the first
+/// step, so later steps allocate nothing.
 /// `tx::optim::sgd opt(std::tie(m.w, m.b), {.lr = 0.1, .momentum = 0.9}); opt.step(grads);`
 template <class... P> class sgd : public detail::optimizer_parameters<P...> {
   using base = detail::optimizer_parameters<P...>;
@@ -13235,41 +13317,13 @@ template <class... P> class sgd : public detail::optimizer_parameters<P...> {
   template <class Grads> void step(const Grads& grads, double lr) {
     const sgd_options& o = options_;
     const bool first = this->steps_ == 0;
-#if defined(__CUDACC__)
-    // cuda, float or double: one launch for all parameters (once the momentum buffers exist).
     if constexpr (detail::multi_tensor_update_v<P...>) {
-      using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
-      bool done = false;
-      if (o.momentum == 0) {
-        const detail::cuda_impl::sgd_plain_rule<T> rule{static_cast<T>(lr), static_cast<T>(o.weight_decay)};
-        done = this->multi_tensor_step(grads, rule, "sgd", [](auto) { return std::pair<T*, T*>{}; });
-      } else if (!first) {
-        const detail::cuda_impl::sgd_momentum_rule<T> rule{static_cast<T>(lr), static_cast<T>(o.weight_decay),
-                                                           static_cast<T>(o.momentum), static_cast<T>(o.dampening),
-                                                           o.nesterov};
-        done = this->multi_tensor_step(grads, rule, "sgd", [&](auto i) {
-          return std::pair<T*, T*>{std::get<decltype(i)::value>(buffers_).data(), nullptr};
-        });
-      }
-      if (done) {
-        ++this->steps_;
-        return;
-      }
+      step_multi_tensor(grads, lr, first);
+    } else {
+      this->for_each_gradient(grads, [&](auto i, auto& p, auto g) {
+        detail::sgd_parameter_step(p, g, std::get<decltype(i)::value>(buffers_), first, o, lr);
+      });
     }
-#endif
-    this->for_each_gradient(grads, [&](auto i, auto& p, auto g) {
-      const auto pv = std::as_const(p).view();
-      if (o.momentum == 0) {
-        p = detail::sgd_plain(pv, g, lr, o.weight_decay);
-        return;
-      }
-      auto& b = std::get<decltype(i)::value>(buffers_);
-      if (first) b = detail::sgd_buffer_start(pv, g, o.weight_decay);  // allocates the buffer
-      else if (o.weight_decay == 0) b = detail::sgd_buffer(std::as_const(b).view(), g, o.momentum, o.dampening);
-      else b = detail::sgd_buffer_decayed(std::as_const(b).view(), pv, g, o.momentum, o.dampening, o.weight_decay);
-      if (o.nesterov) p = detail::sgd_nesterov_step(pv, std::as_const(b).view(), g, lr, o.momentum, o.weight_decay);
-      else p = detail::sgd_momentum_step(pv, std::as_const(b).view(), lr);
-    });
     ++this->steps_;
   }
 
@@ -13281,6 +13335,32 @@ template <class... P> class sgd : public detail::optimizer_parameters<P...> {
   template <std::size_t I> const auto& momentum_buffer() const { return std::get<I>(buffers_); }
 
  private:
+  // cuda, float or double: every parameter in one launch per 8 (the first step with momentum too, which
+  // allocates the buffers and writes them without reading them).
+  template <class Grads> void step_multi_tensor([[maybe_unused]] const Grads& grads, [[maybe_unused]] double lr,
+                                                [[maybe_unused]] bool first) {
+#if defined(__CUDACC__)
+    using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
+    const sgd_options& o = options_;
+    if (o.momentum == 0) {
+      const detail::cuda_impl::sgd_plain_rule<T> rule{static_cast<T>(lr), static_cast<T>(o.weight_decay)};
+      this->multi_tensor_step(grads, rule, "sgd", [](auto) { return std::pair<T*, T*>{}; });
+      return;
+    }
+    const detail::cuda_impl::sgd_momentum_rule<T> rule{static_cast<T>(lr), static_cast<T>(o.weight_decay),
+                                                       static_cast<T>(o.momentum), static_cast<T>(o.dampening),
+                                                       o.nesterov, first};
+    this->multi_tensor_step(grads, rule, "sgd", [&](auto i) {
+      auto& b = std::get<decltype(i)::value>(buffers_);
+      if (first) {  // (the gradients are checked by now)
+        const auto& p = *std::get<decltype(i)::value>(this->params_);
+        b.allocate_uninitialized(p.shape(), p.stream());
+      }
+      return std::pair<T*, T*>{b.data(), nullptr};
+    });
+#endif
+  }
+
   sgd_options options_;
   std::tuple<std::remove_cvref_t<P>...> buffers_;  // empty tensors until the first step with momentum
 };
@@ -13337,8 +13417,9 @@ template <class V> auto adam_parameter(V p, V m, V v, double decay, double step_
   return decay * p - step_size * (m / (texpr::sqrt(v) / bias2_sqrt + eps));
 }
 
-/// Every graph an Adam or AdamW step may evaluate for a parameter of type P.
-template <class P, class V = typename optim_parameter<P>::read_view>
+/// Every graph an Adam or AdamW step may evaluate for a parameter of type P (over its elements as one range; on cuda,
+/// float and double parameters take the multi-tensor rule instead).
+template <class P, class V = typename optim_parameter<P>::flat_view>
 using adam_graphs_t =
     std::tuple<decltype(adam_first_moment(std::declval<V>(), std::declval<V>(), 0.0)),
                decltype(adam_first_moment_l2(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0)),
@@ -13346,7 +13427,39 @@ using adam_graphs_t =
                decltype(adam_second_moment_l2(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0)),
                decltype(adam_parameter(std::declval<V>(), std::declval<V>(), std::declval<V>(), 0.0, 0.0, 0.0, 0.0))>;
 
-/// Adam and AdamW: the moments of each parameter, allocated (zero) at the first step, and the step.
+/// One parameter's Adam update over rank-1 views of its elements p, gradient g and moments m, v: m, then v, then
+/// p. One body per (dtype, backend), whatever the parameters' ranks.
+template <class T, class B>
+TEXPR_NOINLINE void adam_update(view<T, 1, B> p, view<const T, 1, B> g, view<T, 1, B> m, view<T, 1, B> v, bool l2,
+                                double beta1, double beta2, double wd, double decay, double step_size, double bias2_sqrt,
+                                double eps) {
+  const view<const T, 1, B> pv = p, mv = m, vv = v;
+  if (l2) {
+    m = adam_first_moment_l2(mv, pv, g, beta1, wd);
+    v = adam_second_moment_l2(vv, pv, g, beta2, wd);
+  } else {
+    m = adam_first_moment(mv, g, beta1);
+    v = adam_second_moment(vv, g, beta2);
+  }
+  p = adam_parameter(pv, mv, vv, decay, step_size, bias2_sqrt, eps);
+}
+
+/// adam_update for parameter p (its moments m and v are zeroed at the first step): one body per (dtype, rank,
+/// backend).
+template <class T, std::size_t R, class B>
+TEXPR_NOINLINE void adam_parameter_step(tensor<T, R, B>& p, const view<const T, R, B>& g, tensor<T, R, B>& m,
+                                        tensor<T, R, B>& v, bool l2, double beta1, double beta2, double wd, double decay,
+                                        double step_size, double bias2_sqrt, double eps) {
+  if (m.empty() && p.size() != 0) {  // the first step: zero moments on the parameter's backend and stream
+    m = tensor<T, R, B>(p.shape(), p.stream());
+    v = tensor<T, R, B>(p.shape(), p.stream());
+  }
+  tensor<T, R, B> copy;  // a strided gradient's contiguous copy
+  adam_update(flat(p.view()), flat_gradient(g, copy), flat(m.view()), flat(v.view()), l2, beta1, beta2, wd, decay,
+              step_size, bias2_sqrt, eps);
+}
+
+/// Adam and AdamW: the moments of each parameter, allocated at the first step (zero on the host; on cuda the first launch writes them), and the step.
 template <bool Decoupled, class Options, class... P> class adam_family : public optimizer_parameters<P...> {
   using base = optimizer_parameters<P...>;
   static constexpr const char* name = Decoupled ? "adamw" : "adam";
@@ -13378,46 +13491,16 @@ template <bool Decoupled, class Options, class... P> class adam_family : public 
     const double bias2_sqrt = std::sqrt(1 - std::pow(o.beta2, t));
     const double decay = Decoupled ? 1 - lr * o.weight_decay : 1.0;
     const bool l2 = !Decoupled && o.weight_decay != 0;
-#if defined(__CUDACC__)
-    // cuda, float or double: one launch for all parameters once the moments exist (m, v and p in one pass).
     if constexpr (multi_tensor_update_v<P...>) {
-      using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
-      const bool ready = [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return ((!std::get<I>(moments_).first.empty() || std::get<I>(this->params_)->size() == 0) && ...);
-      }(std::index_sequence_for<P...>{});
-      if (ready) {
-        const cuda_impl::adam_rule<T> rule{static_cast<T>(o.beta1), static_cast<T>(o.beta2),
-                                           static_cast<T>(l2 ? o.weight_decay : 0.0), static_cast<T>(decay),
-                                           static_cast<T>(step_size), static_cast<T>(bias2_sqrt), static_cast<T>(o.eps)};
-        const bool done = this->multi_tensor_step(grads, rule, name, [&](auto i) {
-          auto& [m, v] = std::get<decltype(i)::value>(moments_);
-          return std::pair<T*, T*>{m.data(), v.data()};
-        });
-        if (done) {
-          ++this->steps_;
-          return;
-        }
-      }
+      // cuda, float or double: m, v and p of every parameter in one launch per 8 (the first step too, which
+      // allocates the moments and writes them without reading them).
+      step_multi_tensor(grads, l2, decay, step_size, bias2_sqrt);
+    } else {
+      this->for_each_gradient(grads, [&](auto i, auto& p, auto g) {
+        auto& [m, v] = std::get<decltype(i)::value>(moments_);
+        adam_parameter_step(p, g, m, v, l2, o.beta1, o.beta2, o.weight_decay, decay, step_size, bias2_sqrt, o.eps);
+      });
     }
-#endif
-    this->for_each_gradient(grads, [&](auto i, auto& p, auto g) {
-      auto& [m, v] = std::get<decltype(i)::value>(moments_);
-      if (m.empty() && p.size() != 0) {  // the first step: zero moments on the parameter's backend and stream
-        m = std::remove_cvref_t<decltype(p)>(p.shape(), p.stream());
-        v = std::remove_cvref_t<decltype(p)>(p.shape(), p.stream());
-      }
-      const auto pv = std::as_const(p).view();
-      const auto mv = std::as_const(m).view();
-      const auto vv = std::as_const(v).view();
-      if (l2) {
-        m = adam_first_moment_l2(mv, pv, g, o.beta1, o.weight_decay);
-        v = adam_second_moment_l2(vv, pv, g, o.beta2, o.weight_decay);
-      } else {
-        m = adam_first_moment(mv, g, o.beta1);
-        v = adam_second_moment(vv, g, o.beta2);
-      }
-      p = adam_parameter(pv, mv, vv, decay, step_size, bias2_sqrt, o.eps);
-    });
     ++this->steps_;
   }
 
@@ -13431,6 +13514,28 @@ template <bool Decoupled, class Options, class... P> class adam_family : public 
   template <std::size_t I> const auto& exp_avg_sq() const { return std::get<I>(moments_).second; }
 
  private:
+  template <class Grads>
+  void step_multi_tensor([[maybe_unused]] const Grads& grads, [[maybe_unused]] bool l2, [[maybe_unused]] double decay,
+                         [[maybe_unused]] double step_size, [[maybe_unused]] double bias2_sqrt) {
+#if defined(__CUDACC__)
+    using T = typename std::tuple_element_t<0, std::tuple<P...>>::value_type;
+    const Options& o = options_;
+    const bool first = this->steps_ == 0;
+    const cuda_impl::adam_rule<T> rule{static_cast<T>(o.beta1), static_cast<T>(o.beta2),
+                                       static_cast<T>(l2 ? o.weight_decay : 0.0), static_cast<T>(decay),
+                                       static_cast<T>(step_size), static_cast<T>(bias2_sqrt), static_cast<T>(o.eps), first};
+    this->multi_tensor_step(grads, rule, name, [&](auto i) {
+      auto& [m, v] = std::get<decltype(i)::value>(moments_);
+      if (first) {  // (the gradients are checked by now)
+        const auto& p = *std::get<decltype(i)::value>(this->params_);
+        m.allocate_uninitialized(p.shape(), p.stream());
+        v.allocate_uninitialized(p.shape(), p.stream());
+      }
+      return std::pair<T*, T*>{m.data(), v.data()};
+    });
+#endif
+  }
+
   Options options_;
   std::tuple<std::pair<std::remove_cvref_t<P>, std::remove_cvref_t<P>>...> moments_;
 };

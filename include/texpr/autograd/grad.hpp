@@ -192,6 +192,27 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
   std::uint64_t context_ = 0;
 };
 
+template <class N, class Children = typename N::children> struct contains_parameter;
+template <class N, class... C> struct contains_parameter<N, type_list<C...>>
+    : std::bool_constant<parameter<N> || (contains_parameter<C>::value || ...)> {};
+/// True when node N's graph holds a parameter leaf (any tag).
+template <class N> inline constexpr bool contains_parameter_v = contains_parameter<N>::value;
+
+/// n with every parameter leaf read as a plain tensor_ref: a saved value's computation needs the tensor, not the
+/// parameter's tag, so two layers whose computations differ only in their parameters' tags share one slot type
+/// (and one instantiation of its evaluation).
+template <class N> auto untagged(const N& n) {
+  if constexpr (parameter<N>) {
+    return tensor_ref<const typename N::tensor_type>(n.get());
+  } else if constexpr (!contains_parameter_v<N>) {
+    return n;
+  } else {
+    return [&]<std::size_t... J>(std::index_sequence<J...>) {
+      return n.with_operands(untagged(get<J>(n.operands()))...);
+    }(std::make_index_sequence<N::children::size>{});
+  }
+}
+
 /// The saved values of one tx::grad / tx::value_and_grad call, keyed by the forward node they stand for (its
 /// address in the loss graph, its type, since a node and its first operand can share an address) and by what
 /// is saved (its value or the gradient flowing into it).
@@ -201,13 +222,9 @@ class tape {
   enum class kind { value, gradient };
 
   /// The saved leaf of `computation` for (forward_node, k); one slot per key, made on first request.
-  template <class Forward, class Node> TEXPR_NOINLINE auto save(const Forward& forward_node, kind k, Node computation) {
-    using B = typename Node::backend;
-    using T = typename Node::value_type;
-    using leaf = saved_ref<T, Node::rank, B, offender_summary_t<typename graph_check<Node, B>::offender>>;
+  template <class Forward, class Node> TEXPR_NOINLINE auto save(const Forward& forward_node, kind k, const Node& computation) {
     auto& s = slot_for(static_cast<const void*>(&forward_node), std::type_index(typeid(Forward)), k);
-    if (!s) s = std::make_shared<computed_slot<Node, B>>(std::move(computation), label(k, &op_label<typename Forward::op_type>));
-    return leaf(std::static_pointer_cast<slot<T, Node::rank, B>>(s));
+    return saved_leaf(s, untagged(computation), k, &op_label<typename Forward::op_type>);
   }
 
   /// The saved leaf of sum_to(g, shape) for a saved gradient g summed over its leading axes (a bias gradient):
@@ -227,6 +244,15 @@ class tape {
   }
 
  private:
+  // save's work once per (untagged) computation type, shared by the forward nodes whose saved values compute alike.
+  template <class Node>
+  TEXPR_NOINLINE static auto saved_leaf(std::shared_ptr<slot_base>& s, Node node, kind k, std::string (*op)()) {
+    using B = typename Node::backend;
+    using T = typename Node::value_type;
+    using leaf = saved_ref<T, Node::rank, B, offender_summary_t<typename graph_check<Node, B>::offender>>;
+    if (!s) s = std::make_shared<computed_slot<Node, B>>(std::move(node), label(k, op));
+    return leaf(std::static_pointer_cast<slot<T, Node::rank, B>>(s));
+  }
   // save's work that does not depend on the node types, once for all of them.
   TEXPR_NOINLINE std::shared_ptr<slot_base>& slot_for(const void* address, std::type_index type, kind k) {
     return slots_[key{address, type, k}];
