@@ -58,12 +58,15 @@ template <class Node> constexpr bool reduces_saved_value() {
     return false;
 }
 
-template <class Node, class B, bool CudaCompiler = cuda_compiler_v>
+/// MayWriteSums: whether the value's kernel may also write the column sums registered on it (a saved gradient,
+/// which a bias gradient sums); a forward value's slot never compiles that kernel.
+template <class Node, class B, bool MayWriteSums = true, bool CudaCompiler = cuda_compiler_v>
 class computed_slot final : public slot<typename Node::value_type, Node::rank, B>,
                             public column_sums_sink<typename Node::value_type, B> {
   using T = typename Node::value_type;
   static constexpr std::size_t R = Node::rank;
   static constexpr bool runs_here = graph_check<Node, B>::ok && (CudaCompiler || !std::is_same_v<B, cuda>);
+  static constexpr bool writes_sums = MayWriteSums && offers_column_sums_v<B, Node>;
 
  public:
   computed_slot(Node node, std::string what) : slot<T, R, B>(node.shape(), std::move(what)), node_(std::move(node)) {}
@@ -160,19 +163,19 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
   }
   // The sums this value's kernel writes too, when it can (the same decision in evaluation and placement).
   std::shared_ptr<column_sums_sink<T, B>> fused_sums() const {
-    if constexpr (offers_column_sums_v<B, Node>) {
+    if constexpr (writes_sums) {
       if (auto s = this->column_sums_.lock())
         if (fuses_column_sums<B>(node_, s->columns())) return s;
     }
     return nullptr;
   }
   static std::string_view column_sums_kernel() {
-    if constexpr (offers_column_sums_v<B, Node>) return kernel<typename Node::op_type, typename Node::kernel_dtype, B>::column_sums_name;
+    if constexpr (writes_sums) return kernel<typename Node::op_type, typename Node::kernel_dtype, B>::column_sums_name;
     else return {};
   }
   void compute(const view<T, R, B>& dest, context<B>& ctx) {
     if constexpr (runs_here) {
-      if constexpr (offers_column_sums_v<B, Node>) {
+      if constexpr (writes_sums) {
         if (const auto s = fused_sums()) {
           if (T* sums = s->claim(ctx)) {
             evaluate_with_column_sums(dest, node_, sums, s->columns(), ctx);
@@ -221,10 +224,10 @@ class tape {
   /// What is saved for a forward node.
   enum class kind { value, gradient };
 
-  /// The saved leaf of `computation` for (forward_node, k); one slot per key, made on first request.
-  template <class Forward, class Node> TEXPR_NOINLINE auto save(const Forward& forward_node, kind k, const Node& computation) {
-    auto& s = slot_for(static_cast<const void*>(&forward_node), std::type_index(typeid(Forward)), k);
-    return saved_leaf(s, untagged(computation), k, &op_label<typename Forward::op_type>);
+  /// The saved leaf of `computation` for (forward_node, K); one slot per key, made on first request.
+  template <kind K, class Forward, class Node> TEXPR_NOINLINE auto save(const Forward& forward_node, const Node& computation) {
+    auto& s = slot_for(static_cast<const void*>(&forward_node), std::type_index(typeid(Forward)), K);
+    return saved_leaf<K == kind::gradient>(s, untagged(computation), K, &op_label<typename Forward::op_type>);
   }
 
   /// The saved leaf of sum_to(g, shape) for a saved gradient g summed over its leading axes (a bias gradient):
@@ -245,12 +248,12 @@ class tape {
 
  private:
   // save's work once per (untagged) computation type, shared by the forward nodes whose saved values compute alike.
-  template <class Node>
+  template <bool MayWriteSums, class Node>
   TEXPR_NOINLINE static auto saved_leaf(std::shared_ptr<slot_base>& s, Node node, kind k, std::string (*op)()) {
     using B = typename Node::backend;
     using T = typename Node::value_type;
     using leaf = saved_ref<T, Node::rank, B, offender_summary_t<typename graph_check<Node, B>::offender>>;
-    if (!s) s = std::make_shared<computed_slot<Node, B>>(std::move(node), label(k, op));
+    if (!s) s = std::make_shared<computed_slot<Node, B, MayWriteSums>>(std::move(node), label(k, op));
     return leaf(std::static_pointer_cast<slot<T, Node::rank, B>>(s));
   }
   // save's work that does not depend on the node types, once for all of them.
@@ -351,7 +354,7 @@ template <class Tags> struct gradient_builder {
     } else {
       auto rebuilt = rebuild(n, std::make_index_sequence<N::children::size>{});
       constexpr bool save = Needed || (contains_any_param_v<N, Tags> && reads_out_v<N, Tags>);
-      if constexpr (save) return t.save(n, tape::kind::value, std::move(rebuilt));
+      if constexpr (save) return t.save<tape::kind::value>(n, std::move(rebuilt));
       else return rebuilt;
     }
   }
@@ -431,7 +434,7 @@ template <class Tags> struct gradient_builder {
       (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<typename N::kernel_dtype>>);
       return failed();
     } else if constexpr (save_gradient<N, G>()) {
-      auto gs = t.save(n, tape::kind::gradient, g);
+      auto gs = t.save<tape::kind::gradient>(n, g);
       return back_operands(n, gs, std::make_index_sequence<N::children::size>{});
     } else {
       return back_operands(n, g, std::make_index_sequence<N::children::size>{});
