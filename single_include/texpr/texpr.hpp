@@ -12290,7 +12290,8 @@ class tape {
   enum class kind { value, gradient };
 
   /// The saved leaf of `computation` for (forward_node, K); one slot per key, made on first request.
-  template <kind K, class Forward, class Node> TEXPR_NOINLINE auto save(const Forward& forward_node, const Node& computation) {
+  template <kind K, class Forward, class Node>
+  TEXPR_NOINLINE auto save(const Forward& forward_node, const Node& computation) {
     auto& s = slot_for(static_cast<const void*>(&forward_node), std::type_index(typeid(Forward)), K);
     return saved_leaf<K == kind::gradient>(s, untagged(computation), K, &op_label<typename Forward::op_type>);
   }
@@ -13434,8 +13435,8 @@ using adam_graphs_t =
 /// p. One body per (dtype, backend), whatever the parameters' ranks.
 template <class T, class B>
 TEXPR_NOINLINE void adam_update(view<T, 1, B> p, view<const T, 1, B> g, view<T, 1, B> m, view<T, 1, B> v, bool l2,
-                                double beta1, double beta2, double wd, double decay, double step_size, double bias2_sqrt,
-                                double eps) {
+                                double beta1, double beta2, double wd, double decay, double step_size,
+                                double bias2_sqrt, double eps) {
   const view<const T, 1, B> pv = p, mv = m, vv = v;
   if (l2) {
     m = adam_first_moment_l2(mv, pv, g, beta1, wd);
@@ -13451,8 +13452,8 @@ TEXPR_NOINLINE void adam_update(view<T, 1, B> p, view<const T, 1, B> g, view<T, 
 /// backend).
 template <class T, std::size_t R, class B>
 TEXPR_NOINLINE void adam_parameter_step(tensor<T, R, B>& p, const view<const T, R, B>& g, tensor<T, R, B>& m,
-                                        tensor<T, R, B>& v, bool l2, double beta1, double beta2, double wd, double decay,
-                                        double step_size, double bias2_sqrt, double eps) {
+                                        tensor<T, R, B>& v, bool l2, double beta1, double beta2, double wd,
+                                        double decay, double step_size, double bias2_sqrt, double eps) {
   if (m.empty() && p.size() != 0) {  // the first step: zero moments on the parameter's backend and stream
     m = tensor<T, R, B>(p.shape(), p.stream());
     v = tensor<T, R, B>(p.shape(), p.stream());
@@ -13462,7 +13463,8 @@ TEXPR_NOINLINE void adam_parameter_step(tensor<T, R, B>& p, const view<const T, 
               step_size, bias2_sqrt, eps);
 }
 
-/// Adam and AdamW: the moments of each parameter, allocated at the first step (zero on the host; on cuda the first launch writes them), and the step.
+/// Adam and AdamW: the moments of each parameter, allocated at the first step (zero on the host; on cuda the first
+/// launch writes them), and the step.
 template <bool Decoupled, class Options, class... P> class adam_family : public optimizer_parameters<P...> {
   using base = optimizer_parameters<P...>;
   static constexpr const char* name = Decoupled ? "adamw" : "adam";
@@ -13517,6 +13519,7 @@ template <bool Decoupled, class Options, class... P> class adam_family : public 
   template <std::size_t I> const auto& exp_avg_sq() const { return std::get<I>(moments_).second; }
 
  private:
+  // cuda, float or double: m, v and p of every parameter in one launch per 8.
   template <class Grads>
   void step_multi_tensor([[maybe_unused]] const Grads& grads, [[maybe_unused]] bool l2, [[maybe_unused]] double decay,
                          [[maybe_unused]] double step_size, [[maybe_unused]] double bias2_sqrt) {
@@ -13526,7 +13529,8 @@ template <bool Decoupled, class Options, class... P> class adam_family : public 
     const bool first = this->steps_ == 0;
     const cuda_impl::adam_rule<T> rule{static_cast<T>(o.beta1), static_cast<T>(o.beta2),
                                        static_cast<T>(l2 ? o.weight_decay : 0.0), static_cast<T>(decay),
-                                       static_cast<T>(step_size), static_cast<T>(bias2_sqrt), static_cast<T>(o.eps), first};
+                                       static_cast<T>(step_size), static_cast<T>(bias2_sqrt),
+                                       static_cast<T>(o.eps), first};
     this->multi_tensor_step(grads, rule, name, [&](auto i) {
       auto& [m, v] = std::get<decltype(i)::value>(moments_);
       if (first) {  // (the gradients are checked by now)

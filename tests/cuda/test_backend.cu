@@ -579,8 +579,8 @@ TEST_CASE("training ops on the device: dropout, layer_norm and slice gradients a
 
 namespace {
 /// Three steps of an optimiser made by `make` over device parameters (each a multi-tensor launch; the first
-/// writes the state without reading it), against `rule` (one element's update at step t, PyTorch's formulas, in long double) applied on the
-/// host; relative 1e-5.
+/// writes the state without reading it), against `rule` (one element's update at step t, PyTorch's formulas, in
+/// long double) applied on the host; relative 1e-5.
 template <class Make, class Rule> void compare_optimiser(const char* name, Make make, Rule rule) {
   INFO(name);
   auto w1 = test::random<float, 2>({37, 19}, -1, 1), w2 = test::random<float, 2>({19, 5}, -2, 2);

@@ -225,7 +225,8 @@ class tape {
   enum class kind { value, gradient };
 
   /// The saved leaf of `computation` for (forward_node, K); one slot per key, made on first request.
-  template <kind K, class Forward, class Node> TEXPR_NOINLINE auto save(const Forward& forward_node, const Node& computation) {
+  template <kind K, class Forward, class Node>
+  TEXPR_NOINLINE auto save(const Forward& forward_node, const Node& computation) {
     auto& s = slot_for(static_cast<const void*>(&forward_node), std::type_index(typeid(Forward)), K);
     return saved_leaf<K == kind::gradient>(s, untagged(computation), K, &op_label<typename Forward::op_type>);
   }
