@@ -12098,10 +12098,6 @@ template <class ParamTag> struct loss_not_differentiable_in {
 
 namespace texpr::detail {
 
-/// A slot computing `node` (whose operands are already leaves or saved values) once per evaluation context.
-/// Where the node cannot be evaluated (no kernel, or a cuda node outside nvcc) get() is never reached: the saved
-/// leaf's offender makes every evaluation of a graph that reads it a compile error first. CudaCompiler is part
-/// of the type so that the two definitions never meet in one program.
 /// Whether a saved Node that passes through (a sum_to of nothing) over memory is that memory: computed_slot's get()
 /// and the placement walk both ask.
 template <class Node> constexpr bool reads_operand_memory() {
@@ -12123,8 +12119,12 @@ template <class Node> constexpr bool reduces_saved_value() {
     return false;
 }
 
-/// MayWriteSums: whether the value's kernel may also write the column sums registered on it (a saved gradient,
-/// which a bias gradient sums); a forward value's slot never compiles that kernel.
+/// A slot computing `node` (whose operands are already leaves or saved values) once per evaluation context.
+/// Where the node cannot be evaluated (no kernel, or a cuda node outside nvcc) get() is never reached: the saved
+/// leaf's offender makes every evaluation of a graph that reads it a compile error first. MayWriteSums: whether the
+/// value's kernel may also write the column sums registered on it (a saved gradient, which a bias gradient sums);
+/// a forward value's slot never compiles that kernel. CudaCompiler is part of the type so that the two definitions
+/// never meet in one program.
 template <class Node, class B, bool MayWriteSums = true, bool CudaCompiler = cuda_compiler_v>
 class computed_slot final : public slot<typename Node::value_type, Node::rank, B>,
                             public column_sums_sink<typename Node::value_type, B> {
@@ -12293,7 +12293,7 @@ class tape {
   template <kind K, class Forward, class Node>
   TEXPR_NOINLINE auto save(const Forward& forward_node, const Node& computation) {
     auto& s = slot_for(static_cast<const void*>(&forward_node), std::type_index(typeid(Forward)), K);
-    return saved_leaf<K == kind::gradient>(s, untagged(computation), K, &op_label<typename Forward::op_type>);
+    return saved_leaf<K>(s, untagged(computation), &op_label<typename Forward::op_type>);
   }
 
   /// The saved leaf of sum_to(g, shape) for a saved gradient g summed over its leading axes (a bias gradient):
@@ -12314,12 +12314,13 @@ class tape {
 
  private:
   // save's work once per (untagged) computation type, shared by the forward nodes whose saved values compute alike.
-  template <bool MayWriteSums, class Node>
-  TEXPR_NOINLINE static auto saved_leaf(std::shared_ptr<slot_base>& s, Node node, kind k, std::string (*op)()) {
+  // Only a saved gradient's kernel may write the column sums of a bias gradient beside it.
+  template <kind K, class Node>
+  TEXPR_NOINLINE static auto saved_leaf(std::shared_ptr<slot_base>& s, Node node, std::string (*op)()) {
     using B = typename Node::backend;
     using T = typename Node::value_type;
     using leaf = saved_ref<T, Node::rank, B, offender_summary_t<typename graph_check<Node, B>::offender>>;
-    if (!s) s = std::make_shared<computed_slot<Node, B, MayWriteSums>>(std::move(node), label(k, op));
+    if (!s) s = std::make_shared<computed_slot<Node, B, K == kind::gradient>>(std::move(node), label(K, op));
     return leaf(std::static_pointer_cast<slot<T, Node::rank, B>>(s));
   }
   // save's work that does not depend on the node types, once for all of them.
@@ -13071,12 +13072,14 @@ template <class T, std::size_t R, class B> view<T, 1, B> flat(const view<T, R, B
   return view<T, 1, B>(unchecked_t{}, v.data(), shape_t<1>{v.size()}, shape_t<1>{1}, v.stream());
 }
 
-/// Gradient g as one rank-1 view: g itself when contiguous, else a contiguous copy made in `copy` (a strided
-/// gradient costs one copy rather than a second instantiation of every update graph).
+/// Gradient g as one rank-1 view: g itself when contiguous, else a contiguous copy made in `copy` on `stream` (the
+/// parameter's, so the update that reads it is ordered after it). A strided gradient costs one copy rather than a
+/// second instantiation of every update graph.
 template <class T, std::size_t R, class B>
-view<const T, 1, B> flat_gradient(const view<const T, R, B>& g, tensor<T, R, B>& copy) {
+view<const T, 1, B> flat_gradient(const view<const T, R, B>& g, tensor<T, R, B>& copy, stream_t stream) {
   if (g.is_contiguous()) return flat(g);
-  copy = g;
+  copy.allocate_uninitialized(g.shape(), stream);
+  copy.view() = g;
   return flat(std::as_const(copy).view());
 }
 
@@ -13155,14 +13158,7 @@ template <class... P> class optimizer_parameters {
     for_each_gradient(grads, [&](auto i, auto& p, auto g) {
       constexpr std::size_t k = decltype(i)::value;
       streams[k] = p.stream();
-      if (g.is_contiguous()) {
-        gs[k] = g.data();
-      } else {
-        auto& c = std::get<k>(copies);
-        c.allocate_uninitialized(g.shape(), p.stream());
-        c.view() = g;
-        gs[k] = c.data();
-      }
+      gs[k] = flat_gradient(g, std::get<k>(copies), p.stream()).data();
       ps[k] = p.data();
       ns[k] = p.size();
       ss[k] = state(i);
@@ -13278,7 +13274,7 @@ TEXPR_NOINLINE void sgd_parameter_step(tensor<T, R, B>& p, const view<const T, R
                                        const optim::sgd_options& o, double lr) {
   if (first && o.momentum != 0) b.allocate_uninitialized(p.shape(), p.stream());  // written by the first pass
   tensor<T, R, B> copy;  // a strided gradient's contiguous copy
-  sgd_update(flat(p.view()), flat_gradient(g, copy), flat(b.view()), first, o, lr);
+  sgd_update(flat(p.view()), flat_gradient(g, copy, p.stream()), flat(b.view()), first, o, lr);
 }
 
 } // namespace texpr::detail
@@ -13459,8 +13455,8 @@ TEXPR_NOINLINE void adam_parameter_step(tensor<T, R, B>& p, const view<const T, 
     v = tensor<T, R, B>(p.shape(), p.stream());
   }
   tensor<T, R, B> copy;  // a strided gradient's contiguous copy
-  adam_update(flat(p.view()), flat_gradient(g, copy), flat(m.view()), flat(v.view()), l2, beta1, beta2, wd, decay,
-              step_size, bias2_sqrt, eps);
+  adam_update(flat(p.view()), flat_gradient(g, copy, p.stream()), flat(m.view()), flat(v.view()), l2, beta1, beta2,
+              wd, decay, step_size, bias2_sqrt, eps);
 }
 
 /// Adam and AdamW: the moments of each parameter, allocated at the first step (zero on the host; on cuda the first

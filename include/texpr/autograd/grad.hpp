@@ -33,10 +33,6 @@
 
 namespace texpr::detail {
 
-/// A slot computing `node` (whose operands are already leaves or saved values) once per evaluation context.
-/// Where the node cannot be evaluated (no kernel, or a cuda node outside nvcc) get() is never reached: the saved
-/// leaf's offender makes every evaluation of a graph that reads it a compile error first. CudaCompiler is part
-/// of the type so that the two definitions never meet in one program.
 /// Whether a saved Node that passes through (a sum_to of nothing) over memory is that memory: computed_slot's get()
 /// and the placement walk both ask.
 template <class Node> constexpr bool reads_operand_memory() {
@@ -58,8 +54,12 @@ template <class Node> constexpr bool reduces_saved_value() {
     return false;
 }
 
-/// MayWriteSums: whether the value's kernel may also write the column sums registered on it (a saved gradient,
-/// which a bias gradient sums); a forward value's slot never compiles that kernel.
+/// A slot computing `node` (whose operands are already leaves or saved values) once per evaluation context.
+/// Where the node cannot be evaluated (no kernel, or a cuda node outside nvcc) get() is never reached: the saved
+/// leaf's offender makes every evaluation of a graph that reads it a compile error first. MayWriteSums: whether the
+/// value's kernel may also write the column sums registered on it (a saved gradient, which a bias gradient sums);
+/// a forward value's slot never compiles that kernel. CudaCompiler is part of the type so that the two definitions
+/// never meet in one program.
 template <class Node, class B, bool MayWriteSums = true, bool CudaCompiler = cuda_compiler_v>
 class computed_slot final : public slot<typename Node::value_type, Node::rank, B>,
                             public column_sums_sink<typename Node::value_type, B> {
@@ -228,7 +228,7 @@ class tape {
   template <kind K, class Forward, class Node>
   TEXPR_NOINLINE auto save(const Forward& forward_node, const Node& computation) {
     auto& s = slot_for(static_cast<const void*>(&forward_node), std::type_index(typeid(Forward)), K);
-    return saved_leaf<K == kind::gradient>(s, untagged(computation), K, &op_label<typename Forward::op_type>);
+    return saved_leaf<K>(s, untagged(computation), &op_label<typename Forward::op_type>);
   }
 
   /// The saved leaf of sum_to(g, shape) for a saved gradient g summed over its leading axes (a bias gradient):
@@ -249,12 +249,13 @@ class tape {
 
  private:
   // save's work once per (untagged) computation type, shared by the forward nodes whose saved values compute alike.
-  template <bool MayWriteSums, class Node>
-  TEXPR_NOINLINE static auto saved_leaf(std::shared_ptr<slot_base>& s, Node node, kind k, std::string (*op)()) {
+  // Only a saved gradient's kernel may write the column sums of a bias gradient beside it.
+  template <kind K, class Node>
+  TEXPR_NOINLINE static auto saved_leaf(std::shared_ptr<slot_base>& s, Node node, std::string (*op)()) {
     using B = typename Node::backend;
     using T = typename Node::value_type;
     using leaf = saved_ref<T, Node::rank, B, offender_summary_t<typename graph_check<Node, B>::offender>>;
-    if (!s) s = std::make_shared<computed_slot<Node, B, MayWriteSums>>(std::move(node), label(k, op));
+    if (!s) s = std::make_shared<computed_slot<Node, B, K == kind::gradient>>(std::move(node), label(K, op));
     return leaf(std::static_pointer_cast<slot<T, Node::rank, B>>(s));
   }
   // save's work that does not depend on the node types, once for all of them.

@@ -91,8 +91,8 @@ TEXPR_NOINLINE void adam_parameter_step(tensor<T, R, B>& p, const view<const T, 
     v = tensor<T, R, B>(p.shape(), p.stream());
   }
   tensor<T, R, B> copy;  // a strided gradient's contiguous copy
-  adam_update(flat(p.view()), flat_gradient(g, copy), flat(m.view()), flat(v.view()), l2, beta1, beta2, wd, decay,
-              step_size, bias2_sqrt, eps);
+  adam_update(flat(p.view()), flat_gradient(g, copy, p.stream()), flat(m.view()), flat(v.view()), l2, beta1, beta2,
+              wd, decay, step_size, bias2_sqrt, eps);
 }
 
 /// Adam and AdamW: the moments of each parameter, allocated at the first step (zero on the host; on cuda the first

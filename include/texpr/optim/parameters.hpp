@@ -12,6 +12,7 @@
 
 #include "texpr/core/backend.hpp"
 #include "texpr/core/shape.hpp"
+#include "texpr/core/stream.hpp"
 #include "texpr/eval/assign.hpp"
 #include "texpr/tensor/tensor.hpp"
 #include "texpr/tensor/view.hpp"
@@ -56,12 +57,14 @@ template <class T, std::size_t R, class B> view<T, 1, B> flat(const view<T, R, B
   return view<T, 1, B>(unchecked_t{}, v.data(), shape_t<1>{v.size()}, shape_t<1>{1}, v.stream());
 }
 
-/// Gradient g as one rank-1 view: g itself when contiguous, else a contiguous copy made in `copy` (a strided
-/// gradient costs one copy rather than a second instantiation of every update graph).
+/// Gradient g as one rank-1 view: g itself when contiguous, else a contiguous copy made in `copy` on `stream` (the
+/// parameter's, so the update that reads it is ordered after it). A strided gradient costs one copy rather than a
+/// second instantiation of every update graph.
 template <class T, std::size_t R, class B>
-view<const T, 1, B> flat_gradient(const view<const T, R, B>& g, tensor<T, R, B>& copy) {
+view<const T, 1, B> flat_gradient(const view<const T, R, B>& g, tensor<T, R, B>& copy, stream_t stream) {
   if (g.is_contiguous()) return flat(g);
-  copy = g;
+  copy.allocate_uninitialized(g.shape(), stream);
+  copy.view() = g;
   return flat(std::as_const(copy).view());
 }
 
@@ -140,14 +143,7 @@ template <class... P> class optimizer_parameters {
     for_each_gradient(grads, [&](auto i, auto& p, auto g) {
       constexpr std::size_t k = decltype(i)::value;
       streams[k] = p.stream();
-      if (g.is_contiguous()) {
-        gs[k] = g.data();
-      } else {
-        auto& c = std::get<k>(copies);
-        c.allocate_uninitialized(g.shape(), p.stream());
-        c.view() = g;
-        gs[k] = c.data();
-      }
+      gs[k] = flat_gradient(g, std::get<k>(copies), p.stream()).data();
       ps[k] = p.data();
       ns[k] = p.size();
       ss[k] = state(i);

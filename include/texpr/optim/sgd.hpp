@@ -76,7 +76,7 @@ TEXPR_NOINLINE void sgd_parameter_step(tensor<T, R, B>& p, const view<const T, R
                                        const optim::sgd_options& o, double lr) {
   if (first && o.momentum != 0) b.allocate_uninitialized(p.shape(), p.stream());  // written by the first pass
   tensor<T, R, B> copy;  // a strided gradient's contiguous copy
-  sgd_update(flat(p.view()), flat_gradient(g, copy), flat(b.view()), first, o, lr);
+  sgd_update(flat(p.view()), flat_gradient(g, copy, p.stream()), flat(b.view()), first, o, lr);
 }
 
 } // namespace texpr::detail
