@@ -18,6 +18,7 @@
 #include <typeindex>
 #include <typeinfo>
 #include <utility>
+#include <vector>
 
 #include "texpr/autograd/diagnostics.hpp"
 #include "texpr/autograd/param.hpp"
@@ -195,6 +196,127 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
   std::uint64_t context_ = 0;
 };
 
+/// A value that is the sum of other saved values (its parts), added once per evaluation context: the gradient of a
+/// shared value (one part per reader) and a parameter's gradient through shared values (one part per shared value
+/// that reaches it). One part is read in place; none is zeros.
+template <class T, std::size_t R, class B, bool CudaCompiler = cuda_compiler_v>
+class sum_slot final : public slot<T, R, B> {
+  static constexpr bool runs_here = CudaCompiler || !std::is_same_v<B, cuda>;
+
+ public:
+  sum_slot(const shape_t<R>& shape, std::string what) : slot<T, R, B>(shape, std::move(what)) {}
+  /// Adds a part (of this value's shape): the sum includes it at every later evaluation.
+  void add(std::shared_ptr<slot<T, R, B>> part) { parts_.push_back(std::move(part)); }
+  /// The number of parts so far.
+  std::size_t parts() const { return parts_.size(); }
+
+  view<const T, R, B> get(context<B>& ctx) override {
+    if (parts_.size() == 1) return parts_[0]->get(ctx);
+    if constexpr (runs_here) {
+      if (context_ == ctx.id) {
+        if (bound_) return *bind_dest_;
+        if (auto cached = cache_.lock()) return std::as_const(*static_cast<tensor<T, R, B>*>(cached.get())).view();
+      }
+      const view<T, R, B> dest = fresh(ctx);
+      if (parts_.empty()) {
+        evaluate_into(dest, constant_expr<T, R, B>(T(0), this->shape()), ctx);
+      } else {
+        const auto first = parts_[0]->get(ctx);
+        const auto second = parts_[1]->get(ctx);
+        evaluate_into(dest, first + second, ctx);
+        for (std::size_t i = 2; i != parts_.size(); ++i) {
+          const auto part = parts_[i]->get(ctx);
+          evaluate_into(dest, view<const T, R, B>(dest) + part, ctx);
+        }
+      }
+      return dest;
+    } else {
+      throw std::logic_error("texpr: a saved value that cannot be evaluated here was evaluated");
+    }
+  }
+  bool bind(context<B>& ctx, const view<T, R, B>& dest) override {
+    if (parts_.size() == 1) return parts_[0]->bind(ctx, dest);
+    if (context_ == ctx.id || bind_context_ == ctx.id || !dest.is_contiguous() || dest.shape() != this->shape()) return false;
+    bind_context_ = ctx.id;
+    bind_dest_.emplace(dest);
+    return true;
+  }
+  // get()'s order: each part's computation before the pass that adds it.
+  TEXPR_REPORT_PATH shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
+    if (parts_.size() == 1) return parts_[0]->plan_read(walk, number);
+    auto& st = static_cast<plan_state&>(walk);
+    if (st.first_computation(this)) {
+      st.elsewhere(number, false, [&] {
+        const view<const T, R, B> planned(unchecked_t{}, nullptr, this->shape(), contiguous_strides(this->shape()), nullptr);
+        if (parts_.empty()) {
+          plan_evaluate<B>(constant_expr<T, R, B>(T(0), this->shape()), true, st);
+          return;
+        }
+        for (std::size_t i = 0; i != parts_.size(); ++i) {
+          (void)parts_[i]->plan_read(st, static_cast<std::size_t>(st.number(parts_[i].get())));
+          if (i >= 1) plan_evaluate<B>(planned + planned, true, st);
+        }
+      });
+    }
+    return contiguous_strides(this->shape());
+  }
+  TEXPR_REPORT_PATH bool plan_bind(plan_walk& walk, std::size_t number) const override {
+    if (parts_.size() == 1) return parts_[0]->plan_bind(walk, number);
+    auto& st = static_cast<plan_state&>(walk);
+    return std::find(st.computed.begin(), st.computed.end(), this) == st.computed.end();
+  }
+
+ private:
+  view<T, R, B> fresh(context<B>& ctx) {
+    context_ = ctx.id;
+    if (bind_context_ == ctx.id && bind_dest_) {
+      bound_ = true;
+      return *bind_dest_;
+    }
+    bound_ = false;
+    auto t = std::make_shared<tensor<T, R, B>>();
+    t->allocate_uninitialized(this->shape(), ctx.stream);
+    ctx.keep.push_back(t);
+    cache_ = t;
+    return t->view();
+  }
+
+  std::vector<std::shared_ptr<slot<T, R, B>>> parts_;
+  std::optional<view<T, R, B>> bind_dest_;
+  std::uint64_t bind_context_ = 0;
+  bool bound_ = false;
+  std::weak_ptr<void> cache_;
+  std::uint64_t context_ = 0;
+};
+
+/// The slot of a shared value (tx::share): its computation, until autograd differentiates it; from then on the
+/// forward value autograd saved for it (the computation over saved values), so that the forward pass and the
+/// backward pass read one computation of each value below it.
+template <class N, class B> class shared_slot final : public slot<typename N::value_type, N::rank, B> {
+  using T = typename N::value_type;
+  static constexpr std::size_t R = N::rank;
+
+ public:
+  shared_slot(const N& computation, std::string what)
+      : slot<T, R, B>(computation.shape(), what), own_(std::make_shared<computed_slot<N, B, false>>(computation, what)) {}
+  /// Computes the value as `saved` does from now on (a gradient walk's forward value for it).
+  void compute_as(std::shared_ptr<slot<T, R, B>> saved) { saved_ = std::move(saved); }
+
+  view<const T, R, B> get(context<B>& ctx) override { return current().get(ctx); }
+  bool bind(context<B>& ctx, const view<T, R, B>& dest) override { return current().bind(ctx, dest); }
+  TEXPR_REPORT_PATH shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
+    return current().plan_read(walk, number);
+  }
+  TEXPR_REPORT_PATH bool plan_bind(plan_walk& walk, std::size_t number) const override {
+    return current().plan_bind(walk, number);
+  }
+
+ private:
+  slot<T, R, B>& current() const { return saved_ ? *saved_ : *own_; }
+  std::shared_ptr<slot<T, R, B>> own_;
+  std::shared_ptr<slot<T, R, B>> saved_;
+};
+
 template <class N, class Children = typename N::children> struct contains_parameter;
 template <class N, class... C> struct contains_parameter<N, type_list<C...>>
     : std::bool_constant<parameter<N> || (contains_parameter<C>::value || ...)> {};
@@ -247,7 +369,42 @@ class tape {
     return leaf(std::static_pointer_cast<slot<T, R, B>>(s));
   }
 
+  /// The sum of the gradients flowing into shared value `value` (one part per reader), made on first request.
+  template <class T, std::size_t R, class B>
+  std::shared_ptr<sum_slot<T, R, B>> gradient_sum(const slot_base& value, const shape_t<R>& shape) {
+    return sum_for<T, R, B>(sums_[&value], shape, [&] { return "gradient into " + value.what(); });
+  }
+  /// The part of parameter `index`'s gradient that flows through shared values, made on first request.
+  template <class T, std::size_t R, class B>
+  std::shared_ptr<sum_slot<T, R, B>> parameter_sum(std::size_t index, const shape_t<R>& shape) {
+    if (parameter_sums_.size() <= index) parameter_sums_.resize(index + 1);
+    return sum_for<T, R, B>(parameter_sums_[index], shape, [] { return std::string("gradient through shared values"); });
+  }
+  /// A saved value standing for contribution c (already on its backend): c's own slot when c is a saved leaf, else a
+  /// new slot computing c. c's graph must run where it lives (the same check as every saved value's).
+  template <class C> auto part(const C& c) {
+    using B = typename C::backend;
+    using T = typename C::value_type;
+    if constexpr (is_saved_v<C> && !is_shared_v<C>) {
+      return c.slot_handle();
+    } else {
+      auto node = untagged(c);
+      using Node = decltype(node);
+      check_placement<Node, B>();
+      return std::static_pointer_cast<slot<T, Node::rank, B>>(
+          std::make_shared<computed_slot<Node, B>>(std::move(node), label(kind::gradient, &op_label<typename C::op_type>)));
+    }
+  }
+
  private:
+  template <class T, std::size_t R, class B, class What>
+  static std::shared_ptr<sum_slot<T, R, B>> sum_for(std::shared_ptr<slot_base>& s, const shape_t<R>& shape, What what) {
+    if (!s) s = std::make_shared<sum_slot<T, R, B>>(shape, what());
+    return std::static_pointer_cast<sum_slot<T, R, B>>(s);
+  }
+  std::map<const void*, std::shared_ptr<slot_base>> sums_;
+  std::vector<std::shared_ptr<slot_base>> parameter_sums_;
+
   // save's work once per (untagged) computation type, shared by the forward nodes whose saved values compute alike.
   // Only a saved gradient's kernel may write the column sums of a bias gradient beside it.
   template <kind K, class Node>
@@ -289,8 +446,18 @@ template <class N, class Tags, class... C> struct contains_any_param<N, Tags, ty
   }();
   static constexpr bool value = self || (contains_any_param<C, Tags>::value || ...);
 };
+// A shared value holds the parameters of its computation (its gradient flows into them).
+template <class M, class O, class S, class Tags> struct contains_any_param<shared_value<M, O, S>, Tags, type_list<>> : contains_any_param<M, Tags> {};
 /// True when node N's graph holds a parameter whose tag is in the type_list Tags.
 template <class N, class Tags> inline constexpr bool contains_any_param_v = contains_any_param<N, Tags>::value;
+
+template <class N, class Tags, class Children = typename N::children> struct shared_holds_param;
+template <class N, class Tags, class... C> struct shared_holds_param<N, Tags, type_list<C...>>
+    : std::bool_constant<(shared_holds_param<C, Tags>::value || ...)> {};
+template <class M, class O, class S, class Tags> struct shared_holds_param<shared_value<M, O, S>, Tags, type_list<>>
+    : std::bool_constant<contains_any_param<M, Tags>::value> {};
+/// True when some of parameter Tag's gradient in graph N flows through a shared value (then it is a sum_slot's).
+template <class N, class Tag> inline constexpr bool shared_holds_param_v = shared_holds_param<N, type_list<Tag>>::value;
 
 template <class N, class Tags, class Children = typename N::children> struct backward_reads;
 template <class N, class Tags, class... C> struct backward_reads<N, Tags, type_list<C...>> {
@@ -432,6 +599,20 @@ template <class Tags> struct gradient_builder {
       } else {
         return only<typename N::param_tag>(sum_to(g, n.shape()), Tags{}, std::make_index_sequence<params>{});
       }
+    } else if constexpr (is_shared_v<N>) {
+      // Every reader adds its gradient to the value's sum; the first one walks the computation once, with the sum
+      // (complete when it is evaluated), and the parameters' contributions go to their sums (gradient_graph).
+      using T = typename N::value_type;
+      using B = typename N::backend;
+      auto sum = t.gradient_sum<T, N::rank, B>(n.get_slot(), n.shape());
+      sum->add(t.part(sum_to(on_backend<T, B>(g), n.shape())));
+      if (sum->parts() == 1) {
+        n.shared_slot().compute_as(t.part(fwd<true>(n.computation())));
+        using leaf = saved_ref<T, N::rank, B, offender_summary_t<void>>;
+        to_parameter_sums(back(n.computation(), leaf(std::static_pointer_cast<slot<T, N::rank, B>>(sum))),
+                          std::make_index_sequence<params>{});
+      }
+      return none();
     } else if constexpr (!has_gradient_rule<Op>) {
       (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<typename N::kernel_dtype>>);
       return failed();
@@ -441,6 +622,20 @@ template <class Tags> struct gradient_builder {
     } else {
       return back_operands(n, g, std::make_index_sequence<N::children::size>{});
     }
+  }
+
+  /// g on backend B: a gradient made of constants only (the loss's own, 1) is placed there first.
+  template <class T, class B, class G> static auto on_backend(const G& g) {
+    if constexpr (std::is_same_v<typename G::backend, any_backend>) return g + constant_expr<T, G::rank, B>(T(0), g.shape());
+    else return g;
+  }
+  /// Adds each parameter's contribution from a shared value's computation to that parameter's sum.
+  template <class All, std::size_t... I> void to_parameter_sums(const All& all, std::index_sequence<I...>) {
+    (to_parameter_sum<I>(get<I>(all)), ...);
+  }
+  template <std::size_t I, class C> void to_parameter_sum(const C& c) {
+    if constexpr (!is_no_gradient_v<C> && !is_failed_v<C>)
+      t.parameter_sum<typename C::value_type, C::rank, typename C::backend>(I, c.shape())->add(t.part(c));
   }
 
   template <class N, class G, std::size_t... J> auto back_operands(const N& n, const G& g, std::index_sequence<J...> js) {
@@ -483,6 +678,14 @@ template <class Tags> struct gradient_builder {
       return placeholder();
     } else if constexpr (is_failed_v<G>) {
       return placeholder();
+    } else if constexpr (shared_holds_param_v<Loss, Tag>) {
+      // The part through shared values, summed in the tape (every contribution there passed its placement check).
+      using B = typename P::backend;
+      using leaf = saved_ref<typename P::value_type, P::rank, B, offender_summary_t<void>>;
+      auto shared_part = leaf(std::static_pointer_cast<slot<typename P::value_type, P::rank, B>>(
+          t.parameter_sum<typename P::value_type, P::rank, B>(I, p.shape())));
+      if constexpr (is_no_gradient_v<G>) return shared_part;
+      else return contribution + shared_part;
     } else if constexpr (is_no_gradient_v<G>) {
       (void)sizeof(diagnostic::loss_not_differentiable_in<Tag>);
       return placeholder();
@@ -598,6 +801,27 @@ template <operand... E> auto eval_all(const E&... e) {
 /// eval_all over a tuple of expressions (what tx::grad and tx::value_and_grad return).
 template <class... E> auto eval_all(const std::tuple<E...>& graphs) {
   return std::apply([](const auto&... e) { return eval_all(e...); }, graphs);
+}
+
+/// A shared value: e computed once per evaluation context however many readers (and copies of the result) read it,
+/// and differentiated once, through the sum of its readers' gradients. Write `auto x1 = tx::share(block(x));` for a
+/// value that several expressions read (a residual stream, the q, k and v slices of one product): without it each
+/// reader holds its own copy of e's tree and evaluates it. Readers read it as memory (it is not fused into them).
+/// Tensors, views and constants are returned as they are (they are memory already).
+template <operand E> auto share(E&& e) {
+  auto n = detail::capture(std::forward<E>(e));
+  using N = decltype(n);
+  constexpr op::kind k = detail::kind_of_v<N>;
+  if constexpr (k == op::kind::memory || k == op::kind::constant) {
+    return n;
+  } else {
+    using B = typename N::backend;
+    static_assert(backend_tag<B>, "texpr: tx::share needs an expression with a tensor operand (it has no backend)");
+    using S = shared_value<N, offender_summary_t<typename detail::graph_check<N, B>::offender>, detail::shared_slot<N, B>>;
+    auto computation = std::make_shared<const N>(std::move(n));
+    auto s = std::make_shared<detail::shared_slot<N, B>>(*computation, "shared " + detail::op_label<typename N::op_type>());
+    return S(std::move(s), std::move(computation));
+  }
 }
 
 /// Holds when every graph of a tuple (what tx::grad returns) runs entirely on Backend.

@@ -130,6 +130,8 @@ class saved_ref : public expr_base<saved_ref<T, R, Backend, Summary>> {
   const slot<T, R, Backend>& get_slot() const { return *s_; }
   /// The slot, for binding its value to a destination (slot::bind).
   slot<T, R, Backend>& get_slot() { return *s_; }
+  /// The slot's shared handle (a sum of gradients holds the saved gradients it adds).
+  const std::shared_ptr<slot<T, R, Backend>>& slot_handle() const { return s_; }
   /// No operands.
   const detail::tuple<>& operands() const { return detail::no_operands(); }
 
@@ -137,12 +139,57 @@ class saved_ref : public expr_base<saved_ref<T, R, Backend, Summary>> {
   std::shared_ptr<slot<T, R, Backend>> s_;
 };
 
+/// A shared value (tx::share): a saved leaf whose computation keeps its type, so that placement checks it and
+/// autograd differentiates through it. Copies share the slot: every reader of every copy reads one value, computed
+/// once per evaluation context, and the gradients of all its readers are summed before they flow into it once.
+/// Slot is the slot type tx::share makes (a slot<T, R, backend> that autograd can point at its saved values).
+template <class N, class Summary, class Slot>
+class shared_value : public expr_base<shared_value<N, Summary, Slot>> {
+ public:
+  using texpr_node = void;
+  using op_type = op::saved;
+  using value_type = typename N::value_type;
+  using kernel_dtype = value_type;
+  using backend = typename N::backend;
+  using children = detail::type_list<>;
+  using offender = typename Summary::type;  ///< The computation's first node without a kernel on its backend (void: none).
+  using computation_type = N;               ///< The node the value is computed by.
+  static constexpr std::size_t rank = N::rank;
+
+  /// The value of `computation` (which `s` evaluates).
+  shared_value(std::shared_ptr<Slot> s, std::shared_ptr<const N> computation)
+      : s_(std::move(s)), n_(std::move(computation)) {}
+  /// The value's shape.
+  const shape_t<rank>& shape() const { return s_->shape(); }
+  /// The memory the leaf reads (computed once per context).
+  view<const value_type, rank, backend> storage(context<backend>& ctx) const { return s_->get(ctx); }
+  /// The slot (its identity is the value's).
+  const slot<value_type, rank, backend>& get_slot() const { return *s_; }
+  /// The slot, for binding its value to a destination (slot::bind).
+  slot<value_type, rank, backend>& get_slot() { return *s_; }
+  /// The computation, for autograd (one object for every copy of the leaf).
+  const N& computation() const { return *n_; }
+  /// The slot with its concrete type, for autograd (which makes it compute through its saved values).
+  Slot& shared_slot() const { return *s_; }
+  /// No operands: readers read the value, not the computation.
+  const detail::tuple<>& operands() const { return detail::no_operands(); }
+
+ private:
+  std::shared_ptr<Slot> s_;
+  std::shared_ptr<const N> n_;
+};
+
 namespace detail {
 template <class N> struct is_saved : std::false_type {};
 template <class T, std::size_t R, class B, class O> struct is_saved<saved_ref<T, R, B, O>> : std::true_type {};
+template <class N, class O, class S> struct is_saved<shared_value<N, O, S>> : std::true_type {};
+template <class N> struct is_shared : std::false_type {};
+template <class N, class O, class S> struct is_shared<shared_value<N, O, S>> : std::true_type {};
 } // namespace detail
 
-/// True for saved leaves.
+/// True for saved leaves (shared values included).
 template <class N> inline constexpr bool is_saved_v = detail::is_saved<std::remove_cvref_t<N>>::value;
+/// True for shared values (tx::share).
+template <class N> inline constexpr bool is_shared_v = detail::is_shared<std::remove_cvref_t<N>>::value;
 
 } // namespace texpr
