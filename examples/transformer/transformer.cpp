@@ -53,14 +53,15 @@ template <class I, class M, class P>
 auto loss_of(const I& ids, const I& targets, const M& mask, const P& p) {
   const auto& [tokens, positions, n1w, n1b, wq, wk, wv, wo, n2w, n2b, w1, b1, w2, b2, n3w, n3b, head] = p;
   const tx::index_t batch = ids.shape()[0];
-  auto x = tx::embedding(ids, tokens) + positions;
-  auto a = tx::layer_norm(x, n1w, n1b);
+  // Values read more than once are shared (tx::share): computed once per step and differentiated once.
+  auto x = tx::share(tx::embedding(ids, tokens) + positions);
+  auto a = tx::share(tx::layer_norm(x, n1w, n1b));
   auto q = split_heads(tx::matmul(a, wq), batch);
   auto k = split_heads(tx::matmul(a, wk), batch);
   auto v = split_heads(tx::matmul(a, wv), batch);
   auto scores = tx::matmul(q, tx::transpose(k)) * (1.0f / std::sqrt(static_cast<float>(head_width))) + mask;
   auto context = tx::reshape(tx::permute(tx::matmul(tx::softmax(scores, -1), v), {0, 2, 1, 3}), {batch, length, width});
-  auto h = x + tx::matmul(context, wo);
+  auto h = tx::share(x + tx::matmul(context, wo));
   auto h2 = h + tx::matmul(tx::gelu(tx::matmul(tx::layer_norm(h, n2w, n2b), w1) + b1), w2) + b2;
   auto logits = tx::matmul(tx::layer_norm(h2, n3w, n3b), head);
   return tx::cross_entropy(tx::reshape(logits, {batch * length, vocab}), tx::reshape(targets, {batch * length}));
