@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+# examples/gpt's training step against the same model in PyTorch (CPU), interleaved: for each round, configuration
+# and thread count, texpr's program and PyTorch's script run back to back, each in a fresh process pinned to as many
+# CPUs as threads, and report their median step after the first 10. Prints texpr / PyTorch per case (below 1:
+# texpr is faster). Uses the venv of bench/peers/run.sh (run that once first, or set PEER_VENV).
+#
+#   bench/gpt/run.sh [ROUNDS] [STEPS]      (default 3 rounds of 60 steps)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+rounds=${1:-3}
+steps=${2:-60}
+venv="${PEER_VENV:-$root/build/peers-venv}"
+py="$venv/bin/python"
+if ! "$py" -c "import torch" 2>/dev/null; then
+  echo "bench/gpt/run.sh: no PyTorch in $venv; run bench/peers/run.sh once (it makes the venv) or set PEER_VENV" >&2
+  exit 2
+fi
+sp=$("$py" -c "import site; print(site.getsitepackages()[0])")
+export LD_LIBRARY_PATH="$sp/nvidia/cu13/lib:$sp/nvidia/nvshmem/lib:$sp/nvidia/nccl/lib:/usr/local/cuda/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+out="$root/build/gpt-bench"
+mkdir -p "$out"
+text="$root/examples/gpt/genesis.txt"
+# name: layers heads width context
+configs=("small:2 4 64 32" "large:6 6 384 256")
+for c in "${configs[@]}"; do
+  name=${c%%:*}
+  read -r l h w ctx <<<"${c#*:}"
+  g++ -std=c++20 -O3 -march=native -DNDEBUG -I"$root/include" -DTEXPR_GPT_LAYERS="$l" -DTEXPR_GPT_HEADS="$h" \
+    -DTEXPR_GPT_WIDTH="$w" -DTEXPR_GPT_CONTEXT="$ctx" "-DTEXPR_GPT_TEXT=\"$text\"" "$root/examples/gpt/gpt.cpp" \
+    -o "$out/gpt_$name" -pthread
+done
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+declare -A t
+for ((r = 0; r < rounds; ++r)); do
+  for c in "${configs[@]}"; do
+    name=${c%%:*}
+    read -r l h w ctx <<<"${c#*:}"
+    for threads in 1 2; do
+      cpus=$((threads - 1))
+      a=$(TEXPR_NUM_THREADS=$threads taskset -c 0-$cpus "$out/gpt_$name" --steps "$steps" --print-every 100000 | awk '/median step/ {print $3}')
+      b=$(OMP_NUM_THREADS=$threads taskset -c 0-$cpus "$py" "$root/bench/gpt/torch_gpt.py" "$text" "$steps" "$threads" "$l" "$w" "$ctx" 8 |
+        awk '/median step/ {print $3}')
+      t[$name.$threads.texpr]+="$a "
+      t[$name.$threads.torch]+="$b "
+    done
+  done
+done
+echo "$("$py" -c 'import torch; print("PyTorch", torch.__version__)'), $rounds rounds of $steps steps, medians (ms per step)"
+printf "%-8s %-8s %10s %10s %8s\n" config threads texpr torch ratio
+for c in "${configs[@]}"; do
+  name=${c%%:*}
+  for threads in 1 2; do
+    a=$(tr ' ' '\n' <<<"${t[$name.$threads.texpr]}" | grep . | median)
+    b=$(tr ' ' '\n' <<<"${t[$name.$threads.torch]}" | grep . | median)
+    printf "%-8s %-8s %10s %10s %8.2f\n" "$name" "$threads" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')"
+  done
+done
