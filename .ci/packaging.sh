@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Packaging CI (issue 4): proves every route users take texpr, host-only and with nvcc.
 #   1. single_include/texpr/texpr.hpp is what tools/amalgamate.py generates from include/ (git diff)
 #   2. a configure without nvcc works: TEXPR_ENABLE_CUDA=OFF, a CMAKE_CUDA_COMPILER that does not exist,

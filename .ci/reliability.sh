@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Reliability jobs that do not belong in ctest (issue 6): the libFuzzer target over texpr's shape logic,
 # built with clang++ under ASan/UBSan and fuzzed for a bounded time, starting from the committed corpus.
 # (The corpus is also replayed by ctest as reliability.fuzz_replay in every build.) Runs on 2 cores.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Host benchmark suite (issue 5, cases 1-5): texpr side by side with Eigen Tensor, Eigen GEMM, OpenBLAS and
 // plain loops in one process; prints a table of medians, ratios and the fraction of the machine limit
 // (streaming bandwidth and peak FLOP/s, both measured in this run).

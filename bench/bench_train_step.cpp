@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // One SGD training step of the 784-256-256-10 ELU network (batch 128, MSE against one-hot), on the host:
 // texpr's tx::value_and_grad + tx::eval_all + fused updates, against the same step written by hand with
 // Eigen Tensor (forward activations kept, backward contractions written out). Both run in this process at

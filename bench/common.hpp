@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Shared benchmark helpers: machine limits measured in the run (streaming bandwidth, peak FLOP/s), a result
 // collector that keeps each benchmark's median, and the table printer.
 #pragma once

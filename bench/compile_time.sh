@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Compile time, side by side in one run: CPU seconds (user + system) and peak memory of one translation unit each,
 #   forward          bench/compile/mlp_texpr.cpp  the MLP forward pass (784-256-256-10 ELU)
 #   step             bench/compile/mlp_step.cpp   examples/mlp's training step: value_and_grad + eval_all + SGD

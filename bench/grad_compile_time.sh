@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Compile time of tx::grad (issue 17's measurement): each case of bench/compile/grad_*.cpp compiled forward only
 # (-DTEXPR_BENCH_GRAD=0) and as a training step with tx::value_and_grad (=1), with g++ and clang++ at -O2. Prints
 # user+system CPU seconds, best of N runs (default 3), and the ratios the targets are stated in.

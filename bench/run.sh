@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Builds texpr's host benchmark suite (build/bench: Release, -march=native, no tests/examples/CUDA), runs
 # it and prints the table, then the compile-time comparison. Extra arguments go to bench_host (Google
 # Benchmark flags, e.g. --benchmark_filter=matmul). Takes about 5 minutes on a 2-core machine after a

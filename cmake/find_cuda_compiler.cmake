@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Looks for a working nvcc with check_language(CUDA); leaves CMAKE_CUDA_COMPILER empty when there is none.
 include(CheckLanguage)
 if(CMAKE_CUDA_COMPILER)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Sets TEXPR_NUMPY_PYTHON to a Python interpreter that imports NumPy (the tests and the interop example compare
 # with files NumPy writes and reads), or to "" when there is none. The first `python3` on PATH may be a private
 # build without Debian's python3-numpy (pyenv), so the system interpreter is tried too.

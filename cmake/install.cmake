@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Install rules (TEXPR_INSTALL, on when texpr is the top-level project): the headers, the exported
 # texpr::texpr target and a relocatable package config, all under <prefix>/share/cmake/texpr since
 # a header-only package is architecture independent.

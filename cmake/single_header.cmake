@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # TEXPR_TEST_SINGLE_HEADER=ON: texpr::texpr's build interface becomes single_include/ plus one-line shims,
 # so texpr's own tests and examples compile against the amalgamation alone. Installs are unaffected.
 # A test that includes a single header (e.g. <texpr/tensor/view.hpp>) finds a shim that includes

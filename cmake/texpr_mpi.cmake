@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # MPI for tx::dist's tests and example: finds MPI (C++), and sets TEXPR_MPIEXEC_PREFLAGS and TEXPR_MPI_ENVIRONMENT
 # (a test's ENVIRONMENT) so `mpiexec -n 2` also runs as root in a container on fewer cores than ranks.
 find_package(MPI COMPONENTS CXX QUIET)

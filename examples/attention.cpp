@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // One self-attention block on a batch of sequences, as a transformer layer computes it: layer norm over the last
 // axis (tx::mean and tx::var with keepdims), projections Q, K, V by batched tx::matmul against shared weight
 // matrices, causal scores Q K^T / sqrt(d) masked with tx::where, tx::softmax over the last axis, and the

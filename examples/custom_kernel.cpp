@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Extending the registry from user code: a new op with a host kernel, and a policy that forbids
 // double-precision work on cuda (FP64 can be 32x slower on consumer GPUs).
 #include <texpr/texpr.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Quick start: build a lazy graph, prove where it runs at compile time, print its placement, evaluate it.
 #include <texpr/texpr.hpp>
 

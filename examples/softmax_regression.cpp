@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Softmax regression (multinomial logistic regression) trained by gradient descent: tx::cross_entropy on integer
 // labels, its gradient by tx::grad, accuracy by tx::argmax. The example checks itself against plain loops in
 // long double: the loss and the gradient at the trained weights, and the predicted classes. Exit code 0 only if

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Column statistics of a data matrix with large means: standardisation with tx::mean and tx::stddev (one pass,
 // keepdims so they broadcast back), the sample covariance with tx::transpose and tx::matmul, and tx::var with
 // ddof 1 against the covariance's diagonal. Checks itself against two-pass long double loops; exit code 0 only

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Keep README.md's code samples and their printed output equal to compiled, tested code.
 
 Usage:  python3 tools/update_readme.py --program build/test/examples/readme/readme_samples           # rewrite

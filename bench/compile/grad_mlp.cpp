@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Compile-time case for tx::grad: the MLP (784-256-256-10 ELU, squared error) as one translation unit, either the
 // forward pass only (TEXPR_BENCH_GRAD=0: the loss evaluated) or a whole training step (TEXPR_BENCH_GRAD=1: the loss
 // and six gradients from tx::value_and_grad, evaluated together). bench/grad_compile_time.sh compares the two.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Compile-time case for tx::grad: softmax regression (a linear layer, then the cross-entropy of a softmax written
 // with the numerically stable log-sum-exp) as one translation unit, forward only (TEXPR_BENCH_GRAD=0) or a training
 // step with tx::value_and_grad (TEXPR_BENCH_GRAD=1). bench/grad_compile_time.sh compares the two.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Compile-time case (6), Eigen Tensor side: the MLP forward pass of case 5 as one translation unit.
 #include <unsupported/Eigen/CXX11/Tensor>
 

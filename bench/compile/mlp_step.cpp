@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Compile-time case: examples/mlp's training step alone, as one translation unit: the 784-256-256-10 ELU network's
 // softmax cross-entropy, its six gradients from tx::value_and_grad over tx::params, evaluated together by
 // tx::eval_all, and the SGD update (tx::optim::sgd). bench/compile_time.sh measures it beside the forward pass.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // GPU benchmarks: texpr against raw CUB, raw cuBLAS and a device-to-device copy, measured in the same
 // process with CUDA events (warm- ups, median of repetitions). Prints ratios (texpr time / reference time,
 // lower is better, 1.00 = parity) and achieved bandwidth or throughput.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The cases of bench/gpu/bench.cu in PyTorch (CUDA events, warm-ups, medians), for comparison with texpr's
 table: eager mode for every case; for the MLP cases also the same step captured with torch.cuda.CUDAGraph and,
 when Triton is importable, torch.compile (mode "max-autotune-no-cudagraphs" and "reduce-overhead"); it prints

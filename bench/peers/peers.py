@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The peers' side of bench/peers/run.sh: NumPy, PyTorch (CPU) and JAX (XLA:CPU, jit) on the same cases as
 texpr_peer.cpp, reading the same .npy inputs.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # texpr against NumPy, PyTorch (CPU) and JAX (XLA:CPU, jit) on the same inputs, interleaved: for each round, case
 # and thread count, texpr and the three peers run back to back, each in a fresh process (median of its
 # repetitions). Prints the table of ratios (texpr time / peer time: below 1, texpr is faster) and checks that all

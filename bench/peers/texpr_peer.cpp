@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // texpr's side of the peer benchmark (bench/peers/run.sh): one case, one thread count, inputs from .npy files
 // written by NumPy (peers.py make), output written as .npy for the cross-check. Prints "median_ms <t>".
 //   texpr_peer CASE THREADS DIR

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A small graph on device tensors: checked to run on cuda at compile time, its placement printed, then run.
 #include <texpr/texpr.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Data-parallel training of examples/mlp's 784-256-256-10 ELU network over MPI (tx::dist::mpi_comm): every rank
 // holds the whole model, takes its shard of each batch (batch / ranks rows), computes the gradients of its shard's
 // mean loss, and one allreduce(mean) per step averages the loss and the six gradients across ranks before the SGD

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """NumPy side of the interop example: `make DIR` writes a dataset with np.save; `check DIR` loads the weights texpr
 saved with np.load and checks that they classify the dataset (NumPy's own forward pass, argmax)."""
 import sys

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Interop example: a dataset in .npy files (as NumPy writes them) trains a small softmax-cross-entropy MLP, and
 // the trained weights are saved as .npy files NumPy can load. Usage:
 //   train_from_npy [x.npy y.npy [out_dir]]

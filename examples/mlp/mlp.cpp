@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Trains a 784-256-256-10 ELU network with plain SGD (tx::optim::sgd) and softmax cross-entropy (tx::cross_entropy on integer
 // labels) on synthetic MNIST-shaped data, forward and backward as texpr graphs; weights start from
 // tx::random::normal and accuracy is tx::argmax against the labels. Built by a host compiler it runs on the CPU; built by nvcc the same source runs on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The README's code samples, cut from here by tools/update_readme.py (regions between `// [readme:NAME]` and
 // `// [readme:end]`; regions with one name join with a blank line). `readme_samples NAME` prints what the README
 // shows as NAME's output; without arguments every sample runs and checks itself (CTest: example.readme_samples).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Trains one pre-norm transformer encoder block on a synthetic sequence task: predict, at every position, the
 // token before it (the first position predicts the start token). Token ids go through tx::embedding, learned
 // position vectors are added, and the block is causal multi-head attention (heads by reshape/permute, a mask of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Compiled mode's one translation unit: with TEXPR_COMPILED_KERNELS defined in every translation unit of a
 // program, the host GEMM family (float and double, every ISA's micro-kernels) is declared `extern template`
 // everywhere and compiled only in the one .cpp file that includes this header first. Header-only (no define, no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Light forward header: declares texpr's main types without pulling in the kernels.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // texpr umbrella header: everything a user needs. Include this from user code only.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Gradient checking for the autograd tests: analytic gradients (tx::grad) against central finite
 // differences in double, on random inputs from a fixed seed.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Gradients of broadcast parameters are summed back to the parameter's shape.
 #include "grad_check.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Gradient rules of every elementwise op against central finite differences (double, random inputs).
 #include "grad_check.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Gradient graphs as texpr graphs: compile-time placement on cuda, the placement report, memo sharing
 // within one evaluation (and never across), a user-defined gradient rule, and the errors.
 #include <stdexcept>

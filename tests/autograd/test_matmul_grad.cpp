@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Gradients of matmul (rank 2 and batched) against finite differences.
 #include "grad_check.hpp"
 

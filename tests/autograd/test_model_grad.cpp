@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Gradients of the ops models are built from: var, stddev, logsumexp, softmax, log_softmax, cross_entropy (its
 // one-node gradient at extreme logits too),
 // concat and the layout views, against finite differences.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Gradients of sum, mean, max and min, over everything and along each axis, against finite differences.
 #include "grad_check.hpp"
 

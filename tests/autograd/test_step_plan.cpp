@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A training step as one planned unit, on the host: every shared value computed once (8 GEMMs for the seed's
 // three-layer MLP, counted by tx::kernel_log), no fresh allocation after the first step, and the six gradients of
 // the single backward walk equal to a hand-written backpropagation in double.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Gradients of the training ops: slice (every step sign), dropout (the mask regenerated, not stored), layer_norm
 // (x, weight and bias) and indexing (index_select, gather, embedding), against finite differences and closed
 // forms; their graphs run on cuda.

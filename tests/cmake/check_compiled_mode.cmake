@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Fails unless compiled mode does what it says: the user TU references the float and double GEMMs without defining
 # them, and the kernels TU (texpr/compiled_kernels.hpp) defines them.
 # Usage: cmake -DNM=<nm> -DUSER=<object> -DKERNELS=<object> -P check_compiled_mode.cmake

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Fails when a generated document differs from what its generator prints now (regenerate it with the command below).
 # Usage: cmake -DGENERATOR=<program> [-DARGS=<argument>] -DFILE=<repo file> -DREGENERATE=<command> -P check_generated.cmake
 execute_process(COMMAND "${GENERATOR}" ${ARGS} OUTPUT_VARIABLE _generated RESULT_VARIABLE _rc)

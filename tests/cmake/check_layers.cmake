@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Fails when a header includes one from a higher layer (docs/design.md explains the order), or forward-declares a
 # class that only a higher layer defines (a forward declaration is an include in disguise: the lower layer then
 # depends on code above it). fwd.hpp, the light public forward header, may declare the public types of any layer. Each directory under

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Compiles tests/cuda/ptx/reduce_columns.cu to PTX and checks the reduction kernels: no local memory
 # (ld.local/st.local: a cursor or an accumulator array spilled to the stack), element loads through the read-only
 # path (ld.global.nc), and every kernel that reads the operand (reduce_all_once, reduce_lines of a row_source,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Compiles tests/cuda/ptx/broadcast_elementwise.cu to PTX for sm_90 and sm_75 and checks the elementwise kernels:
 #   - the 32-bit broadcast instances (assign_strided over unsigned int, and every assign_rows) divide in 32 bits only
 #     (no div/rem .u64/.s64, which the 64-bit unravel needs per dimension) and keep their index in registers (no

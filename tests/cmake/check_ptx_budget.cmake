@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Compiles SOURCE (examples/mlp/mlp.cu: the CUDA example's step, loop, placement report and capture) to PTX for
 # sm_90 and counts its kernels: nvcc's time on a training TU grows with the kernels it compiles. Fails when there
 # are more than MAX, or when a kernel that writes column sums is compiled for more than the one graph that needs it

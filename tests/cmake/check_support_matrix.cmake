@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Fails when docs/support_matrix.md or README.md's copy (between the support-matrix markers) differs from
 # what the registries generate. Regenerate with the command passed as REGENERATE (the `regenerate` target).
 execute_process(COMMAND "${GENERATOR}" OUTPUT_VARIABLE _generated RESULT_VARIABLE _rc)

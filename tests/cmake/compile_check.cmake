@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Builds one compile-time snippet. MODE=ko defines TEXPR_KO and passes only if the compiler FAILS and its
 # output matches every `// expected-error: REGEX` line of the snippet, has exactly N errors when the snippet says
 # `// expected-errors: N` (one mistake, one error: no cascade), and matches no `// unexpected: REGEX` line (a remedy

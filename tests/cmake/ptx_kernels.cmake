@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # What the PTX checks (check_ptx.cmake, check_ptx_broadcast.cmake) share: compiling a source to PTX, splitting the
 # PTX into its kernels, and the failure messages. Needs COMPILER (nvcc), SOURCE and INCLUDE_DIR.
 

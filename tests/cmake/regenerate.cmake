@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Rewrites every generated file from what generates it; run it as `cmake --build <build dir> --target regenerate`.
 # The docs.* CTest cases fail when one of these files is stale and name that command.
 #   docs/support_matrix.md and README.md's copy   tests/tools/support_matrix.cpp (the registries)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A view of const elements is read-only.
 // expected-error: cannot assign through a view of const elements
 // expected-errors: 1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A host compiler checks cuda graphs for the architectures in TEXPR_CUDA_ARCHS (nvcc's own list under nvcc): with
 // sm_75 among them, a bfloat16 matmul on cuda is rejected, naming the op, dtype, backend and both architectures.
 // expected-error: needs a newer GPU architecture than one this code is built for

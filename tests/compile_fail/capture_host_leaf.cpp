@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A graph captured into a CUDA graph must read device memory only: a host leaf would need a pageable host to
 // device copy inside the graph. The message says to copy into a device staging tensor first.
 // expected-error: tx::capture_step needs every leaf in device memory

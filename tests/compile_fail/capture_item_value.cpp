@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // item() reads device data on the host and waits for it: its value cannot be part of a captured step. The message
 // says to capture the expression and read its result after replay.
 // expected-error: not an expression but a value already on the host

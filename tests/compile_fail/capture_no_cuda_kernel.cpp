@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A captured graph runs on cuda: a node without a cuda kernel (an int64 matmul) is named with its op and dtype.
 // expected-error: texpr: no kernel for this node on this backend
 // expected-error: no_kernel<texpr::op::matmul, texpr::dtype::int64, texpr::cuda>

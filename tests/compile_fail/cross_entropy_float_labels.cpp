@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // cross_entropy takes integer class labels (as PyTorch's F.cross_entropy with class indices): float labels,
 // e.g. one-hot targets passed by mistake, are rejected when the loss is built, with one error.
 // expected-error: texpr: cross_entropy takes int32 or int64 class labels

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Assigning a cuda expression to a host tensor would be an implicit copy.
 // expected-error: operands live on different backends
 // expected-errors: 1

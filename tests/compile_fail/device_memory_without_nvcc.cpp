@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Allocating device memory in a translation unit not compiled by nvcc.
 // expected-error: compile this file with nvcc
 // expected-errors: 1

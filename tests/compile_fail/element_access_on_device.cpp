@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Element access reads host memory; a cuda tensor must be copied with tx::to_host first.
 // expected-error: element access reads host memory
 // expected-errors: 1

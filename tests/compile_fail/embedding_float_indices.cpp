@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // embedding (and index_select, gather) read at int32 or int64 indices: float ids, e.g. a one-hot or a tensor of
 // the wrong dtype passed by mistake, are rejected when the node is built, with one error.
 // expected-error: texpr: indices must be int32 or int64

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Evaluating exp of an int32 tensor on host: exp has no integer kernel.
 // expected-error: texpr: no kernel for this node on this backend
 // expected-errors: 1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A floating scalar with an integer tensor would truncate silently.
 // expected-error: a floating scalar with an integer tensor
 // expected-errors: 1

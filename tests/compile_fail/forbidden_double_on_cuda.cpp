@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A user policy forbids double on cuda; a double graph on cuda then fails, naming the node.
 // expected-error: forbidden by a tx::forbidden specialisation
 // expected-errors: 1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A user policy for slow rows: float64 GEMMs run at 1/64 of float speed on consumer GPUs (sm_86, sm_89, sm_120), so
 // this program forbids them there; built for sm_86 too, a float64 matmul on cuda is rejected, naming the target.
 // expected-error: forbidden on one of the architectures this code is built for

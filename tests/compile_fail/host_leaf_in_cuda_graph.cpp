@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A graph of host tensors required on cuda: its leaves live in host memory.
 // expected-error: lives in another backend's memory
 // expected-errors: 1

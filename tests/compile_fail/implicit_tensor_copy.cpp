@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Tensors are never copied implicitly: copy construction is deleted, and the diagnostic shows the hint (clone()).
 // expected-error: deleted
 // expected-error: copy explicitly with t.clone\(\)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // require_on<cuda> of an int64 matmul: no cuda kernel; names op, dtype and backend.
 // expected-error: texpr: no kernel for this node on this backend
 // expected-error: no_kernel<texpr::op::matmul, texpr::dtype::int64, texpr::cuda>

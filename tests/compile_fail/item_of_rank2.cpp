@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // item() needs a rank-0 expression.
 // expected-error: item\(\) needs a rank-0 expression
 // expected-errors: 1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // matmul takes vectors (rank 1), matrices and stacks of matrices; a rank-0 operand is rejected where it is built.
 // expected-error: matmul takes operands of rank 1 or more
 // expected-errors: 1

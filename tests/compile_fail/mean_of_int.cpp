@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The mean of an integer tensor is not registered: cast to a floating dtype first. On the host the hint names only
 // that remedy (not tx::to_host, which applies on cuda), and the mistake gives one error.
 // expected-error: texpr: no kernel for this node on this backend

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A host tensor plus a cuda tensor: no implicit copy.
 // expected-error: operands live on different backends
 // expected-errors: 1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A float tensor plus a double tensor: no implicit promotion.
 // expected-error: operands have different dtypes
 // expected-errors: 1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // An optimiser's gradients must match their parameters' dtype, rank and backend, in the parameters' order.
 // expected-error: gradient's dtype, rank or backend differs from its parameter's
 // expected-errors: 1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Printing reads host memory: a cuda tensor (or an expression over one) is not copied implicitly to print it.
 // expected-error: printing reads host memory; this tensor or expression is on cuda: print tx::to_host\(t\)
 // expected-errors: 1

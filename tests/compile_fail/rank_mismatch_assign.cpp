@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Assigning a rank-2 expression to a rank-1 tensor: one error naming both ranks, no cascade.
 // expected-error: the expression's rank differs from the destination's rank
 // expected-error: rank_mismatch<texpr::diagnostic::expression_rank<2>, texpr::diagnostic::destination_rank<1>

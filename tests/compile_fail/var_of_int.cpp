@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // var and stddev are defined on floating dtypes (their results are fractions): an integer operand is a compile
 // error naming var and the dtype, with the cast that fixes it.
 // expected-error: no_kernel<texpr::op::var, texpr::dtype::int64, texpr::host>

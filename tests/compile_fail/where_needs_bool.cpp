@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::where needs a bool condition.
 // expected-error: tx::where needs a bool condition
 // expected-errors: 1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A program in compiled mode (TEXPR_COMPILED_KERNELS): this TU declares the GEMM family extern (the symbols test
 // checks its object), kernels.cpp compiles it, and products through every GEMM path match a long double reference.
 #include <doctest/doctest.h>

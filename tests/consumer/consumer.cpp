@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A user's program: builds a host graph, checks its placement at compile time, evaluates it.
 #include <texpr/texpr.hpp>
 

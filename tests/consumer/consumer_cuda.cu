@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A user's CUDA translation unit: cuda tensor types, compile-time placement checks and a device
 // evaluation, compiled by nvcc through texpr::texpr (never run: CI has no GPU).
 #if __has_include(<texpr/backend/cuda/cuda.hpp>) || defined(TEXPR_CONSUMER_SINGLE_HEADER)

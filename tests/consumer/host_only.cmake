@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DCXX=<compiler> -DSOURCE=<consumer.cpp> -DINCLUDE_DIRS=<dir:dir> -P host_only.cmake
 # A host-only consumer must need nothing but a C++20 compiler: its dependency list (-M) may name no
 # CUDA, Thrust, CUB or cuBLAS header, whether it includes include/ or single_include/.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DBUILD_DIR=<configured texpr build> -DSOURCE_DIR=<texpr source> -DPREFIX=<dir> -P install.cmake
 # Installs texpr into a fresh PREFIX and checks the layout a package consumer relies on.
 file(REMOVE_RECURSE "${PREFIX}")

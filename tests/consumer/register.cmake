@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # CTest cases that build tests/consumer/ every way users take texpr (TEXPR_BUILD_CONSUMER_TESTS=ON):
 #   consumer.install                    cmake --install into a fresh prefix (fixture for the package cases)
 #   consumer.host_only.<cxx>            a host consumer's dependency list names no CUDA header

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Independent reference semantics for every built-in op, in long double (floats) or 128-bit integers
 // wrapped back to the dtype (integers). Written from the documented semantics, not from texpr's functors.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Every (op, dtype) row of a backend's registry table, run on that backend and compared with an independent
 // reference (long double for floats, exact 128-bit wrap-around for integers). The list comes from the table:
 // tx::host_rows / tx::cuda_rows. Used by the host suite (tests/core/test_registry.cpp) and the cuda suite

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Test helpers: deterministic random tensors, long double references and tolerance checks.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // 16-bit float conversions (exhaustive where feasible), rounding arithmetic through float, and dtype names.
 #include "reference.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The public elementwise API: operators, functions, broadcasting, errors, dtype rules and fusion.
 #include "reference.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The TEXPR_* environment variables: one strict reader, the thread cap, the host cache's bound and its release.
 // CTest runs the "environment:" cases again under malformed and oversized settings (tests/CMakeLists.txt).
 #include "support.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The 8-bit floats: every code decoded against the OCP formula, and rounding against a reference that picks the
 // nearest of the 256 decoded values (ties to the even code), over every boundary, midpoint and special value.
 #include "reference.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::kernel_log: what it records (implementation, op, dtype, backend of each kernel run; fresh allocations;
 // syncs), nesting, and that it records nothing when no log is alive.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Expressions that outlive the named tensors they read: a clear std::logic_error before any read of freed memory.
 #include "support.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // matmul: rank 2, batched rank 3, shared rank-2 operands, strided inputs, shape errors.
 #include <cstdlib>
 #include <string>

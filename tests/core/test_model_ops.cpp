@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The ops classifiers and statistics need, beyond the registry's row checks: var/stddev accuracy on data with a
 // large mean, ddof; logsumexp/softmax/log_softmax on large, infinite and NaN logits; cross_entropy and one_hot
 // against long double loops; concat's errors; the indexing ops' index and shape errors. Tolerances are relative, stated per check.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Placement: compile-time promises (static_assert) and the runtime report.
 #include "support.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Differential test of placement against evaluation: for hundreds of random graphs, the kernels evaluation runs
 // (tx::kernel_log) are exactly the ones tx::planned_kernels lists, in order, by the walk that prints tx::placement.
 // Graph types are compile-time, so "random" is a fixed catalogue of graph shapes, each instantiated once, drawn

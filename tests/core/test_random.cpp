@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::random: Philox4x32-10's known-answer vectors, the documented mapping from (seed, index) to values, errors,
 // placement and gradients. Every registry row of uniform and normal is checked per dtype and backend in
 // registry_checks.hpp (values against a long double reference, ranges, moments, host/cuda equality, fusion).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Reductions over everything and along each axis of rank 1-3 inputs; empty inputs, NaN and errors.
 #include <algorithm>
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Every row of the host registry table is run and checked against an independent reference (registry_checks.hpp);
 // the list of rows comes from the table itself, so no kernel is registered untested. And the host and cuda tables
 // differ only where they say they do.

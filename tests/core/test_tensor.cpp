@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Tensors and views: construction, shapes, ownership, moves, copies, element access, assignment, aliasing.
 #include "support.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // User extensions: a new op with a host kernel, a new kernel for an existing op, and a forbidden kernel.
 #include "support.hpp"
 

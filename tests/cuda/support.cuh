@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Helpers for the CUDA tests: device copies of the host test tensors. The long double references are the host
 // suite's (tests/core/reference.hpp).
 #pragma once

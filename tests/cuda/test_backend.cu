@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The cuda backend beyond the registry table: device info, streams (evaluation never waits for the device, and
 // every read or write of a tensor uses its stream), errors (out of memory, shapes), views over foreign device memory,
 // strided and aliased destinations, empty inputs, NaN in reductions, the reduction paths by line length and by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The cuda registry, one part: the checks of tests/core/registry_checks.hpp (the host suite's) run on the device for
 // the rows of this part. Part 0 holds the elementwise chains (every elementwise row, one fused kernel per dtype);
 // the other rows (casts, copies, layouts, reductions, matmul) are dealt to the parts by index, so the parts compile

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Fails when PROGRAM's dynamic dependencies (ldd) include libcudart, libcublas or libcuda.
 execute_process(COMMAND ldd "${PROGRAM}" OUTPUT_VARIABLE _deps ERROR_VARIABLE _err RESULT_VARIABLE _rc)
 if(NOT _rc EQUAL 0)

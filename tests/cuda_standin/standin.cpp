@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The CUDA stand-in: the CUDA runtime and cuBLAS entry points texpr uses, plus nvcc's kernel registration and launch
 // plumbing, defined so that an nvcc-built test links against this instead of libcudart and libcublas and runs on
 // a machine without a GPU or driver. Every call is recorded (texpr_standin::snapshot) and nothing executes: kernels

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // texpr_standin: what a program linked against the CUDA stand-in (instead of libcudart and libcublas) asked the
 // GPU to do: kernel launches by name, cuBLAS GEMMs, allocations, copies, memsets and host synchronisations.
 // Use: build the test with nvcc, link texpr_cuda_standin and set CUDA_RUNTIME_LIBRARY None; then

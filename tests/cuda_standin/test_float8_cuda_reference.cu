@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // texpr's 8-bit float conversions against CUDA's own (cuda_fp8.h's host-callable __nv_cvt_* and the __nv_fp8_*
 // constructors, which nvcc compiles for the host too): the semantics texpr promises are CUDA's. Runs on the host.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::optim on cuda tensors, counted on the CUDA stand-in (no GPU): an optimiser step over the MLP's six float
 // parameters is one multi-tensor launch once its state exists, and allocates nothing after the first step.
 #include <doctest/doctest.h>

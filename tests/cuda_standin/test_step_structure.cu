@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What texpr's cuda backend asks of the GPU, counted on a machine without one: the program links the CUDA stand-in
 // (tests/cuda_standin/standin.cpp) instead of libcudart and libcublas, so kernels and GEMMs are recorded, never run.
 // Values are garbage; only the structure (launches, GEMMs, allocations, syncs) is checked.

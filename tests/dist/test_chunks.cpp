@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Collectives of more than INT_MAX elements: the chunks MPI is called with, counted by a stand-in for the MPI calls
 // (no 16 GiB buffers), and the chunked paths run for real over small chunks on every rank.
 #include <doctest/doctest.h>

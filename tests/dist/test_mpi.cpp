@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::dist over MPI, run by CTest under `mpiexec -n 2` (valid for any number of ranks, 1 included): each rank fills
 // rank-dependent data and checks the exact result every rank must hold.
 #include <doctest/doctest.h>

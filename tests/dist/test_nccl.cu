@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::dist::nccl_comm on one device: a single-rank communicator (ncclCommInitAll), whose allreduce and broadcast
 // leave the data as it was (sum and mean over one rank), on tensors, views and a gradient tuple. The main is
 // tests/cuda/main.cpp: without a device the program exits 77 (skipped).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Printing: tx::repr and operator<< against NumPy's repr of the same arrays (the committed fixtures/numpy_repr.txt
 // always; NumPy itself when python3 imports it), views and expressions, and what NumPy cannot print (bfloat16).
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // libFuzzer target over texpr's shape logic: broadcast_shapes, check_broadcastable, reduction axes, matmul
 // shape rules, leaf accessors over arbitrary (negative, zero) strides, the evaluation of small int32 graphs
 // built from the input bytes, and extent arithmetic at every shape constructor (tensor, view, generators,

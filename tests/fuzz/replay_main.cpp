@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Runs the fuzz target without libFuzzer: every file of the given corpus directories (or files), then a
 // fixed number of inputs from a seeded generator. Any invariant violation aborts (see fuzz_shapes.cpp).
 #include <cstdint>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Run on the development machine before tests/gpu/run.sh goes to a GPU machine: the GPU machine has no
 # doctest package, so its header travels in the git-ignored .gpu-carry/ (pass carry [".gpu-carry"]).
 #

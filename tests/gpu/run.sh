@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Builds (sm_90) and runs every CUDA test (tests/cuda and the interop program), the CUDA examples (placement, MLP
 # training), compute-sanitizer memcheck on part of the test program, the GPU benchmarks (texpr eager and captured
 # into a CUDA graph) and the PyTorch comparison (eager, CUDA graph, torch.compile when Triton is there: its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // DLPack exchange (include/texpr/interop/dlpack.hpp): round trips through to_dlpack and from_dlpack, hand-built
 // DLTensors (null and explicit strides, byte_offset), every check's message, and who frees what. Built with the
 // DLPack tests only when CMake finds dlpack/dlpack.h (TEXPR_TEST_DLPACK=1); otherwise one case says they were skipped.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Eigen interop: texpr views of Eigen matrices (column- and row-major), blocks and strided maps, and Eigen maps of
 // texpr tensors and strided views; values agree element for element and writes go through to the same memory.
 #include <texpr/interop/eigen.hpp>

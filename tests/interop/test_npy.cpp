@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // .npy files: round trips of every dtype and rank, strided views and expressions, NumPy's own files (the committed
 // fixtures always; fresh ones and NumPy reading texpr's files when python3 imports numpy), and every error.
 #include <doctest/doctest.h>

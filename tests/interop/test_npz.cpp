@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // .npz archives: round trips of every dtype and rank (tensors, views, expressions, odd names), NumPy's own archives
 // and NumPy reading texpr's (when python3 imports numpy), zip64 records, and every error on crafted archives.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::as_view over contiguous host ranges (include/texpr/interop/ranges.hpp): std::span, std::vector, std::array and
 // C arrays, rank 1 or shaped, const ranges giving const views, size errors, expressions through the views.
 #include "core/support.hpp"

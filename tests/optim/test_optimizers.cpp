@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::optim::sgd, adam and adamw: 100 steps against an independent long double implementation of PyTorch's
 // formulas (plain loops), with gradients that change every step (texpr autograd of a quadratic loss whose
 // curvature and linear term vary per step); the passes each step runs and the allocations it makes.

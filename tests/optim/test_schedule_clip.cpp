@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::optim's learning-rate schedules against their closed forms, and clip_grad_norm against a hand computation.
 #include <doctest/doctest.h>
 

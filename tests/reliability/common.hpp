@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Shared helpers of the reliability tests: problem sizes that shrink under sanitizers, exact sums.
 #pragma once
 

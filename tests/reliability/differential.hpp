@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Randomized differential tests, included once per dtype: random expression graphs evaluated by texpr and by a reference
 // interpreter (long double with a running error bound for floats, exact 128-bit wrap-around for integers).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Accuracy of host float/double reductions on adversarial data against long double, with the documented
 // bound (16 + ceil(log2(n/256))) * eps * sum|x|; a naive float loop on the same data must exceed it.
 #include <algorithm>

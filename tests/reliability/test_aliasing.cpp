@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Aliasing (reads of the destination through any layout), views over user memory, moves and deep copies.
 #include <memory>
 #include <numeric>

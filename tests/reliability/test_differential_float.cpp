@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Randomized differential tests on float graphs (see differential.hpp).
 #include "differential.hpp"
 

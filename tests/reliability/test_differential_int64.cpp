@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Randomized differential tests on std::int64_t graphs (see differential.hpp).
 #include "differential.hpp"
 

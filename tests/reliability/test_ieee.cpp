@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // IEEE and integer semantics beyond tests/core: NaN and infinities at every position of the lane/block
 // structure of host reductions, signed zeros, integer wrap-around in reductions, division by zero, casts.
 #include <array>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Shape validation at every public entry point (shape_error naming the shapes), zero-size dimensions
 // everywhere they make sense, and axis checks for every reduction.
 #include <limits>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // texpr's own elementary functions (detail/vmath.hpp, what host fused loops call) against reference results.
 // Float (exp, expm1, log, log1p, tanh, sigmoid): in ulp of the float result against the C library's double result
 // (sqrt: bit for bit against std::sqrt),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Prints the table of gradient rules (one row per op of the registries: its derivative, or why it has none) from
 // the tx::gradient_rule specialisations themselves. CTest compares it with docs/gradients.md.
 #include <texpr/texpr.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Prints the support matrix (op x dtype, per backend) generated from the registries' tables, as Markdown; with
 // --ops, the list of ops with each one's doc line from its definition (docs/ops.md). CTest compares both with the
 // committed files.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Compile-time diagnostics of tx::grad; like the placement diagnostics, the compiler prints the arguments.
 #pragma once
 

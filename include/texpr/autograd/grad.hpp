@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Reverse-mode gradients: tx::grad, tx::value_and_grad and tx::eval_all. Gradient graphs are ordinary texpr
 // graphs (runs_on and placement apply). The forward values they read are saved: each is computed once per
 // evaluation context and read as a leaf, so a gradient graph's type holds saved leaves, not copies of the forward

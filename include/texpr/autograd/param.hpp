@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::param: a tensor marked, by a tag type, as a parameter that tx::grad differentiates with respect to.
 #pragma once
 

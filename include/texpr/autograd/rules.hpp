@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Gradient rules: one tx::gradient_rule per differentiable op, built from registered ops only, so gradient graphs
 // run wherever the forward ops do. A unary op's rule is in its definition (op/elementwise.hpp), adapted here; the
 // others are specialisations in this file. docs/gradients.md is generated from both.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::capture_step: a whole step (forward, backward, update) captured once into a CUDA graph and replayed with one
 // launch per step; checked at compile time (tx::capturable) for every graph it evaluates.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // GPU architectures: compute capabilities as types, and the list a translation unit is built for, which the
 // compile-time placement checks of cuda graphs use.
 #pragma once

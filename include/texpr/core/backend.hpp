@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Backend tags: where memory lives and where kernels run.
 #pragma once
 

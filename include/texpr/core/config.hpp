@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Compiler glue shared by every texpr header: version, host/device markers, index type.
 #pragma once
 

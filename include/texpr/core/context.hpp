@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The evaluation context: the stream an evaluation runs on and the temporaries it must keep alive.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Compile-time diagnostics. Each is a class template whose instantiation fails with a fixed message; the
 // compiler prints its template arguments (op, dtype, backends, ranks), so the error names what is wrong.
 #pragma once

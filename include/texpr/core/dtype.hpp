@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Element types (dtypes): the 16-bit float storage types, dtype tags and names (the 8-bit floats are in float8.hpp).
 #pragma once
 

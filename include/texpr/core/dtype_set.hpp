@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Dtype sets: the vocabulary ops declare their dtypes in (floating, signed_integral, numeric, all, ...), and the
 // small algebra the registry tables use to adjust an op's declared set per backend (`declared + half_floats`).
 #pragma once

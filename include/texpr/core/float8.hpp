@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The 8-bit float storage types (OCP FP8: E4M3 and E5M2) and their conversions, with the rounding and saturation
 // of CUDA's __nv_fp8_e4m3 / __nv_fp8_e5m2 constructors.
 #pragma once

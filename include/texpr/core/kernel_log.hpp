@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::kernel_log: a scope that records, on the current thread, every kernel texpr runs while it lives, and counts
 // fresh memory allocations and host waits on a device. Tests assert budgets with it; users see what really ran.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Shapes: extents arrays, shape_error with both shapes in its message, broadcasting rules.
 #pragma once
 

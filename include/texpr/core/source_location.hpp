@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // texpr::source_location: the caller's file and line, for errors raised while building a node. texpr::source_location
 // is not usable with clang++ 14 and libstdc++ (it needs __builtin_source_location), so texpr spells its own with the
 // __builtin_FILE / __builtin_LINE that g++, clang++ and nvcc evaluate at the call site in default arguments.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The stream handle type, spelled without CUDA headers so every compiler sees the same signatures.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Bit patterns of float and double, on host and device: what the narrow float conversions work on.
 #pragma once
 

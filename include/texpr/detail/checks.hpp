@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Compile-time checks at public entry points: mixed dtypes and mixed backends.
 #pragma once
 

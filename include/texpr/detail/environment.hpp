@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The one reader of texpr's TEXPR_* environment variables: whole decimal numbers only, range-checked, with a
 // one-line warning for anything else.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Scalar maths shared by host and device code: libm on the host, CUDA's intrinsics in device code.
 #pragma once
 

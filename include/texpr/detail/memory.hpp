@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Per-backend raw memory: allocation, release, zero-fill and copies. The cuda side lives in
 // backend/cuda/memory.hpp and exists only under nvcc; elsewhere using it is a compile error.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Philox4x32-10 (Salmon, Moraes, Dror and Shaw, SC'11), the exact conversions of its words to doubles in [0, 1),
 // and double arithmetic rounded alike on host and device: what tx::random's generators are built from.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A minimal tuple that is an aggregate: trivially copyable when its members are, so accessors holding one can be
 // passed to CUDA kernels by value, and usable in device code without --expt-relaxed-constexpr.
 #pragma once

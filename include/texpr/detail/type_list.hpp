@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Type lists and the few algorithms over them that the registries, placement and autograd use (Mp11 style).
 #pragma once
 

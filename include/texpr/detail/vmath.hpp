@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Branch-free elementary functions for the host's fused loops: exp, expm1, log, log1p, tanh, sigmoid and sqrt for float;
 // exp, expm1, log, log1p and tanh for double. Straight-line arithmetic, selects through integer masks, no tables
 // and no calls, so that compilers vectorise the loops that call them: the C library's functions are opaque calls,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What tx::dist's communicators share: the reduction ops, the contiguous buffer of a tensor or view, and the
 // compile-time checks (placement, dtype, writability) that make a wrong call fail at the user's line.
 #pragma once

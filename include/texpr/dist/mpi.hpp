@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::dist::mpi_comm and its collectives on host tensors (optional; needs an MPI implementation's mpi.h). The calls
 // block until the collective completes; a cuda tensor is a compile error (copy it to host, or use nccl_comm). Any
 // element count works: MPI counts are int, so more than INT_MAX elements go in several calls of at most INT_MAX.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::dist::nccl_comm and its collectives on cuda tensors (optional; nvcc only, needs NCCL's nccl.h; empty for other
 // compilers). Calls enqueue on a stream and return; a host tensor is a compile error (copy it, or use mpi_comm).
 // NCCL's counts are size_t, so one call moves any number of elements (mpi_comm cuts counts above INT_MAX).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The accessor protocol: how a backend reads a node's elements, broadcast to an output shape, without
 // materialising it. Evaluation turns each node into an accessor (eval/read.hpp); backends consume any type that
 // satisfies the `accessor` concept. The accessors of texpr's own nodes are defined here: strided (memory and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The entry points of evaluation: assignment into tensors and views, tx::eval, item(), and the stream rule
 // (an evaluation runs on the stream given, else the destination's, else that of the expression's first tensor).
 #pragma once

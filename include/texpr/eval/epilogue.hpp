@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Reading an epilogue tree (expr/epilogue.hpp) with its matmul node replaced by the GEMM's output memory, so that a
 // backend's fused epilogue evaluates the rest of the tree over each finished block of the product in place.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Evaluating a node into a destination: the compile-time placement check, the shape check, buffering when the
 // destination aliases what the node reads, and the call of the registry row's implementation.
 #pragma once

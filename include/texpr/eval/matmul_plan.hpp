@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What every backend's matmul needs from a matmul node: its operands as memory and the product as a batch of
 // (m x k) x (k x n) matrix products, each operand read through row, column and batch strides (vectors, transposed
 // and broadcast operands need no copy).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Printing tensors, views and host expressions as NumPy's repr does: `std::cout << t`, tx::repr(t).
 #pragma once
 

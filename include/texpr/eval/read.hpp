@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Reading nodes: the accessor of any node (by its op kind, never its concrete type), its value as memory
 // (materialised when it is not memory already), and the memory a layout node describes.
 #pragma once

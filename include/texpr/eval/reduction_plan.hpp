@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What every backend's reduction needs from a reduction node: its operand's shape cut into the path that runs
 // (everything, the last axis, another axis, several axes one at a time), the extents of that path, how an axis is
 // split into chunks, and the one driver that validates the node, reads its operand and calls the backend's two

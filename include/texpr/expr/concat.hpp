@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Lazy concatenation: tx::concat(axis, a, b, ...) joins operands of one rank and dtype whose extents agree on
 // every axis but `axis`. Evaluation writes each operand into its slice of the result (one fused pass each).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Lazy elementwise expressions: the map node, arithmetic operators, maths functions, comparisons, where and
 // cast. A chain of these evaluates in one fused pass.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Which graphs a backend's fused GEMM epilogue takes: an elementwise tree reading exactly one matmul node through
 // elementwise nodes only (elu(matmul(x, w) + b), matmul(x, w) * s + y), with the matmul's dtype and rank, on a
 // backend with a fused epilogue (registry/epilogue.hpp). Whether it runs fused is then decided at run time (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Lazy constants and generators: tx::zeros, ones, full, zeros_like, ones_like (a value broadcast to a shape, no
 // memory until assigned) and tx::arange (values from the element index, fused into whatever reads them).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Indexing: tx::index_select, tx::gather and tx::embedding read an operand at int32/int64 indices, and their
 // gradients index_add and scatter_add sum into zeros (op/indexing.hpp). Each is a composite node: its operands are
 // evaluated once into (contiguous) memory, the indices are checked, then one generator pass computes the result.

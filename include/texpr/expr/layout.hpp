@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Lazy layout views: transpose, permute, reshape, slice, unsqueeze, squeeze and broadcast_to. They describe the
 // operand's elements with other extents and strides; no element is copied unless the operand is not in memory
 // (an expression is evaluated once first) or, for reshape, not contiguous. A layout of a named tensor or a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Lazy matrix product with NumPy's rules: (..., m, k) x (..., k, n) with broadcast batch dimensions; a rank-1
 // operand is a vector (matrix-vector, vector-matrix, dot product).
 #pragma once

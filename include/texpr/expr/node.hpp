@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What every expression node is: the node concept, the CRTP base, the leaves (named tensors, moved-in
 // temporaries, constants) and operand capture. Nodes are data; the evaluation layer (eval/) reads them.
 #pragma once

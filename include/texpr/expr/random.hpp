@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::random::uniform and tx::random::normal: lazy counter-based random tensors (Philox4x32-10), fused into whatever
 // reads them; element i depends only on the seed and i, so host and cuda give the same numbers (docs/semantics.md).
 // tx::dropout multiplies by such a mask.

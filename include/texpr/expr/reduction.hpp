@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Lazy reductions (op/reduction.hpp's TEXPR_REDUCTION_FUNCTIONS, var and stddev) over everything or along one
 // axis (optionally keeping it with extent 1), and sum_to (autograd's sum over broadcast axes). The reduced operand
 // is read fused: no temporary for an elementwise operand.

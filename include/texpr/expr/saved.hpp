@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Saved values: leaves whose memory is computed once per evaluation context and shared by every graph holding
 // the same slot. Autograd saves the forward values its gradients read and the gradients several branches share,
 // so gradient graphs stay small (their types hold saved leaves, not copies of the forward graph).

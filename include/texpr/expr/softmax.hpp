@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The composite ops: softmax, log_softmax, cross_entropy and layer_norm are composite nodes whose operands are
 // evaluated once into memory and then read by their expansion's passes (softmax family: a max pass, then a fused
 // pass of exp(x - max): summed, or for softmax written into the result and divided by its sum; layer_norm: mean and

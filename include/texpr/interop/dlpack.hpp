@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // DLPack exchange (needs <dlpack/dlpack.h>, 0.6 or later): tx::from_dlpack views a tensor, tx::to_dlpack exports one.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Eigen interop (optional; needs Eigen 3 on the include path): texpr views of Eigen dense matrices, maps, blocks and
 // refs, column- or row-major, with their strides, and Eigen maps of texpr's rank-2 host tensors and views. No copies
 // either way: both sides see the same memory, which the original owner keeps alive.

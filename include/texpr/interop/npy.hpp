@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // .npy files (NumPy's format, versions 1.0-3.0): tx::load_npy into host tensors; tx::save_npy from host tensors,
 // views and expressions. Optional: texpr.hpp does not include it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // .npz archives (NumPy's np.savez: a zip of .npy entries, stored uncompressed): tx::save_npz writes named host
 // tensors, views and expressions into one file; tx::load_npz reads one into a tx::npz_archive. Optional: texpr.hpp
 // does not include it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::interop_error and tx::check_device_pointer: checks on memory that other libraries hand to texpr.
 #pragma once
 

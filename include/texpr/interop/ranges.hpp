@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::as_view over contiguous host ranges: std::span, std::vector, std::array, C arrays.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::as_view over Thrust device memory (thrust::device_vector, thrust::device_ptr); empty outside nvcc.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Composite op tags: ops defined by an expansion into registered primitives (in expr/softmax.hpp), evaluated as a
 // computed node so that each operand is evaluated once into memory and then read by every pass of the expansion
 // (softmax reads its input twice: a subexpression such as a matmul must not run twice). Also `pick`, the

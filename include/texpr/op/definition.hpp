@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What an elementwise op's definition may carry besides its name, dtypes and scalar function, so that one struct
 // holds everything about the op: its gradient, the reference its tests compare with, and its doc line.
 // docs/adding_an_op.md walks through it.

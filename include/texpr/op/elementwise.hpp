@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Elementwise op tags: each is an empty struct naming its dtypes, whose static apply() is the per-element maths,
 // shared by every backend so that the host tests exercise the same code the GPU runs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Generator op tags: values computed from the element index, fused into whatever reads them (no memory). Each has
 // a `source<T>`, the device-copyable function of the element's row-major index that strided accessors read:
 // arange, and the counter-based random generators uniform and normal (docs/semantics.md, "Random numbers").

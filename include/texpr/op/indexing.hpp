@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Indexing op tags: index_select, gather and embedding read an operand at int32/int64 indices; index_add and
 // scatter_add are their gradients (sums of the incoming gradient's elements at the positions each index names).
 // All five are composites (operands evaluated once into memory, then one pass of a generator that reads them):

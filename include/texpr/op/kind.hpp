@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // How evaluation reads a node: every op tag names its kind, and the evaluation layer dispatches on the kind,
 // never on a concrete node type.
 #pragma once

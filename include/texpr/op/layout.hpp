@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Layout op tags: an operand's elements seen with other extents and strides, without copying. Each op has a
 // `params<RI, RO>` type (what the node stores) whose map() turns the operand's (shape, strides) into the
 // result's and adds to `offset` the position of the result's first element (in elements); map() returns false

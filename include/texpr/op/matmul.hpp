@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The matmul op tags: matmul and the widening scaled_matmul of 8-bit operands.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Reduction op tags. A reduction folds values into an accumulator: identity(), lift(x, i) of an element x at
 // index i of the reduced range, combine(a, b) (associative, so any grouping gives the result up to rounding),
 // and finalize(a, n) into the result dtype. The functions are const members so that an op may carry parameters.

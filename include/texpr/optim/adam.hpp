@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::optim::adam and tx::optim::adamw: PyTorch's torch.optim.Adam (L2 weight decay added to the gradient) and
 // torch.optim.AdamW (decoupled weight decay), three fused in-place passes per parameter.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::optim::clip_grad_norm: gradient clipping by global L2 norm (torch.nn.utils.clip_grad_norm_).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What the optimisers share: the parameters they update in place, the gradients a step accepts (one tensor or view
 // per parameter, optionally after value_and_grad's loss) with their checks, and the step counter.
 #pragma once

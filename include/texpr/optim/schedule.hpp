@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Learning-rate schedules: small value types mapping a step index (steps already taken, from 0) to a learning rate.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::optim::sgd: stochastic gradient descent with momentum, dampening, Nesterov momentum and L2 weight decay,
 // PyTorch's torch.optim.SGD formulas, each parameter updated by fused in-place passes.
 #pragma once

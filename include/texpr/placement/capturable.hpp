@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Compile-time capture check: tx::capturable and tx::require_capturable, the promise tx::capture_step relies on.
 #pragma once
 

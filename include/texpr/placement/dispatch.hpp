@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // How a node is evaluated into a destination: the one decision evaluation (eval/evaluate.hpp) follows and
 // tx::placement reports, so the report cannot name a kernel that does not run.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::placement and tx::planned_kernels: one walk over a graph that follows evaluation's decisions
 // (placement/dispatch.hpp and the predicates the kernels read) and yields both the report, one line per node,
 // and the kernels evaluation runs, in order, as tx::kernel_log records them.

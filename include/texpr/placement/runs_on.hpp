@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Compile-time placement: runs_on, runs_on_arch, require_on and the search for the first offending node.
 #pragma once
 

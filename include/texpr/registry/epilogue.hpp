@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Fused GEMM epilogues: whether a backend can apply an elementwise tree to a matmul's output tiles as the GEMM
 // finishes them (elu(x w + b) without writing and re-reading x w). A backend that can specialises fused_epilogue.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The kernel registry's primary template, the predicates over it, and the machinery that turns a backend's table
 // (one row per op: its dtypes, the implementation that runs and, on cuda, the oldest GPU architecture it runs on)
 // into kernel specialisations.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::tensor: owning, row-major storage whose memory space is part of its type.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::view: non-owning, possibly strided window onto memory texpr does not manage.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A gradient graph that recomputes an int64 matmul of its forward graph is rejected on cuda, naming the node.
 // expected-error: no_kernel<texpr::op::matmul, texpr::dtype::int64, texpr::cuda>
 // expected-errors: 1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::grad through an op without a gradient rule (a user op with a kernel but no tx::gradient_rule) fails to compile,
 // naming the op and dtype, with one error. The compiling twin differentiates through exp, which has a rule.
 // expected-error: no_gradient_rule<softplus, texpr::dtype::float64>

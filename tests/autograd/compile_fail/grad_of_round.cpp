@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // round (like floor, ceil, sign, argmax and the comparisons) has no gradient: tx::grad rejects it at compile time,
 // naming the op and dtype, with one error. The compiling twin differentiates through the smooth silu instead.
 // expected-error: no_gradient_rule<texpr::op::round, texpr::dtype::float64>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A function returning an expression over its own local tensor: the expression would read a destroyed tensor.
 // clang sees it through TEXPR_LIFETIMEBOUND ([[clang::lifetimebound]]); g++ 12 has no such check.
 // expected-error: address of stack memory associated with local variable 't' returned

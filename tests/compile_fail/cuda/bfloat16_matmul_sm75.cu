@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // cuBLAS has bfloat16 GEMMs from sm_80 on: built for sm_75, a bfloat16 matmul on cuda is rejected at compile time,
 // naming matmul, the dtype, cuda, the target it cannot run on and the one it needs. The same source compiles for sm_90.
 // compile-flags-ko: -arch=sm_75

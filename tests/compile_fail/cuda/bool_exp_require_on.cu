@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::require_on<tx::cuda> names the first node that cannot run there: exp of bool has no kernel anywhere.
 // expected-error: static assertion failed with "texpr: no kernel for this node on this backend
 // expected-errors: 1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::exp of an int32 device tensor: the cuda registry has no exp kernel for int32, so evaluation is
 // rejected naming exp, int32 and cuda (texpr never converts silently).
 // expected-error: static assertion failed with "texpr: no kernel for this node on this backend

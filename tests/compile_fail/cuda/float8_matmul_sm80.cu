@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // FP8 tensor cores arrived with sm_89: built for sm_80, a float8_e4m3 scaled_matmul on cuda is rejected at compile
 // time, naming the op, the dtype, cuda, the target it cannot run on and the one it needs. The same source compiles for
 // sm_90.

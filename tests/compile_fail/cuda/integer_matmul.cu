@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Integer matmul has no cuda kernel (cuBLAS has no integer GEMM texpr registers): rejected at compile time,
 // naming matmul, the dtype and cuda.
 // expected-error: static assertion failed with "texpr: no kernel for this node on this backend

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A host tensor and a device tensor in one expression: rejected where the expression is written, naming
 // both backends; the fix is an explicit tx::to_device.
 // expected-error: static assertion failed with "texpr: operands live on different backends

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Instantiates the cuda elementwise kernels that the PTX check reads (tests/cmake/check_ptx_broadcast.cmake): a bias
 // add with ELU (a rank-1 operand broadcast over rows), a rank-3 broadcast, a softmax-style shift (a column broadcast
 // along the rows), and dense 16-bit trees (packed add, subtract and multiply; a function computed in float).

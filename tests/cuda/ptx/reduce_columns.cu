@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Instantiates the cuda reductions that the PTX check reads (tests/cmake/check_ptx.cmake): sums over a non-last
 // axis (float from memory and through a fused elementwise operand, half, bfloat16 and double, a mean over axis 0
 // of a rank-3 tensor), full reductions (float from memory and fused, half, a max) and row reductions (float from

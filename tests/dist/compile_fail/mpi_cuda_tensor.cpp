@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::dist::mpi_comm moves host memory: a cuda tensor is refused at compile time, with the two remedies.
 // expected-error: texpr: tx::dist::mpi_comm moves host tensors; this tensor is on cuda \(copy it with tx::to_host, or use tx::dist::nccl_comm\)
 // expected-errors: 1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::dist::mpi_comm maps float, double, int32 and int64 to MPI datatypes; other dtypes are refused with the remedy.
 // expected-error: texpr: tx::dist::mpi_comm moves float, double, int32 and int64 tensors; cast this one with tx::cast
 // expected-errors: 1

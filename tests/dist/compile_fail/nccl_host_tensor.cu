@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::dist::nccl_comm moves device memory: a host tensor is refused at compile time, with the two remedies.
 // expected-error: texpr: tx::dist::nccl_comm moves cuda tensors; this tensor is on host \(copy it with tx::to_device, or use tx::dist::mpi_comm\)
 // expected-errors: 1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The cuda interop routes: thrust::device_vector and thrust::device_ptr views in expressions, the device-pointer
 // check (host memory rejected with its message; device, managed and pinned memory accepted), and DLPack on kDLCUDA
 // (to_dlpack and from_dlpack round trips, host memory posing as kDLCUDA). Built with TEXPR_CHECK_DEVICE_POINTERS,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Column sums written by the kernel that writes the values they sum: a bias gradient (the sum over the batch of
 // the delta that feeds its layer's weight gradient) comes out of the delta's own launch instead of a reduction of
 // its own. Each block sums the rows it wrote, from L1/L2, into its partial row; the last block to finish adds the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::to_device and tx::to_host: the only copies between host and device memory, always explicit. Each runs on the
 // stream given, else on the stream of the tensor (or view) it reads or of the expression's first tensor operand.
 #pragma once

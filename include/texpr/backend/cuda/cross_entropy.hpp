@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // cuda_kernels::row_cross_entropy: softmax cross-entropy in one launch, and row_cross_entropy_grad, its gradient
 // with respect to the logits in one launch (a warp per row: the shift and sum of exp, then the row written).
 // row_cross_entropy: A warp per row finds the row's shift (its

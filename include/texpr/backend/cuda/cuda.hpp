@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The cuda backend (texpr.hpp includes it under nvcc): device memory, copies, device queries, and every
 // implementation the cuda registry names: fused elementwise kernels, block reductions, cuBLAS matmul.
 // Link CUDA::cudart and CUDA::cublas. Compile with --expt-relaxed-constexpr (the texpr CMake target adds it for

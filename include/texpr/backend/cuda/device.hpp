@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::cuda_device_info and tx::cuda_device_available: what the current GPU is, asked at run time.
 #pragma once
 

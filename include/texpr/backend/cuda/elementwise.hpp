@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // cuda_kernels::fused_elementwise: one grid-stride kernel per evaluated elementwise tree. Dense trees read by linear
 // index, 16 bytes per operand and thread (four floats, eight 16-bit values) with vector loads and stores when every
 // operand and the destination are aligned; 16-bit results are computed two at a time (half_pairs.hpp). Broadcast

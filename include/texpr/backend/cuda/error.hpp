@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::cuda_error and TEXPR_CUDA_CHECK: every CUDA runtime and cuBLAS status is checked, in every build mode.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // cuda_kernels::cublas_gemm: matmul on the GPU through cuBLAS (cublasGemmStridedBatchedEx): float (TF32 opt-in),
 // double, half and bfloat16 (fp32 accumulation). One cached cuBLAS handle per device and thread, its stream set per
 // call. Transposed, vector and batch-broadcast operands are read in place.

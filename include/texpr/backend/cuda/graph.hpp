@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::cuda_graph: stream-ordered work captured once into a CUDA graph and replayed with one launch, with the
 // device blocks the capture touched reserved for it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Elementwise results computed N at a time by the cuda kernels, 16-bit floats two at a time: half and bfloat16 add,
 // subtract and multiply as one half2 / bfloat162 instruction per pair, negate and abs on the sign bits, any other
 // arithmetic op in float with its results rounded to 16 bits in pairs. Each is bitwise detail::apply_op (compute in

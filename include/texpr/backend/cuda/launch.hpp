@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Launch helpers shared by the cuda kernels: grid sizing, index packs and small functors.
 #pragma once
 

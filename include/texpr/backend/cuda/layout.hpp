@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // cuda_kernels::strided_view: a layout node as the memory its operand is in, with the layout's extents and strides;
 // copy_slices: a concatenation, each operand evaluated into its slice of the destination; composed: a composite
 // op's expansion over its operands' memory.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // detail::memory<cuda>: stream-ordered device allocation (cudaMallocAsync), zero-fill and copies.
 #pragma once
 

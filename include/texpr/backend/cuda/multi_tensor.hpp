@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Multi-tensor updates: one launch applies an optimiser's per-element rule to up to multi_tensor_width tensors
 // (parameter, gradient, state), instead of one fused elementwise launch per tensor written. A small model's step
 // updates many small tensors, so launches, not bandwidth, are its cost.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // cuda_kernels::block_reduce: reductions on the GPU with warp-shuffle and shared-memory trees (hand-written: a few
 // lines over op.combine, where cub::BlockReduce's headers lengthen every nvcc translation unit's compile).
 // Over everything: one launch; each block reads a grid-stride share of the fused operand (16-byte vector loads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The cuda kernel registry: one row per op that runs on the GPU, with its dtypes and the implementation that runs
 // it. Read it as a table. It needs no CUDA headers, so any compiler can check placement; the implementations'
 // bodies (backend/cuda/*.hpp) compile only under nvcc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // cuda_kernels::cublaslt_gemm: scaled_matmul of 8-bit operands on the GPU through cuBLASLt (cublasLtMatmul): int8
 // with int32 accumulation (CUBLAS_COMPUTE_32I), float8_e4m3 with float accumulation and output (FP8 tensor cores,
 // sm_89+), the per-tensor scales folded into alpha. One cached cuBLASLt handle per device and thread, and one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tx::cuda_stream: the stream texpr's cuda work runs on when no stream is given. It is a texpr-owned,
 // non-blocking stream, never the legacy default stream: capture into a CUDA graph cannot start on the legacy
 // stream, and work there serialises with every other blocking stream of the process.

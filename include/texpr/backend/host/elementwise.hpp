@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // host_kernels::fused_elementwise: one pass over the destination for a whole elementwise tree. A dense tree and
 // destination take a linear loop the compiler vectorises; otherwise the destination goes row by row, index
 // arithmetic once per row, each row read in unit-stride chunks (pointers into memory, or small buffers for

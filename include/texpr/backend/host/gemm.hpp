@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Host GEMM: BLIS-style packing plus register-blocked micro-kernels for float and double, chosen at run time
 // (AVX-512, AVX2+FMA, or portable 128-bit vectors), threaded over blocks of C; integers use an exact loop.
 //

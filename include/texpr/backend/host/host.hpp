@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The host backend: its registry and every implementation the registry names.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Loop helpers shared by the host kernels: splitting work over the thread pool, walking the rows (lines along the
 // last axis) of an output, and reading a line of an accessor in unit-stride chunks.
 #pragma once

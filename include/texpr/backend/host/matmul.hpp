@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // host_kernels::blocked_gemm: a matmul node as a batch of GEMMs (gemm.hpp) reading its operands in place;
 // host_kernels::widening_gemm: scaled_matmul of 8-bit operands, plain loops; and
 // host_kernels::gemm_epilogue: an elementwise tree over one matmul, applied to each finished block of the GEMM.

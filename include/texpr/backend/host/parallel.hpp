@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Host threading: a small persistent std::thread pool and the public thread-count API.
 //
 // The host backend splits large loops (elementwise, reductions, GEMM) into tasks run by a pool of

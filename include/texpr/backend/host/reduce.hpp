@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // host_kernels::pairwise_reduce: reductions over everything, along one axis, or over several axes (sum_to). Each
 // reduction accumulates blocks of 256 elements in 16 independent lanes (lane k takes elements k, k + 16, ...: at
 // most 16 each) and combines the lanes by a tree and the blocks pairwise (a binary counter), so the rounding error

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The host kernel registry: one row per op that runs on the CPU, with its dtypes and the implementation that runs
 // it. Read it as a table. The support matrix in docs/support_matrix.md and README.md is generated from it.
 #pragma once
