@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // .npz archives (NumPy's np.savez: a zip of .npy entries, stored uncompressed): tx::save_npz writes named host
 // tensors, views and expressions into one file; tx::load_npz reads one into a tx::npz_archive. Optional: texpr.hpp
-// does not include it.
+// does not include it. Archives of np.savez_compressed (deflate) are read when TEXPR_WITH_ZLIB is defined and zlib
+// is linked (CMake: link texpr::zlib, defined when CMake finds zlib).
 #pragma once
 
 #include <algorithm>
@@ -30,6 +31,10 @@
 #include "texpr/interop/npy.hpp"
 #include "texpr/tensor/tensor.hpp"
 #include "texpr/tensor/view.hpp"
+
+#if defined(TEXPR_WITH_ZLIB)
+#include <zlib.h>
+#endif
 
 namespace texpr {
 
@@ -93,6 +98,74 @@ class npz_memory_buffer : public std::streambuf {
     return seekoff(off_type(pos), std::ios_base::beg, which);
   }
 };
+
+/// Deflate's best ratio is 1032:1 (a 258-byte match in about two bits); a claimed size beyond it is a lie, and
+/// rejecting it before allocating keeps a hostile directory from asking for terabytes.
+inline constexpr std::uint64_t deflate_max_ratio = 1032;
+
+/// True when this build can inflate np.savez_compressed entries (TEXPR_WITH_ZLIB).
+inline constexpr bool npz_has_deflate =
+#if defined(TEXPR_WITH_ZLIB)
+    true;
+#else
+    false;
+#endif
+
+#if defined(TEXPR_WITH_ZLIB)
+/// Inflates a raw deflate stream (zip method 8: no zlib header) into exactly `out.size()` bytes; anything else (a
+/// corrupt stream, fewer or more bytes than the directory says) throws io_error naming the entry.
+inline void npz_inflate(const std::filesystem::path& label, const std::string& in, std::string& out) {
+  z_stream z{};
+  if (inflateInit2(&z, -MAX_WBITS) != Z_OK) npy_fail(label, "zlib's inflateInit2 failed (out of memory?)");
+  struct end_guard {
+    z_stream* z;
+    ~end_guard() { inflateEnd(z); }
+  } guard{&z};
+  constexpr std::size_t chunk = std::size_t{1} << 30;  // avail_in and avail_out are 32-bit
+  std::size_t in_at = 0, out_at = 0;
+  unsigned char spare = 0;  // given once the claimed bytes are written: a write there means the stream is longer
+  bool past_end = false;
+  for (;;) {
+    if (z.avail_in == 0 && in_at != in.size()) {
+      const std::size_t n = std::min(chunk, in.size() - in_at);
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + in_at));
+      z.avail_in = static_cast<uInt>(n);
+      in_at += n;
+    }
+    if (z.avail_out == 0) {
+      if (past_end)
+        npy_fail(label, "corrupt deflate data: it inflates to more than the " + std::to_string(out.size()) +
+                            " bytes the directory states");
+      if (out_at != out.size()) {
+        const std::size_t n = std::min(chunk, out.size() - out_at);
+        z.next_out = reinterpret_cast<Bytef*>(out.data() + out_at);
+        z.avail_out = static_cast<uInt>(n);
+        out_at += n;
+      } else {
+        z.next_out = &spare;
+        z.avail_out = 1;
+        past_end = true;
+      }
+    }
+    const int rc = inflate(&z, Z_NO_FLUSH);
+    if (rc == Z_STREAM_END) break;
+    if (rc == Z_BUF_ERROR && z.avail_in == 0 && in_at == in.size())
+      npy_fail(label, "truncated deflate data: the stream ends before its last block");
+    if (rc != Z_OK && rc != Z_BUF_ERROR)
+      npy_fail(label, std::string("corrupt deflate data (zlib: ") + (z.msg ? z.msg : "error " + std::to_string(rc)) +
+                          ")");
+  }
+  if (past_end && z.avail_out == 0)
+    npy_fail(label, "corrupt deflate data: it inflates to more than the " + std::to_string(out.size()) +
+                        " bytes the directory states");
+  if (z.total_out != out.size())
+    npy_fail(label, "corrupt deflate data: it inflates to " + std::to_string(z.total_out) + " bytes, the directory " +
+                        "says " + std::to_string(out.size()));
+  if (z.avail_in != 0 || in_at != in.size())
+    npy_fail(label, "corrupt deflate data: the stream ends " + std::to_string(in.size() - in_at + z.avail_in) +
+                        " bytes before the entry does");
+}
+#endif
 
 } // namespace detail
 
@@ -292,12 +365,14 @@ inline void save_npz(const std::filesystem::path& path, const std::vector<npz_en
 /// checked and its .npy image parsed (as load_npy does) when get() asks for it.
 class npz_archive {
  public:
-  /// One stored entry.
+  /// One entry, stored or deflated.
   struct entry {
     std::string name;                ///< The entry's file name in the zip (`w1.npy`).
     std::uint64_t data_offset = 0;   ///< Where its bytes start in the file.
-    std::uint64_t size = 0;          ///< Its size in bytes (stored: compressed and uncompressed alike).
-    std::uint32_t crc = 0;           ///< Its CRC-32, as the central directory states it.
+    std::uint64_t size = 0;          ///< Its .npy image's size in bytes.
+    std::uint64_t stored_size = 0;   ///< Its size in the file (== size unless deflated).
+    std::uint32_t crc = 0;           ///< Its CRC-32 (of the .npy image), as the central directory states it.
+    bool deflated = false;           ///< Compressed with deflate (zip method 8, np.savez_compressed).
   };
 
   /// The archive's path.
@@ -325,16 +400,24 @@ class npz_archive {
       detail::npy_fail(path_, "no entry '" + std::string(name) + "' (the archive has: " + keys + ")");
     }
     const std::filesystem::path label(path_.string() + ", entry '" + e->name + "'");
-    if (e->size > static_cast<std::uint64_t>(std::numeric_limits<std::streamsize>::max()) ||
-        e->size > std::numeric_limits<std::size_t>::max())
-      detail::npy_fail(label, "its " + std::to_string(e->size) + " bytes do not fit in memory here");
-    std::string bytes(static_cast<std::size_t>(e->size), '\0');
+    for (const std::uint64_t n : {e->size, e->stored_size})
+      if (n > static_cast<std::uint64_t>(std::numeric_limits<std::streamsize>::max()) ||
+          n > std::numeric_limits<std::size_t>::max())
+        detail::npy_fail(label, "its " + std::to_string(n) + " bytes do not fit in memory here");
+    std::string bytes(static_cast<std::size_t>(e->stored_size), '\0');
     std::ifstream in(path_, std::ios::binary);
     if (!in) detail::npy_fail(path_, "cannot open for reading (was it removed after load_npz?)");
     in.seekg(static_cast<std::streamoff>(e->data_offset));
-    in.read(bytes.data(), static_cast<std::streamsize>(e->size));
-    if (static_cast<std::uint64_t>(in.gcount()) != e->size)
+    in.read(bytes.data(), static_cast<std::streamsize>(e->stored_size));
+    if (static_cast<std::uint64_t>(in.gcount()) != e->stored_size)
       detail::npy_fail(label, "read error (the file changed after load_npz?)");
+#if defined(TEXPR_WITH_ZLIB)
+    if (e->deflated) {
+      std::string image(static_cast<std::size_t>(e->size), '\0');
+      detail::npz_inflate(label, bytes, image);
+      bytes = std::move(image);
+    }
+#endif
     const std::uint32_t crc = detail::crc_32_update(0, bytes.data(), bytes.size());
     if (crc != e->crc)
       detail::npy_fail(label, "CRC-32 mismatch: the directory says " + hex(e->crc) + ", the data give " + hex(crc) +
@@ -370,7 +453,8 @@ class npz_archive {
 
 /// Opens a .npz archive (np.savez's, or save_npz's) and checks its structure: the end-of-central-directory record
 /// (zip64 too), every directory entry against its local header, sizes and offsets inside the file, no duplicate
-/// names. Compressed entries (np.savez_compressed), encrypted ones and multi-disk archives are rejected. Throws
+/// names. Deflated entries (np.savez_compressed) are read with TEXPR_WITH_ZLIB (and rejected without it); other
+/// methods, encrypted entries and multi-disk archives are rejected. Throws
 /// io_error naming the file and what is wrong; the data are read by npz_archive::get.
 inline npz_archive load_npz(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
@@ -483,11 +567,17 @@ inline npz_archive load_npz(const std::filesystem::path& path) {
     at += 46 + name_length + extra_length + comment_length;
     const std::string entry_label = "entry '" + e.name + "'";
     if (flags & 1) npy_fail(path, entry_label + " is encrypted; texpr reads plain .npz archives");
-    if (method != 0)
-      npy_fail(path, entry_label + " is compressed (zip method " + std::to_string(method) +
-                         (method == 8 ? ", deflate, as np.savez_compressed writes" : "") +
-                         "); texpr reads stored (uncompressed) entries only: save it with np.savez");
-    if (compressed != size)
+    if (method == 8 && !detail::npz_has_deflate)
+      npy_fail(path, entry_label + " is compressed (zip method 8, deflate, as np.savez_compressed writes) and this "
+                                   "build has no zlib: define TEXPR_WITH_ZLIB and link zlib (CMake: texpr::zlib; "
+                                   "Debian: zlib1g-dev), or save it with np.savez");
+    if (method != 0 && method != 8)
+      npy_fail(path, entry_label + " is compressed with zip method " + std::to_string(method) +
+                         "; texpr reads stored entries and deflate (np.savez, np.savez_compressed)");
+    if (method == 8 && size > compressed * detail::deflate_max_ratio + 64)
+      npy_fail(path, "corrupt zip: " + entry_label + " claims " + std::to_string(size) + " bytes from " +
+                         std::to_string(compressed) + " deflated ones, past deflate's best ratio");
+    if (method == 0 && compressed != size)
       npy_fail(path, "corrupt zip: " + entry_label + " is stored, but its sizes differ (" + std::to_string(compressed) +
                          " compressed, " + std::to_string(size) + " uncompressed)");
     for (const npz_archive::entry& seen : archive.entries_)
@@ -503,8 +593,10 @@ inline npz_archive load_npz(const std::filesystem::path& path) {
       npy_fail(path, "corrupt zip: " + entry_label + "'s local header names another file");
     e.data_offset = offset + 30 + local_name + local_extra;
     e.size = size;
-    if (e.data_offset > directory_offset || size > directory_offset - e.data_offset)
-      npy_fail(path, "truncated or corrupt: " + entry_label + "'s " + std::to_string(size) + " bytes at offset " +
+    e.stored_size = compressed;
+    e.deflated = method == 8;
+    if (e.data_offset > directory_offset || compressed > directory_offset - e.data_offset)
+      npy_fail(path, "truncated or corrupt: " + entry_label + "'s " + std::to_string(compressed) + " bytes at offset " +
                          std::to_string(e.data_offset) + " run past the central directory at offset " +
                          std::to_string(directory_offset));
     archive.entries_.push_back(std::move(e));
