@@ -866,7 +866,10 @@ struct unknown {};   ///< any other element type (user-defined)
 } // namespace dtype
 
 /// Maps an element type to its dtype tag (dtype::unknown for unregistered types).
-template <class T> struct dtype_tag { using type = dtype::unknown; };
+template <class T> struct dtype_tag {
+  using type = dtype::unknown;  ///< T's tag
+};
+/// \cond TEXPR_SPECIALISATIONS (one per dtype, as the table in the primary template's comment says)
 template <> struct dtype_tag<float> { using type = dtype::float32; };
 template <> struct dtype_tag<double> { using type = dtype::float64; };
 template <> struct dtype_tag<std::int8_t> { using type = dtype::int8; };
@@ -877,12 +880,14 @@ template <> struct dtype_tag<half> { using type = dtype::float16; };
 template <> struct dtype_tag<bfloat16> { using type = dtype::bfloat16; };
 template <> struct dtype_tag<float8_e4m3> { using type = dtype::float8_e4m3; };
 template <> struct dtype_tag<float8_e5m2> { using type = dtype::float8_e5m2; };
+/// \endcond
 
 /// The dtype tag of element type T.
 template <class T> using dtype_tag_t = typename dtype_tag<T>::type;
 
 /// User-facing name of element type T ("float32", "int64", ...).
 template <class T> inline constexpr std::string_view dtype_name_v = "unknown";
+/// \cond TEXPR_SPECIALISATIONS
 template <> inline constexpr std::string_view dtype_name_v<float> = "float32";
 template <> inline constexpr std::string_view dtype_name_v<double> = "float64";
 template <> inline constexpr std::string_view dtype_name_v<std::int8_t> = "int8";
@@ -893,6 +898,7 @@ template <> inline constexpr std::string_view dtype_name_v<half> = "float16";
 template <> inline constexpr std::string_view dtype_name_v<bfloat16> = "bfloat16";
 template <> inline constexpr std::string_view dtype_name_v<float8_e4m3> = "float8_e4m3";
 template <> inline constexpr std::string_view dtype_name_v<float8_e5m2> = "float8_e5m2";
+/// \endcond
 
 /// True for half and bfloat16, which are stored in 16 bits and computed in float.
 template <class T>
@@ -2767,7 +2773,7 @@ struct logical_not : elementwise_op {
   static constexpr std::string_view name = "logical_not";
   static constexpr std::string_view summary = "!x on bool";
   static constexpr auto dtypes = boolean;
-  static constexpr bool predicate = true;
+  static constexpr bool predicate = true;  ///< Its result is bool.
   template <class C> TEXPR_HOST_DEVICE static constexpr bool apply(C x) { return !x; }
 };
 
@@ -2776,7 +2782,7 @@ struct where : elementwise_op {
   static constexpr std::string_view name = "where";
   static constexpr std::string_view summary = "cond ? a : b; its dtype is that of a and b";
   static constexpr auto dtypes = numeric_and_bool;
-  static constexpr bool selects = true;
+  static constexpr bool selects = true;  ///< Reads a bool condition and two values of the result's dtype.
   template <class T> TEXPR_HOST_DEVICE static constexpr T apply(bool c, T a, T b) { return c ? a : b; }
 };
 
@@ -2786,7 +2792,7 @@ struct cast : elementwise_op {
   static constexpr std::string_view name = "cast";
   static constexpr std::string_view summary = "conversion to To; float to integer saturates and maps NaN to 0; its dtype is the target To";
   static constexpr auto dtypes = all_dtypes;  ///< The target: every stored dtype converts to every other.
-  using target = To;
+  using target = To;  ///< The dtype converted to.
 };
 
 } // namespace texpr::op
@@ -4046,7 +4052,7 @@ class view : public expr_base<view<T, Rank, Backend>> {
     requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>)
   view(const view<U, Rank, Backend>& o) noexcept : p_(o.data()), shape_(o.shape()), strides_(o.strides()), stream_(o.stream()) {}
 
-  view(const view&) = default;
+  view(const view&) = default;  ///< Another view of the same memory.
   /// Copies o's elements into the viewed memory (shapes must match).
   view& operator=(const view& o) {
     static_assert(!std::is_const_v<T>, "texpr: cannot assign through a view of const elements");
@@ -5524,6 +5530,7 @@ template <class Op, class... C> class map_expr : public expr_base<map_expr<Op, C
 
   /// Broadcast result shape.
   const shape_t<rank>& shape() const { return shape_; }
+  /// The operands' shapes broadcast together (a shape_error names the op and the shapes when they do not).
   template <std::size_t... I> shape_t<rank> broadcast_operands(std::index_sequence<I...>) const {
     return detail::broadcast_all(Op::name.data(), detail::get<I>(c_).shape()...);
   }
@@ -6065,7 +6072,7 @@ template <class Op, class C, std::size_t R> class layout_expr : public expr_base
     if constexpr (writable) evaluate_through(detail::evaluation_entry{}, *this, o);
     return *this;
   }
-  layout_expr(const layout_expr&) = default;
+  layout_expr(const layout_expr&) = default;  ///< Copies the node (its operand and layout).
 
  private:
   detail::tuple<C> c_;
@@ -6657,6 +6664,7 @@ class slot_base {
   const std::string& what() const { return what_; }
 
  protected:
+  /// A slot described as `what` in errors.
   explicit slot_base(std::string what) : what_(std::move(what)) {}
 
  private:
@@ -6706,6 +6714,7 @@ template <class T, std::size_t R, class Backend> class slot : public slot_base {
   bool writes_column_sums() const { return !column_sums_.expired(); }
 
  protected:
+  /// A slot of `shape`, described as `what` in errors.
   slot(const shape_t<R>& shape, std::string what) : slot_base(std::move(what)), shape_(shape) {}
   std::weak_ptr<column_sums_sink<T, Backend>> column_sums_;  ///< what write_column_sums gave
 
@@ -7347,7 +7356,7 @@ concept runs_on = operand<E> && backend_tag<Backend> && detail::graph_check<deta
 /// Holds when E's graph runs on cuda on each of the architectures Archs (`runs_on_arch<G, 80>`: on sm_80, hence on
 /// every newer one; rows declare only a minimum), whatever this translation unit is built for.
 template <class E, int... Archs>
-concept runs_on_arch = operand<E> && sizeof...(Archs) > 0 &&
+concept runs_on_arch = operand<E> && (sizeof...(Archs) > 0) &&
                        detail::graph_check<detail::captured_t<E>, cuda, cuda_targets<Archs...>>::ok;
 
 /// The diagnostic type of the first node of E that cannot run on Backend (void when none).
@@ -11763,7 +11772,7 @@ template <class Tag, class Tensor> class param_ref : public expr_base<param_ref<
  public:
   using texpr_node = void;
   using param_tag = Tag;  ///< The parameter's identity.
-  using tensor_type = Tensor;
+  using tensor_type = Tensor;  ///< The referenced tensor's type.
   using value_type = typename Tensor::value_type;
   using kernel_dtype = value_type;
   using op_type = op::leaf;
@@ -11833,9 +11842,9 @@ struct no_gradient {};
 
 /// Gradient rule of op Op. A specialisation has:
 ///   derivative          the rule in words, for the generated table in docs/gradients.md;
-///   uses<I>             what partial<I> reads of the forward pass, as bits: 1 the result, 2 << j operand j
+///   `uses<I>`           what `partial<I>` reads of the forward pass, as bits: 1 the result, 2 << j operand j
 ///                       (tx::grad saves exactly these values, once);
-///   partial<I>(n, g, out, x...)  the gradient for operand I, given the forward node n (shapes, axes, parameters),
+///   `partial<I>(n, g, out, x...)`  the gradient for operand I, given the forward node n (shapes, axes, parameters),
 ///                       the incoming gradient g, the result `out` and the operands x... (lazy expressions).
 /// For elementwise ops, g and the returned contribution may be broadcast beyond operand I's shape: texpr sums it
 /// back. Other ops return exactly operand I's shape. An op without a rule makes tx::grad fail to compile, naming
@@ -12080,7 +12089,7 @@ template <> struct gradient_rule<op::prod> {
 
 /// var: g * 2 (x - mean) / (n - ddof) spread back; stddev: g * (x - mean) / ((n - ddof) * out).
 template <class Op> struct moment_gradient_rule {
-  static constexpr bool is_std = std::is_same_v<Op, op::stddev>;
+  static constexpr bool is_std = std::is_same_v<Op, op::stddev>;  ///< stddev (else var)
   static constexpr std::string_view derivative =
       is_std ? "dx = g * (x - mean(x)) / ((n - ddof) * out)" : "dx = g * 2 (x - mean(x)) / (n - ddof)";
   template <std::size_t I> static constexpr unsigned uses = (is_std ? detail::uses_out : 0u) | detail::uses_operand(0);

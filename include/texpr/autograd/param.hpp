@@ -25,7 +25,7 @@ template <class Tag, class Tensor> class param_ref : public expr_base<param_ref<
  public:
   using texpr_node = void;
   using param_tag = Tag;  ///< The parameter's identity.
-  using tensor_type = Tensor;
+  using tensor_type = Tensor;  ///< The referenced tensor's type.
   using value_type = typename Tensor::value_type;
   using kernel_dtype = value_type;
   using op_type = op::leaf;

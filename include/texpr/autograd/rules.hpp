@@ -36,9 +36,9 @@ struct no_gradient {};
 
 /// Gradient rule of op Op. A specialisation has:
 ///   derivative          the rule in words, for the generated table in docs/gradients.md;
-///   uses<I>             what partial<I> reads of the forward pass, as bits: 1 the result, 2 << j operand j
+///   `uses<I>`           what `partial<I>` reads of the forward pass, as bits: 1 the result, 2 << j operand j
 ///                       (tx::grad saves exactly these values, once);
-///   partial<I>(n, g, out, x...)  the gradient for operand I, given the forward node n (shapes, axes, parameters),
+///   `partial<I>(n, g, out, x...)`  the gradient for operand I, given the forward node n (shapes, axes, parameters),
 ///                       the incoming gradient g, the result `out` and the operands x... (lazy expressions).
 /// For elementwise ops, g and the returned contribution may be broadcast beyond operand I's shape: texpr sums it
 /// back. Other ops return exactly operand I's shape. An op without a rule makes tx::grad fail to compile, naming
@@ -283,7 +283,7 @@ template <> struct gradient_rule<op::prod> {
 
 /// var: g * 2 (x - mean) / (n - ddof) spread back; stddev: g * (x - mean) / ((n - ddof) * out).
 template <class Op> struct moment_gradient_rule {
-  static constexpr bool is_std = std::is_same_v<Op, op::stddev>;
+  static constexpr bool is_std = std::is_same_v<Op, op::stddev>;  ///< stddev (else var)
   static constexpr std::string_view derivative =
       is_std ? "dx = g * (x - mean(x)) / ((n - ddof) * out)" : "dx = g * 2 (x - mean(x)) / (n - ddof)";
   template <std::size_t I> static constexpr unsigned uses = (is_std ? detail::uses_out : 0u) | detail::uses_operand(0);

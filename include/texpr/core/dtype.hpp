@@ -128,7 +128,10 @@ struct unknown {};   ///< any other element type (user-defined)
 } // namespace dtype
 
 /// Maps an element type to its dtype tag (dtype::unknown for unregistered types).
-template <class T> struct dtype_tag { using type = dtype::unknown; };
+template <class T> struct dtype_tag {
+  using type = dtype::unknown;  ///< T's tag
+};
+/// \cond TEXPR_SPECIALISATIONS (one per dtype, as the table in the primary template's comment says)
 template <> struct dtype_tag<float> { using type = dtype::float32; };
 template <> struct dtype_tag<double> { using type = dtype::float64; };
 template <> struct dtype_tag<std::int8_t> { using type = dtype::int8; };
@@ -139,12 +142,14 @@ template <> struct dtype_tag<half> { using type = dtype::float16; };
 template <> struct dtype_tag<bfloat16> { using type = dtype::bfloat16; };
 template <> struct dtype_tag<float8_e4m3> { using type = dtype::float8_e4m3; };
 template <> struct dtype_tag<float8_e5m2> { using type = dtype::float8_e5m2; };
+/// \endcond
 
 /// The dtype tag of element type T.
 template <class T> using dtype_tag_t = typename dtype_tag<T>::type;
 
 /// User-facing name of element type T ("float32", "int64", ...).
 template <class T> inline constexpr std::string_view dtype_name_v = "unknown";
+/// \cond TEXPR_SPECIALISATIONS
 template <> inline constexpr std::string_view dtype_name_v<float> = "float32";
 template <> inline constexpr std::string_view dtype_name_v<double> = "float64";
 template <> inline constexpr std::string_view dtype_name_v<std::int8_t> = "int8";
@@ -155,6 +160,7 @@ template <> inline constexpr std::string_view dtype_name_v<half> = "float16";
 template <> inline constexpr std::string_view dtype_name_v<bfloat16> = "bfloat16";
 template <> inline constexpr std::string_view dtype_name_v<float8_e4m3> = "float8_e4m3";
 template <> inline constexpr std::string_view dtype_name_v<float8_e5m2> = "float8_e5m2";
+/// \endcond
 
 /// True for half and bfloat16, which are stored in 16 bits and computed in float.
 template <class T>

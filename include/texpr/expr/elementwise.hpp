@@ -69,6 +69,7 @@ template <class Op, class... C> class map_expr : public expr_base<map_expr<Op, C
 
   /// Broadcast result shape.
   const shape_t<rank>& shape() const { return shape_; }
+  /// The operands' shapes broadcast together (a shape_error names the op and the shapes when they do not).
   template <std::size_t... I> shape_t<rank> broadcast_operands(std::index_sequence<I...>) const {
     return detail::broadcast_all(Op::name.data(), detail::get<I>(c_).shape()...);
   }

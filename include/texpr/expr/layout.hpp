@@ -69,7 +69,7 @@ template <class Op, class C, std::size_t R> class layout_expr : public expr_base
     if constexpr (writable) evaluate_through(detail::evaluation_entry{}, *this, o);
     return *this;
   }
-  layout_expr(const layout_expr&) = default;
+  layout_expr(const layout_expr&) = default;  ///< Copies the node (its operand and layout).
 
  private:
   detail::tuple<C> c_;

@@ -36,6 +36,7 @@ class slot_base {
   const std::string& what() const { return what_; }
 
  protected:
+  /// A slot described as `what` in errors.
   explicit slot_base(std::string what) : what_(std::move(what)) {}
 
  private:
@@ -85,6 +86,7 @@ template <class T, std::size_t R, class Backend> class slot : public slot_base {
   bool writes_column_sums() const { return !column_sums_.expired(); }
 
  protected:
+  /// A slot of `shape`, described as `what` in errors.
   slot(const shape_t<R>& shape, std::string what) : slot_base(std::move(what)), shape_(shape) {}
   std::weak_ptr<column_sums_sink<T, Backend>> column_sums_;  ///< what write_column_sums gave
 

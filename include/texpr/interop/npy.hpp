@@ -39,12 +39,14 @@ struct io_error : std::runtime_error {
 
 /// NumPy's dtype string (descr) for element type T as texpr writes it (little-endian); empty where NumPy has none.
 template <class T> inline constexpr std::string_view npy_descr_v = "";
+/// \cond TEXPR_SPECIALISATIONS
 template <> inline constexpr std::string_view npy_descr_v<bool> = "|b1";
 template <> inline constexpr std::string_view npy_descr_v<std::int32_t> = "<i4";
 template <> inline constexpr std::string_view npy_descr_v<std::int64_t> = "<i8";
 template <> inline constexpr std::string_view npy_descr_v<half> = "<f2";
 template <> inline constexpr std::string_view npy_descr_v<float> = "<f4";
 template <> inline constexpr std::string_view npy_descr_v<double> = "<f8";
+/// \endcond
 
 /// True for the element types a .npy file can hold: bool, int32, int64, float16, float32, float64 (not bfloat16).
 template <class T> inline constexpr bool has_npy_dtype_v = !npy_descr_v<T>.empty();

@@ -476,7 +476,7 @@ struct logical_not : elementwise_op {
   static constexpr std::string_view name = "logical_not";
   static constexpr std::string_view summary = "!x on bool";
   static constexpr auto dtypes = boolean;
-  static constexpr bool predicate = true;
+  static constexpr bool predicate = true;  ///< Its result is bool.
   template <class C> TEXPR_HOST_DEVICE static constexpr bool apply(C x) { return !x; }
 };
 
@@ -485,7 +485,7 @@ struct where : elementwise_op {
   static constexpr std::string_view name = "where";
   static constexpr std::string_view summary = "cond ? a : b; its dtype is that of a and b";
   static constexpr auto dtypes = numeric_and_bool;
-  static constexpr bool selects = true;
+  static constexpr bool selects = true;  ///< Reads a bool condition and two values of the result's dtype.
   template <class T> TEXPR_HOST_DEVICE static constexpr T apply(bool c, T a, T b) { return c ? a : b; }
 };
 
@@ -495,7 +495,7 @@ struct cast : elementwise_op {
   static constexpr std::string_view name = "cast";
   static constexpr std::string_view summary = "conversion to To; float to integer saturates and maps NaN to 0; its dtype is the target To";
   static constexpr auto dtypes = all_dtypes;  ///< The target: every stored dtype converts to every other.
-  using target = To;
+  using target = To;  ///< The dtype converted to.
 };
 
 } // namespace texpr::op

@@ -86,7 +86,7 @@ concept runs_on = operand<E> && backend_tag<Backend> && detail::graph_check<deta
 /// Holds when E's graph runs on cuda on each of the architectures Archs (`runs_on_arch<G, 80>`: on sm_80, hence on
 /// every newer one; rows declare only a minimum), whatever this translation unit is built for.
 template <class E, int... Archs>
-concept runs_on_arch = operand<E> && sizeof...(Archs) > 0 &&
+concept runs_on_arch = operand<E> && (sizeof...(Archs) > 0) &&
                        detail::graph_check<detail::captured_t<E>, cuda, cuda_targets<Archs...>>::ok;
 
 /// The diagnostic type of the first node of E that cannot run on Backend (void when none).

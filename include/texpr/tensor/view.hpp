@@ -55,7 +55,7 @@ class view : public expr_base<view<T, Rank, Backend>> {
     requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>)
   view(const view<U, Rank, Backend>& o) noexcept : p_(o.data()), shape_(o.shape()), strides_(o.strides()), stream_(o.stream()) {}
 
-  view(const view&) = default;
+  view(const view&) = default;  ///< Another view of the same memory.
   /// Copies o's elements into the viewed memory (shapes must match).
   view& operator=(const view& o) {
     static_assert(!std::is_const_v<T>, "texpr: cannot assign through a view of const elements");
