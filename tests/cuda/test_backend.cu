@@ -667,7 +667,7 @@ TEST_CASE("a captured step replayed equals the same steps run eagerly") {
   eager_opt.step(tx::eval_all(eager_graphs));
   auto step = tx::capture_step(captured_graphs, [&](const auto& r) { captured_opt.step(r); });  // runs nothing yet
   float eager_loss = 0;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 40; ++i) {  // every replay reuses the stream's tickets: each launch must leave them at zero
     step.replay();
     const auto r = tx::eval_all(eager_graphs);
     eager_loss = std::get<0>(r).item();
@@ -678,6 +678,32 @@ TEST_CASE("a captured step replayed equals the same steps run eagerly") {
   for (tx::index_t i = 0; i < w_eager.size(); ++i)
     REQUIRE(std::abs(w_eager.data()[i] - w_captured.data()[i]) <= 1e-5f * (1 + std::abs(w_eager.data()[i])));
   CHECK(step.graph().nodes() > 0);
+  unsigned ticket = 1;
+  TEXPR_CUDA_CHECK(cudaMemcpy(&ticket, tx::detail::stream_tickets::instance().get(step.graph().stream()),
+                              sizeof ticket, cudaMemcpyDeviceToHost));
+  CHECK(ticket == 0u);
+}
+
+TEST_CASE("last-block tickets: 300 reductions in a row on one stream, each exact, the ticket zero after") {
+  // No memset between launches (stream_tickets): a launch that left its ticket non-zero would make the next one's
+  // "last block" finish early, with a partial sum. Sizes alternate between several block counts.
+  const auto hx = test::random<float, 1>({(1 << 20) + 37}, -1, 1);
+  const auto x = dev(hx);
+  const tx::index_t sizes[] = {(1 << 20) + 37, 5000, 1 << 16, 257};
+  ld reference[4] = {};
+  for (int k = 0; k < 4; ++k)
+    for (tx::index_t i = 0; i < sizes[k]; ++i) reference[k] += hx.data()[i];
+  for (int i = 0; i < 300; ++i) {
+    const int k = i % 4;
+    const auto part = tx::slice(x.view(), 0, 0, sizes[k]);
+    const float got = tx::eval(tx::sum(part * (1.0f + static_cast<float>(i % 3)))).item();
+    const ld want = reference[k] * (1 + i % 3);
+    REQUIRE(std::abs(static_cast<ld>(got) - want) <= 1e-4L * (1 + std::sqrt(static_cast<ld>(sizes[k]))));
+  }
+  unsigned ticket = 1;
+  TEXPR_CUDA_CHECK(cudaMemcpy(&ticket, tx::detail::stream_tickets::instance().get(tx::cuda_stream()), sizeof ticket,
+                              cudaMemcpyDeviceToHost));
+  CHECK(ticket == 0u);
 }
 
 namespace {

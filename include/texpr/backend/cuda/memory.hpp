@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -325,19 +326,68 @@ struct device_scratch {
   ~device_scratch() { memory<cuda>::release(p, stream); }
 };
 
-/// The scratch of a launch whose last block finishes the work: `count` partials of A, then a ticket counting the
-/// blocks done, zeroed by a memset before the launch (the last block zeroes it again after).
+/// The completion counters ("tickets") of launches whose last block finishes the work, one per (device, stream).
+/// A counter is zeroed once, by a memset when its stream first needs one, and every such launch leaves it at zero
+/// (its last block resets it before exiting); launches on one stream run in order, so one counter per stream is
+/// enough, a steady-state step enqueues no memset for them and a captured graph has no memset node. The counters
+/// live as long as the process (4 bytes per stream used, from 256-byte blocks of cudaMalloc).
+class stream_tickets {
+ public:
+  /// The process's counters.
+  static stream_tickets& instance() {
+    static stream_tickets* t = new stream_tickets;  // never destroyed: launches may still use one at exit
+    return *t;
+  }
+  /// The counter of `stream` on the current device, zero whenever no launch using it is running. A stream's first
+  /// call enqueues the memset that zeroes it, so it must not be inside a capture (the step runs once eagerly first).
+  unsigned* get(stream_t stream) {
+    int dev = 0;
+    TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const auto key = std::make_pair(dev, static_cast<void*>(stream));
+    if (const auto it = tickets_.find(key); it != tickets_.end()) return it->second;
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    TEXPR_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+    if (status != cudaStreamCaptureStatusNone)
+      throw cuda_error("tx::capture_step: the first reduction on this stream",
+                       "its completion counter would be zeroed inside the capture: run the step once on the same "
+                       "stream before capturing it",
+                       __FILE__, __LINE__, static_cast<int>(cudaErrorStreamCaptureUnsupported));
+    chunk& c = chunks_[dev];
+    if (c.used == chunk_tickets) {
+      void* p = nullptr;
+      TEXPR_CUDA_CHECK(cudaMalloc(&p, chunk_tickets * sizeof(unsigned)));
+      kernel_log::record_allocation(chunk_tickets * sizeof(unsigned));
+      c = {static_cast<unsigned*>(p), 0};
+    }
+    unsigned* t = c.base + c.used;
+    TEXPR_CUDA_CHECK(cudaMemsetAsync(t, 0, sizeof(unsigned), stream));
+    tickets_.emplace(key, t);
+    ++c.used;
+    return t;
+  }
+
+ private:
+  static constexpr std::size_t chunk_tickets = 64;
+  struct chunk {
+    unsigned* base = nullptr;
+    std::size_t used = chunk_tickets;
+  };
+  std::mutex mutex_;
+  std::map<std::pair<int, void*>, unsigned*> tickets_;
+  std::map<int, chunk> chunks_;
+};
+
+/// The scratch of a launch whose last block finishes the work: `count` partials of A from texpr's cache, and the
+/// stream's ticket (stream_tickets: zero before the launch; the last block zeroes it again).
 template <class A> struct ticketed_scratch {
-  device_scratch block;  ///< partials, then the ticket
+  device_scratch block;  ///< the partials
   A* partials;           ///< count of them
   unsigned* ticket;      ///< blocks finished
   ticketed_scratch(std::size_t count, stream_t s)
-      : block(ticket_at(count) + 16, s),
+      : block(sizeof(A) * (count ? count : 1), s),
         partials(static_cast<A*>(block.p)),
-        ticket(reinterpret_cast<unsigned*>(static_cast<unsigned char*>(block.p) + ticket_at(count))) {
-    TEXPR_CUDA_CHECK(cudaMemsetAsync(ticket, 0, sizeof(unsigned), block.stream));
-  }
-  static std::size_t ticket_at(std::size_t count) { return (sizeof(A) * count + 15) / 16 * 16; }
+        ticket(stream_tickets::instance().get(block.stream)) {}
 };
 
 } // namespace texpr::detail

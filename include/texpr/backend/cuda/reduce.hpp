@@ -112,8 +112,8 @@ template <int K, int W, class A, class Op, class V> __device__ inline void take_
 }
 
 /// *out = op over the n elements acc reads, in one launch: each block combines a grid-stride share into
-/// partial[blockIdx.x]; the last block to finish (by the ticket, zero before the launch) combines the partials in
-/// block order and writes the finalised result. `vec`: acc is dense and its memory aligned to 16 bytes, so it is
+/// partial[blockIdx.x]; the last block to finish (by the stream's ticket, zero before the launch and reset by that
+/// block) combines the partials in block order and writes the finalised result. `vec`: acc is dense and its memory aligned to 16 bytes, so it is
 /// read in 16-byte vector loads (every memory leaf of a fused operand included).
 template <class T, class A, std::size_t R, class Op, class Acc>
 __global__ void __launch_bounds__(block_threads)
@@ -174,7 +174,10 @@ __global__ void __launch_bounds__(block_threads)
     a = op.combine(a, load_volatile(partial + b));
   }
   a = block_combine(op, a);
-  if (threadIdx.x == 0) out[0] = op.template finalize<T>(a, n);
+  if (threadIdx.x == 0) {
+    out[0] = op.template finalize<T>(a, n);
+    *ticket = 0;  // for the next launch on this stream (stream_tickets)
+  }
 }
 
 /// Stores final results: finalised over the full axis length.
@@ -479,7 +482,8 @@ template <class T, class A, class Op> __global__ void write_empty(Op op, T* out)
 struct reduction_kernels {
   stream_t stream;
 
-  /// *out (device memory) = op over every element acc reads: one launch (a memset zeroes its ticket first).
+  /// *out (device memory) = op over every element acc reads: one launch (no memset: the stream's ticket is zero, and
+  /// the last block resets it).
   template <class A, class Op, class Acc, std::size_t R, class T>
   void all(const Op& op, const Acc& acc, const reduction_plan<R>& p, T* out) const {
     const index_t n = p.size;
