@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Builds (sm_90) and runs every CUDA test (tests/cuda and the interop program), the CUDA examples (placement, MLP
-# training), compute-sanitizer memcheck on part of the test program, the GPU benchmarks (texpr eager and captured
+# training), compute-sanitizer (memcheck over the whole test program; racecheck and synccheck over the kernels with
+# shared memory or a last-block ticket; initcheck over the step and capture tests), the GPU benchmarks (texpr eager and captured
 # into a CUDA graph) and the PyTorch comparison (eager, CUDA graph, torch.compile when Triton is there: its
 # autotuning is most of that step's time; TEXPR_TORCH_COMPILE=0 skips it), in under 9 minutes on one H200 with no
 # network.
@@ -88,12 +89,23 @@ step mlp-captured 90 "$bin/examples/mlp/mlp_cuda" --steps 150 --print-every 50 -
 step bench 120 bash -c "set -o pipefail; '$bin/bench/gpu/texpr_gpu_bench' | tee '$logdir/bench.txt'"
 step torch-compare 240 python3 "$root/bench/gpu/torch_compare.py" "$logdir/bench.txt"
 
-# Last: the slowest step, and the one a short device lease can best do without.
-if command -v compute-sanitizer >/dev/null 2>&1; then
-  step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 1 "$bin/tests/cuda/texpr_cuda_tests" \
-    --test-case="destinations*,empty inputs*,views over*,a fused graph*,a captured step*,optimisers on the device*"
+# Last: the sanitizers, the slowest steps and the ones a short device lease can best do without
+# (TEXPR_GPU_SANITIZERS=0 skips them).
+if [ "${TEXPR_GPU_SANITIZERS:-1}" = 0 ]; then
+  echo "=== sanitizers: skipped (TEXPR_GPU_SANITIZERS=0)"
+elif command -v compute-sanitizer >/dev/null 2>&1; then
+  cs="compute-sanitizer --error-exitcode 1"
+  # Block reductions, column tiles, column sums finished by the last block, row cross-entropy and its gradient,
+  # the multi-tensor optimiser step, and the ticket test (300 reductions in a row, 40 replays).
+  shared="last-axis reductions*,non-last-axis reductions*,cross_entropy*,bias gradients*,optimisers on the device*"
+  shared="$shared,last-block tickets*,a captured step*"
+  step racecheck 120 $cs --tool racecheck --racecheck-report hazard "$bin/tests/cuda/texpr_cuda_tests" --test-case="$shared"
+  step synccheck 90 $cs --tool synccheck "$bin/tests/cuda/texpr_cuda_tests" --test-case="$shared"
+  step initcheck 90 $cs --tool initcheck "$bin/tests/cuda/texpr_cuda_tests" \
+    --test-case="a captured step*,optimisers on the device*,last-block tickets*,user streams*"
+  step memcheck 240 $cs --tool memcheck "$bin/tests/cuda/texpr_cuda_tests"
 else
-  echo "=== memcheck: compute-sanitizer not found, skipped"
+  echo "=== sanitizers: compute-sanitizer not found, skipped"
 fi
 echo "=== done in $(( $(date +%s) - start )) s, $failed failed step(s)"
 exit "$failed"
