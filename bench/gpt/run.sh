@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-# examples/gpt's training step against the same model in PyTorch (CPU), interleaved: for each round, configuration
-# and thread count, texpr's program and PyTorch's script run back to back, each in a fresh process pinned to as many
-# CPUs as threads, and report their median step after the first 10. Prints texpr / PyTorch per case (below 1:
-# texpr is faster). Uses the venv of bench/peers/run.sh (run that once first, or set PEER_VENV).
+# examples/gpt's training step against the same model in PyTorch and in JAX (CPU; JAX's whole step under jax.jit),
+# interleaved: for each round, configuration and thread count, texpr's program and the peers' scripts run back to
+# back, each in a fresh process pinned to as many CPUs as threads, and report their median step after the first 10.
+# Prints texpr / PyTorch and texpr / JAX per case (below 1: texpr is faster). Uses the venv of bench/peers/run.sh
+# (run that once first, or set PEER_VENV); JAX's column is left out when the venv has no jax.
 #
-#   bench/gpt/run.sh [ROUNDS] [STEPS]      (default 3 rounds of 60 steps)
+#   bench/gpt/run.sh [ROUNDS] [STEPS]      (default 3 rounds of 60 steps; GPT_BENCH_BUILD=0 reuses the programs)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 rounds=${1:-3}
@@ -22,14 +23,21 @@ out="$root/build/gpt-bench"
 mkdir -p "$out"
 text="$root/examples/gpt/genesis.txt"
 # name: layers heads width context
-configs=("small:2 4 64 32" "large:6 6 384 256")
+configs=()
+for c in "small:2 4 64 32" "large:6 6 384 256"; do  # GPT_BENCH_CONFIGS="small" runs the small one only
+  [[ " ${GPT_BENCH_CONFIGS:-small large} " == *" ${c%%:*} "* ]] && configs+=("$c")
+done
 for c in "${configs[@]}"; do
   name=${c%%:*}
   read -r l h w ctx <<<"${c#*:}"
+  # GPT_BENCH_BUILD=0 reuses the programs of an earlier run (the 6-layer one takes g++ minutes: its graph is one type)
+  if [[ ${GPT_BENCH_BUILD:-1} == 0 && -x "$out/gpt_$name" ]]; then continue; fi
   g++ -std=c++20 -O3 -march=native -DNDEBUG -I"$root/include" -DTEXPR_GPT_LAYERS="$l" -DTEXPR_GPT_HEADS="$h" \
     -DTEXPR_GPT_WIDTH="$w" -DTEXPR_GPT_CONTEXT="$ctx" "-DTEXPR_GPT_TEXT=\"$text\"" "$root/examples/gpt/gpt.cpp" \
     -o "$out/gpt_$name" -pthread
 done
+have_jax=0
+if "$py" -c "import jax" 2>/dev/null; then have_jax=1; fi
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 declare -A t
 for ((r = 0; r < rounds; ++r)); do
@@ -43,16 +51,27 @@ for ((r = 0; r < rounds; ++r)); do
         awk '/median step/ {print $3}')
       t[$name.$threads.texpr]+="$a "
       t[$name.$threads.torch]+="$b "
+      if ((have_jax)); then
+        j=$(taskset -c 0-$cpus "$py" "$root/bench/gpt/jax_gpt.py" "$text" "$steps" "$threads" "$l" "$w" "$ctx" 8 |
+          awk '/median step/ {print $3}')
+        t[$name.$threads.jax]+="$j "
+      fi
     done
   done
 done
-echo "$("$py" -c 'import torch; print("PyTorch", torch.__version__)'), $rounds rounds of $steps steps, medians (ms per step)"
-printf "%-8s %-8s %10s %10s %8s\n" config threads texpr torch ratio
+peers="$("$py" -c 'import torch; print("PyTorch", torch.__version__)')"
+if ((have_jax)); then peers="$peers, $("$py" -c 'import jax; print("JAX", jax.__version__)')"; fi
+echo "$peers, $rounds rounds of $steps steps, medians (ms per step)"
+printf "%-8s %-8s %10s %10s %10s %12s %10s\n" config threads texpr torch jax texpr/torch texpr/jax
 for c in "${configs[@]}"; do
   name=${c%%:*}
   for threads in 1 2; do
     a=$(tr ' ' '\n' <<<"${t[$name.$threads.texpr]}" | grep . | median)
     b=$(tr ' ' '\n' <<<"${t[$name.$threads.torch]}" | grep . | median)
-    printf "%-8s %-8s %10s %10s %8.2f\n" "$name" "$threads" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')"
+    j=-
+    if ((have_jax)); then j=$(tr ' ' '\n' <<<"${t[$name.$threads.jax]}" | grep . | median); fi
+    printf "%-8s %-8s %10s %10s %10s %12.2f %10s\n" "$name" "$threads" "$a" "$b" "$j" \
+      "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" \
+      "$(if [[ $j == - ]]; then echo -; else awk -v a="$a" -v b="$j" 'BEGIN {printf "%.2f", a / b}'; fi)"
   done
 done
