@@ -15,6 +15,7 @@ set(_texpr_test_packages
   "libdlpack-dev|the DLPack interop tests"
   "python3-numpy|fixtures and the NumPy round trips of .npy/.npz"
   "zlib1g-dev|np.savez_compressed archives (tx::load_npz)"
+  "nlohmann-json3-dev|safetensors files (texpr/interop/safetensors.hpp parses their JSON header with it)"
   "doxygen|the API reference check (target docs)"
   "libopenmpi-dev|the MPI data-parallel tests"
   "openmpi-bin|mpiexec for the data-parallel example")
