@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-# Reliability jobs that do not belong in ctest (issue 6): the libFuzzer target over texpr's shape logic,
-# built with clang++ under ASan/UBSan and fuzzed for a bounded time, starting from the committed corpus.
-# (The corpus is also replayed by ctest as reliability.fuzz_replay in every build.) Runs on 2 cores.
+# Reliability jobs that do not belong in ctest (issue 6): the libFuzzer targets over texpr's shape logic and over
+# the safetensors header check, built with clang++ under ASan/UBSan and fuzzed for a bounded time, each starting
+# from its committed corpus. (The corpora are also replayed by ctest as reliability.fuzz_replay and
+# reliability.fuzz_safetensors_replay in every build.) Runs on 2 cores.
 #   FUZZ_SECONDS   total fuzzing time (default 60)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,16 +33,23 @@ if ! probe; then
   probe
 fi
 
-start=$(date +%s)
-echo "reliability.sh: building tests/fuzz/fuzz_shapes.cpp with $cxx (libFuzzer, ASan, UBSan)"
-nice "$cxx" "${flags[@]}" tests/fuzz/fuzz_shapes.cpp -o "$out/fuzz_shapes"
-echo "reliability.sh: built in $(( $(date +%s) - start )) s; fuzzing for ${seconds} s"
-
-# New inputs go to $out/corpus (not the committed corpus); a crash leaves its input in $out.
+# Two targets share the time: the shape logic (two thirds) and the safetensors header check (one third).
+fuzz() {  # name, seconds, max_len, corpus
+  local name=$1 secs=$2 max_len=$3 corpus=$4 start status=0
+  start=$(date +%s)
+  mkdir -p "$out/corpus-$name"
+  echo "reliability.sh: building tests/fuzz/$name.cpp with $cxx (libFuzzer, ASan, UBSan)"
+  nice "$cxx" "${flags[@]}" "tests/fuzz/$name.cpp" -o "$out/$name"
+  echo "reliability.sh: built in $(( $(date +%s) - start )) s; fuzzing for ${secs} s"
+  # New inputs go to $out/corpus-NAME (not the committed corpus); a crash leaves its input in $out.
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    "$out/$name" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 \
+    -artifact_prefix="$out/$name-" "$out/corpus-$name" "$corpus" >"$out/$name.log" 2>&1 || status=$?
+  if ((status)); then cat "$out/$name.log"; else grep -E '^(Done|stat::)' "$out/$name.log"; fi
+  echo "reliability.sh: $name finished with status $status after $(( $(date +%s) - start )) s in all"
+  return "$status"
+}
 status=0
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  "$out/fuzz_shapes" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=256 -print_final_stats=1 \
-  -artifact_prefix="$out/" "$out/corpus" tests/fuzz/corpus >"$out/fuzz.log" 2>&1 || status=$?
-if ((status)); then cat "$out/fuzz.log"; else grep -E '^(Done|stat::)' "$out/fuzz.log"; fi
-echo "reliability.sh: fuzzing finished with status $status after $(( $(date +%s) - start )) s in all"
+fuzz fuzz_shapes $(( seconds * 2 / 3 )) 256 tests/fuzz/corpus || status=$?
+fuzz fuzz_safetensors $(( seconds - seconds * 2 / 3 )) 4096 tests/fuzz/corpus_safetensors || status=$?
 exit "$status"
