@@ -4,7 +4,9 @@
 #   1. single_include/texpr/texpr.hpp is what tools/amalgamate.py generates from include/ (git diff)
 #   2. a configure without nvcc works: TEXPR_ENABLE_CUDA=OFF, a CMAKE_CUDA_COMPILER that does not exist,
 #      and no nvcc on PATH
-#   3. the core test suite and the quickstart example build and pass against the single header alone
+#   3. the quickstart and the README samples (every README snippet) build and pass against the single header alone
+#      (the core test suite is built once, in the test preset: against include/, of which the single header is
+#      the checked concatenation, step 1)
 #   4. tests/consumer/ via install + find_package, add_subdirectory, FetchContent and the single header,
 #      with g++ and clang++ (built and run), and a .cu consumer with nvcc (compiled only) when nvcc exists
 # Usage: .ci/packaging.sh   (from anywhere; build trees go to build/pkg-*; steps 3-4 are the presets
@@ -45,7 +47,7 @@ nocuda_configure bad-nvcc 'does not exist; ignoring it' -DCMAKE_CUDA_COMPILER=/n
 nvcc_free_path=$(tr ':' '\n' <<<"$PATH" | while read -r d; do [ -x "$d/nvcc" ] || printf '%s:' "$d"; done)
 PATH=${nvcc_free_path%:} CUDACXX= nocuda_configure no-nvcc-on-path 'no CUDA compiler found'
 
-step "3. core tests and quickstart against single_include/ alone (host; preset single-header)"
+step "3. quickstart and README samples against single_include/ alone (host; preset single-header)"
 rm -rf build/pkg-single-header
 cmake --workflow --preset single-header
 
