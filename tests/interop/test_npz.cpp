@@ -18,38 +18,19 @@
 #include <texpr/interop/npz.hpp>
 #include <texpr/texpr.hpp>
 
+#include "file_helpers.hpp"
+
 namespace tx = texpr;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fixture(const std::string& name) {
-  const char* dir = std::getenv("TEXPR_FIXTURES");
-  return (dir && *dir ? fs::path(dir) : fs::path(__FILE__).parent_path() / "fixtures") / name;
-}
+using texpr_test::bytes_of;
+using texpr_test::contains;
+using texpr_test::fixture;
+using texpr_test::write_bytes;
 
-fs::path scratch(const std::string& name) {
-  static const fs::path dir = [] {
-    const fs::path d = fs::current_path() / "npz_scratch";
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir / name;
-}
-
-std::string bytes_of(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  REQUIRE(in);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const fs::path& p, std::string_view bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(out);
-}
-
-doctest::Contains contains(const std::string& text) { return doctest::Contains(doctest::String(text.c_str())); }
+fs::path scratch(const std::string& name) { return texpr_test::scratch_in("npz_scratch", name); }
 
 // numpy_npz.py's values(): element k of n (row-major).
 template <class T> T formula(tx::index_t k, tx::index_t n) {

@@ -21,38 +21,19 @@
 #include <texpr/interop/safetensors.hpp>
 #include <texpr/texpr.hpp>
 
+#include "file_helpers.hpp"
+
 namespace tx = texpr;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fixture(const std::string& name) {
-  const char* dir = std::getenv("TEXPR_FIXTURES");
-  return (dir && *dir ? fs::path(dir) : fs::path(__FILE__).parent_path() / "fixtures") / name;
-}
+using texpr_test::bytes_of;
+using texpr_test::contains;
+using texpr_test::fixture;
+using texpr_test::write_bytes;
 
-fs::path scratch(const std::string& name) {
-  static const fs::path dir = [] {
-    const fs::path d = fs::current_path() / "safetensors_scratch";
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir / name;
-}
-
-std::string bytes_of_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  REQUIRE(in);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const fs::path& p, std::string_view bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(out);
-}
-
-doctest::Contains contains(const std::string& text) { return doctest::Contains(doctest::String(text.c_str())); }
+fs::path scratch(const std::string& name) { return texpr_test::scratch_in("safetensors_scratch", name); }
 
 // safetensors_package.py's bytes_of(): the little-endian bytes of element k of n (row-major), per dtype.
 template <class T>
@@ -175,7 +156,7 @@ TEST_CASE("safetensors: every dtype and rank round trip, with metadata, aligned 
   check_arrays(p);
   CHECK_FALSE(fs::exists(p.string() + ".tmp"));
 
-  const std::string bytes = bytes_of_file(p);
+  const std::string bytes = bytes_of(p);
   std::uint64_t n = 0;
   for (int b = 0; b != 8; ++b) n |= std::uint64_t{static_cast<unsigned char>(bytes[std::size_t(b)])} << (8 * b);
   CHECK(n % 8 == 0);  // the data section starts 8-byte aligned
@@ -220,7 +201,7 @@ TEST_CASE("safetensors: the Python package's file, bit for bit (committed fixtur
     CAPTURE(e.name);
     const auto raw = expected.get<std::int32_t, 1>(e.name + ".bytes");
     REQUIRE(static_cast<std::uint64_t>(raw.size()) == e.end - e.begin);
-    const std::string file = bytes_of_file(fixture("package.safetensors"));
+    const std::string file = bytes_of(fixture("package.safetensors"));
     for (tx::index_t i = 0; i != raw.size(); ++i)
       CHECK(static_cast<unsigned char>(file[std::size_t(e.file_offset) + std::size_t(i)]) == raw.data()[i]);
   }
@@ -430,7 +411,7 @@ TEST_CASE("safetensors: a failing save names the problem and leaves the old file
   const fs::path p = scratch("keep.safetensors");
   const tx::tensor<float, 1> a = filled<float, 1>({3});
   tx::save_safetensors(p, {{"a", a}});
-  const std::string before = bytes_of_file(p);
+  const std::string before = bytes_of(p);
   CHECK_THROWS_WITH_AS(tx::save_safetensors(p, {{"a", a}, {"a", a}}),
                        contains(p.string() + ": the name \"a\" is given twice"), tx::io_error);
   CHECK_THROWS_WITH_AS(tx::save_safetensors(p, {{"", a}}), contains("an entry has an empty name"), tx::io_error);
@@ -439,7 +420,7 @@ TEST_CASE("safetensors: a failing save names the problem and leaves the old file
   CHECK_THROWS_WITH_AS(tx::save_safetensors(p, {{"bad\xff", a}}), contains("is not valid UTF-8"), tx::io_error);
   CHECK_THROWS_WITH_AS(tx::save_safetensors(p, {{"a", a}}, {{"k", "v\xfe"}}), contains("is not valid UTF-8"),
                        tx::io_error);
-  CHECK(bytes_of_file(p) == before);
+  CHECK(bytes_of(p) == before);
   CHECK_FALSE(fs::exists(p.string() + ".tmp"));
   const fs::path nowhere = scratch("no/such/dir/x.safetensors");
   CHECK_THROWS_WITH_AS(tx::save_safetensors(nowhere, {{"a", a}}), contains(nowhere.string() + ": cannot open"),

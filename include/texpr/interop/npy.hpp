@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -481,6 +483,26 @@ tensor<T, Rank, host> load_npy(const std::filesystem::path& path) {
   return detail::npy_load_stream<T, Rank>(in, path, file_size);
 }
 
+
+namespace detail {
+
+/// The memory an archive entry reads for host operand x (npz_entry, safetensors_entry): a host tensor lvalue in
+/// place, a view with its strides, anything else evaluated (or moved) into a tensor that `keep` then owns. Calls
+/// set(data, shape, strides), strides empty for row-major data.
+template <class T, std::size_t R, class E, class Set>
+void host_operand_memory(E&& x, std::shared_ptr<const void>& keep, Set&& set) {
+  if constexpr (is_tensor_v<E> && std::is_lvalue_reference_v<E>) {
+    set(static_cast<const T*>(x.data()), x.shape(), std::optional<shape_t<R>>{});
+  } else if constexpr (is_view_v<E>) {
+    set(static_cast<const T*>(x.data()), x.shape(), std::optional<shape_t<R>>(x.strides()));
+  } else {
+    auto owned = std::make_shared<tensor<T, R, host>>(std::forward<E>(x));
+    keep = owned;
+    set(static_cast<const T*>(owned->data()), owned->shape(), std::optional<shape_t<R>>{});
+  }
+}
+
+} // namespace detail
 
 /// Writes a host tensor, view (any strides; written in C order) or host expression (evaluated first) to a .npy file
 /// NumPy reads: little-endian, format 1.0 (2.0 if the header needs it), data 64-byte aligned, byte-identical to

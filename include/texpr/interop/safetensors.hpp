@@ -516,15 +516,10 @@ class safetensors_entry {
                   "texpr: save_safetensors writes host data; copy a cuda tensor with tx::to_host first");
     if constexpr (std::is_same_v<typename N::backend, host> && has_safetensors_dtype_v<T>) {
       constexpr std::size_t R = N::rank;
-      if constexpr (is_tensor_v<E> && std::is_lvalue_reference_v<E>) {
-        set<T, R>(x.data(), x.shape(), std::nullopt);
-      } else if constexpr (is_view_v<E>) {
-        set<T, R>(x.data(), x.shape(), x.strides());
-      } else {  // an expression or a temporary tensor: evaluated (or moved) into memory the entry owns
-        auto owned = std::make_shared<tensor<T, R, host>>(std::forward<E>(x));
-        keep_ = owned;
-        set<T, R>(owned->data(), owned->shape(), std::nullopt);
-      }
+      detail::host_operand_memory<T, R>(
+          std::forward<E>(x), keep_, [this](const T* data, const shape_t<R>& shape, std::optional<shape_t<R>> strides) {
+            set<T, R>(data, shape, strides);
+          });
     }
   }
   /// The key the tensor is stored under.
