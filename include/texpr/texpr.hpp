@@ -22,6 +22,7 @@
 #include "texpr/expr/layout.hpp"
 #include "texpr/expr/matmul.hpp"
 #include "texpr/expr/reduction.hpp"
+#include "texpr/expr/scan.hpp"
 #include "texpr/expr/saved.hpp"
 #include "texpr/expr/softmax.hpp"
 #include "texpr/expr/indexing.hpp"

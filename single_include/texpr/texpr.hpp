@@ -3623,6 +3623,72 @@ template <class Op> concept reduction_op_tag = std::is_base_of_v<op::reduction_o
 } // namespace texpr::detail
 #endif // TEXPR_SI_TEXPR_OP_REDUCTION_HPP
 // ---- end texpr/op/reduction.hpp ----
+// ---- begin texpr/op/scan.hpp ----
+#ifndef TEXPR_SI_TEXPR_OP_SCAN_HPP
+#define TEXPR_SI_TEXPR_OP_SCAN_HPP
+// Scan op tags: inclusive scans along one axis. A scan runs a reduction's arithmetic (op/reduction.hpp: identity,
+// lift, combine, finalize) over every prefix of each line, so cumsum wraps as sum does, cummax lets NaN win as max
+// does and logcumsumexp rescales as logsumexp does; result element i is finalize(the prefix up to i, i + 1).
+
+namespace texpr::op {
+
+/// Base of scan op tags over Reduction's arithmetic: a computed node whose operand is read fused (its accessor).
+template <class Reduction> struct scan_op {
+  static constexpr kind category = kind::computed;   ///< Evaluated by a scan kernel.
+  using reduction = Reduction;                        ///< Whose identity, lift, combine and finalize run.
+  static constexpr auto dtypes = Reduction::dtypes;  ///< The reduction's.
+};
+
+/// Running sum along an axis (numpy.cumsum); integers wrap around, 16-bit floats accumulate in float.
+struct cumsum : scan_op<sum> {
+  static constexpr std::string_view name = "cumsum";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "running sum along an axis (numpy.cumsum); integers wrap around";
+};
+/// Running product along an axis (numpy.cumprod); integers wrap around.
+struct cumprod : scan_op<prod> {
+  static constexpr std::string_view name = "cumprod";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "running product along an axis (numpy.cumprod); integers wrap around";
+};
+/// Running maximum along an axis (numpy.maximum.accumulate): NaN propagates from where it appears.
+struct cummax : scan_op<max> {
+  static constexpr std::string_view name = "cummax";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "running maximum along an axis (numpy.maximum.accumulate); NaN propagates";
+};
+/// Running minimum along an axis (numpy.minimum.accumulate): NaN propagates from where it appears.
+struct cummin : scan_op<min> {
+  static constexpr std::string_view name = "cummin";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "running minimum along an axis (numpy.minimum.accumulate); NaN propagates";
+};
+/// log(cumsum(exp(x))) along an axis without overflow (numpy.logaddexp.accumulate, torch.logcumsumexp).
+struct logcumsumexp : scan_op<logsumexp> {
+  static constexpr std::string_view name = "logcumsumexp";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "log(cumsum(exp(x))) along an axis in one pass without overflow (torch.logcumsumexp)";
+};
+/// The position of the first maximum of each prefix (int64; NaN wins, as argmax): where cummax's gradient goes.
+struct cumargmax : scan_op<argmax> {
+  static constexpr std::string_view name = "cumargmax";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "position along the axis of the first maximum of each prefix (int64; NaN wins): cummax's gradient routes through it";
+};
+/// The position of the first minimum of each prefix (int64; NaN wins, as argmin): where cummin's gradient goes.
+struct cumargmin : scan_op<argmin> {
+  static constexpr std::string_view name = "cumargmin";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "position along the axis of the first minimum of each prefix (int64; NaN wins): cummin's gradient routes through it";
+};
+
+} // namespace texpr::op
+
+/// The scans, each with a tx:: function of its name (expr/scan.hpp generates them from this list).
+#define TEXPR_SCAN_FUNCTIONS(X) X(cumsum) X(cumprod) X(cummax) X(cummin) X(logcumsumexp) X(cumargmax) X(cumargmin)
+
+namespace texpr::detail {
+/// Ops whose nodes are scans.
+template <class Op> concept scan_op_tag = requires { typename Op::reduction; } && std::is_base_of_v<op::scan_op<typename Op::reduction>, Op>;
+} // namespace texpr::detail
+#endif // TEXPR_SI_TEXPR_OP_SCAN_HPP
+// ---- end texpr/op/scan.hpp ----
 // ---- begin texpr/registry/epilogue.hpp ----
 #ifndef TEXPR_SI_TEXPR_REGISTRY_EPILOGUE_HPP
 #define TEXPR_SI_TEXPR_REGISTRY_EPILOGUE_HPP
@@ -4168,6 +4234,14 @@ struct pairwise_reduce {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// Scans along an axis: a running value per line, lines across the pool, a long line cut into blocks whose totals
+/// are folded first; the operand read fused (scan.hpp).
+struct line_scan {
+  static constexpr std::string_view name = "line_scan";  ///< Shown by tx::placement.
+  /// dest = the scan node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -4273,6 +4347,13 @@ struct gemm_epilogue {
   X(logsumexp,      declared,              pairwise_reduce) \
   X(any,            declared,              pairwise_reduce) \
   X(all,            declared,              pairwise_reduce) \
+  X(cumsum,         declared,              line_scan) \
+  X(cumprod,        declared,              line_scan) \
+  X(cummax,         declared,              line_scan) \
+  X(cummin,         declared,              line_scan) \
+  X(logcumsumexp,   declared,              line_scan) \
+  X(cumargmax,      declared,              line_scan) \
+  X(cumargmin,      declared,              line_scan) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
@@ -4547,6 +4628,17 @@ struct block_reduce {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// Scans along an axis: a block per line (a warp-shuffle scan per tile, a carry between tiles), or a thread per
+/// line when there are many lines along an inner axis; the operand read fused (scan.hpp).
+struct block_scan {
+  static constexpr std::string_view name = "block_scan";  ///< Shown by tx::placement.
+  /// Enqueues one kernel and nothing else (no host wait, no allocation): may run inside a CUDA graph capture
+  /// (tx::capturable).
+  static constexpr bool capture_safe = true;
+  /// dest = the scan node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 /// cuBLAS (cublasGemmStridedBatchedEx): fp32 (TF32 opt-in), fp64, and fp16/bf16 with fp32 accumulation (gemm.hpp).
 struct cublas_gemm {
   static constexpr std::string_view name = "cublas_gemm";  ///< Shown by tx::placement.
@@ -4658,6 +4750,13 @@ struct cublaslt_gemm {
   X(logsumexp,      declared + half_floats,                    block_reduce,       any_arch) \
   X(any,            declared,                                  block_reduce,       any_arch) \
   X(all,            declared,                                  block_reduce,       any_arch) \
+  X(cumsum,         declared + half_floats,                    block_scan,         any_arch) \
+  X(cumprod,        declared + half_floats,                    block_scan,         any_arch) \
+  X(cummax,         declared + half_floats,                    block_scan,         any_arch) \
+  X(cummin,         declared + half_floats,                    block_scan,         any_arch) \
+  X(logcumsumexp,   declared + half_floats,                    block_scan,         any_arch) \
+  X(cumargmax,      declared + half_floats,                    block_scan,         any_arch) \
+  X(cumargmin,      declared + half_floats,                    block_scan,         any_arch) \
   X(softmax,        declared + half_floats,                    composed,           any_arch) \
   X(log_softmax,    declared + half_floats,                    composed,           any_arch) \
   X(cross_entropy,  declared + half_floats,                    row_cross_entropy,  any_arch) \
@@ -6636,6 +6735,87 @@ auto sum_to(E&& e, const shape_t<R>& shape, texpr::source_location loc = texpr::
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_EXPR_REDUCTION_HPP
 // ---- end texpr/expr/reduction.hpp ----
+// ---- begin texpr/expr/scan.hpp ----
+#ifndef TEXPR_SI_TEXPR_EXPR_SCAN_HPP
+#define TEXPR_SI_TEXPR_EXPR_SCAN_HPP
+// Lazy scans along one axis (op/scan.hpp's TEXPR_SCAN_FUNCTIONS): the result has the operand's shape, element i
+// along the axis the op over elements 0..i (or i..n-1 for a reversed scan). The operand is read fused, as a
+// reduction reads its operand: no temporary for an elementwise operand.
+
+namespace texpr {
+
+/// Tag asking a scan to run from the end of the axis (`tx::cumsum(x, 0, tx::reversed)`, jax.lax.cumsum's
+/// reverse=True): element i is the op over elements i..n-1.
+struct reversed_t {
+  explicit reversed_t() = default;
+};
+/// Runs a scan from the end of the axis.
+inline constexpr reversed_t reversed{};
+
+/// Scan by Op of C along one axis; the result has C's shape and the op's result dtype.
+template <class Op, class C> class scan_expr : public expr_base<scan_expr<Op, C>> {
+  static_assert(C::rank >= 1, "texpr: a scan needs an operand of rank 1 or more");
+
+ public:
+  using texpr_node = void;
+  using op_type = Op;
+  using children = detail::type_list<C>;
+  using kernel_dtype = typename C::value_type;  ///< The input dtype selects the kernel.
+  using value_type = typename Op::reduction::template result<kernel_dtype>;
+  using backend = typename C::backend;
+  static constexpr std::size_t rank = C::rank;
+  /// The kernels read the operand through its accessor, fused (tx::placement reads this).
+  static constexpr bool reads_operand_fused = true;
+
+  /// Scans c along `axis` (validated by the builders below), from the end when `reverse`.
+  scan_expr(C c, std::size_t axis, bool reverse) : c_{{std::move(c)}}, axis_(axis), reverse_(reverse) {}
+  /// The result shape (the operand's).
+  shape_t<rank> shape() const { return detail::get<0>(c_).shape(); }
+  /// The scanned operand.
+  const C& child() const { return detail::get<0>(c_); }
+  /// The operand, as a tuple.
+  const detail::tuple<C>& operands() const { return c_; }
+  /// The reduction whose arithmetic runs along the axis.
+  typename Op::reduction op() const { return {}; }
+  /// The scanned axis.
+  std::size_t axis() const { return axis_; }
+  /// True when the scan runs from the end of the axis.
+  bool reverse() const { return reverse_; }
+  /// The same scan of another operand of the same shape.
+  template <class D> scan_expr<Op, D> with_operands(D d) const { return scan_expr<Op, D>(std::move(d), axis_, reverse_); }
+
+ private:
+  detail::tuple<C> c_;
+  std::size_t axis_;
+  bool reverse_;
+};
+
+namespace detail {
+template <class Op, class E> auto scan_along(E&& e, index_t axis, bool reverse, const texpr::source_location& loc) {
+  using C = captured_t<E>;
+  static_assert(C::rank >= 1, "texpr: a scan needs an operand of rank 1 or more (reshape a scalar first)");
+  auto c = capture(std::forward<E>(e));
+  const std::size_t a = reduction_axis(axis, c.shape(), Op::name, loc);
+  return scan_expr<Op, C>(std::move(c), a, reverse);
+}
+} // namespace detail
+
+#define TEXPR_SCAN(NAME)                                                                                    \
+  /** Lazy NAME along one axis (negative counts from the end); the result has the operand's shape. */       \
+  template <operand E> auto NAME(E&& e, index_t axis, texpr::source_location loc = texpr::source_location::current()) { \
+    return detail::scan_along<op::NAME>(std::forward<E>(e), axis, false, loc);                              \
+  }                                                                                                         \
+  /** Lazy NAME along one axis, from its end (element i is NAME over i..n-1). */                            \
+  template <operand E>                                                                                      \
+  auto NAME(E&& e, index_t axis, reversed_t, texpr::source_location loc = texpr::source_location::current()) { \
+    return detail::scan_along<op::NAME>(std::forward<E>(e), axis, true, loc);                               \
+  }
+TEXPR_SCAN_FUNCTIONS(TEXPR_SCAN)
+#undef TEXPR_SCAN
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_EXPR_SCAN_HPP
+// ---- end texpr/expr/scan.hpp ----
 // ---- begin texpr/expr/saved.hpp ----
 #ifndef TEXPR_SI_TEXPR_EXPR_SAVED_HPP
 #define TEXPR_SI_TEXPR_EXPR_SAVED_HPP
@@ -8012,8 +8192,8 @@ TEXPR_REPORT_PATH void plan_matrix_copy(const C& c, const planned_memory<R>& m, 
 }
 
 /// How the kernel of computed node n obtains its operands (what each backend's run does): a matmul and a
-/// composite materialise theirs, a reduction reads its operand fused unless operand_in_memory, a concatenation
-/// evaluates each operand into its slice of the result.
+/// composite materialise theirs, a reduction reads its operand fused unless operand_in_memory, a scan reads its
+/// operand fused, a concatenation evaluates each operand into its slice of the result.
 template <class B, class N>
 TEXPR_REPORT_PATH void plan_computed_operands(const N& n, plan_state& st) {
   using Op = typename N::op_type;
@@ -8027,6 +8207,8 @@ TEXPR_REPORT_PATH void plan_computed_operands(const N& n, plan_state& st) {
       st.operand(0, [&] { plan_materialize<B>(n.child(), st); });
     else
       st.operand(0, [&] { plan_read<B>(n.child(), st); });
+  } else if constexpr (requires { N::reads_operand_fused; }) {
+    st.operand(0, [&] { plan_read<B>(n.child(), st); });
   } else if constexpr (requires { n.slice_shape(std::size_t{0}); }) {
     int j = 0;
     const auto strides = contiguous_strides(n.shape());  // (a computed node's destination is contiguous)
@@ -11753,6 +11935,177 @@ void pairwise_reduce::run(const N& n, const view<T, R, host>& dest, context<host
 } // namespace texpr::host_kernels
 #endif // TEXPR_SI_TEXPR_BACKEND_HOST_REDUCE_HPP
 // ---- end texpr/backend/host/reduce.hpp ----
+// ---- begin texpr/backend/host/scan.hpp ----
+#ifndef TEXPR_SI_TEXPR_BACKEND_HOST_SCAN_HPP
+#define TEXPR_SI_TEXPR_BACKEND_HOST_SCAN_HPP
+// The host's scans (host_kernels::line_scan): the operand read fused, row by row (lines along its last axis) in
+// unit-stride chunks. Along the last axis each row is one running value; along another axis each (outer, inner)
+// column keeps a row of running values, updated row after row (a loop over the row the compiler vectorises).
+// Independent lines go to the pool; a line too long for its share of the threads is cut into blocks whose totals
+// are folded first (one fused read more), then each block scans from its carry in parallel.
+
+namespace texpr::detail::host_impl {
+
+/// A scan's operand as [outer][len][mid][row]: `len` the scanned axis, `row` the last axis (1 when the scanned
+/// axis is the last), `mid` the axes between them.
+struct scan_shape {
+  index_t outer = 1, len = 1, mid = 1, row = 1;
+};
+template <std::size_t R> scan_shape scan_shape_of(const shape_t<R>& s, std::size_t axis) {
+  scan_shape p;
+  p.len = s[axis];
+  for (std::size_t d = 0; d < axis; ++d) p.outer *= s[d];
+  if (axis + 1 < R) {
+    for (std::size_t d = axis + 1; d + 1 < R; ++d) p.mid *= s[d];
+    p.row = s[R - 1];
+  }
+  return p;
+}
+
+/// Elements per task below which threading a scan does not pay.
+inline constexpr index_t scan_grain = 1 << 15;
+/// Elements per block of a long line cut into blocks.
+inline constexpr index_t scan_block = 1 << 14;
+
+/// Scans of one operand by Op into accumulators A, writing T: the driver below calls these per task.
+template <class Op, class A, class T, class Acc, std::size_t R> struct scan_engine {
+  const Op& op;
+  const Acc& acc;
+  const shape_t<R>& shape;
+  bool reverse;
+  T* out;
+
+  /// Calls f(chunk, j0, n) for the chunks of elements [b, e) of operand row r, ascending or (descending) from the
+  /// end.
+  template <class F> void row_chunks(line_reader<Acc>& lines, index_t r, index_t b, index_t e, bool descending, F&& f) const {
+    index_t idx[R] = {};
+    row_index(r, shape, idx);
+    lines.acc.seek(idx, R - 1);
+    lines.reader->bind(lines.acc, shape[R - 1]);
+    const index_t chunks = (e - b + chunk_elements - 1) / chunk_elements;
+    for (index_t c = 0; c < chunks; ++c) {
+      const index_t j0 = descending ? (e - (c + 1) * chunk_elements < b ? b : e - (c + 1) * chunk_elements) : b + c * chunk_elements;
+      const index_t j1 = descending ? e - c * chunk_elements : (j0 + chunk_elements < e ? j0 + chunk_elements : e);
+      lines.reader->start(j0, j1 - j0);
+      const chunk_reader_t<Acc> local = *lines.reader;
+      f(local, j0, j1 - j0);
+    }
+  }
+
+  /// Elements [b, e) of row r (a scan along the last axis) from running value a; returns the value after them.
+  A scan_row(line_reader<Acc>& lines, index_t r, index_t b, index_t e, A a, bool write) const {
+    const index_t len = shape[R - 1];
+    T* o = out + r * len;
+    row_chunks(lines, r, b, e, reverse, [&](const auto& ch, index_t j0, index_t n) {
+      if (!reverse) {
+        for (index_t k = 0; k < n; ++k) {
+          a = op.combine(a, op.template lift<A>(widen(ch[k]), j0 + k));
+          if (write) o[j0 + k] = op.template finalize<T>(a, j0 + k + 1);
+        }
+      } else {
+        for (index_t k = n; k-- > 0;) {
+          a = op.combine(a, op.template lift<A>(widen(ch[k]), j0 + k));
+          if (write) o[j0 + k] = op.template finalize<T>(a, len - (j0 + k));
+        }
+      }
+    });
+    return a;
+  }
+
+  /// Column unit u = (outer o, mid m) of a scan along another axis: its row of running values, row after row.
+  void scan_columns(line_reader<Acc>& lines, const scan_shape& p, index_t u, std::vector<A>& run) const {
+    const index_t o = u / p.mid, m = u % p.mid;
+    run.assign(static_cast<std::size_t>(p.row), op.template identity<A>());
+    A* rv = run.data();
+    for (index_t s = 0; s < p.len; ++s) {
+      const index_t l = reverse ? p.len - 1 - s : s;
+      const index_t r = (o * p.len + l) * p.mid + m;  // the operand row
+      T* orow = out + r * p.row;
+      const index_t count = s + 1;
+      row_chunks(lines, r, 0, p.row, false, [&](const auto& ch, index_t j0, index_t n) {
+        for (index_t k = 0; k < n; ++k) {
+          const A v = op.combine(rv[j0 + k], op.template lift<A>(widen(ch[k]), l));
+          rv[j0 + k] = v;
+          orow[j0 + k] = op.template finalize<T>(v, count);
+        }
+      });
+    }
+  }
+};
+
+/// dest = Op scanned along `axis` of the operand acc reads (shape s); dest contiguous.
+template <class Op, class A, class T, class Acc, std::size_t R>
+void run_scan(const Op& op, const Acc& acc, const shape_t<R>& s, std::size_t axis, bool reverse, T* out) {
+  const index_t size = shape_size(s);
+  if (size == 0) return;
+  const scan_shape p = scan_shape_of(s, axis);
+  const scan_engine<Op, A, T, Acc, R> eng{op, acc, s, reverse, out};
+  if (axis + 1 < R) {
+    const index_t units = p.outer * p.mid;
+    const index_t per_unit = p.len * p.row;
+    for_ranges(units, per_unit >= scan_grain ? 1 : scan_grain / per_unit, [&](index_t u0, index_t u1) {
+      line_reader<Acc> lines(acc);
+      std::vector<A> run;
+      for (index_t u = u0; u < u1; ++u) eng.scan_columns(lines, p, u, run);
+    });
+    return;
+  }
+  const index_t rows = size / p.len;
+  const index_t threads = task_count(size, scan_grain);
+  const index_t blocks = (p.len + scan_block - 1) / scan_block;
+  if (rows >= threads || blocks < 2) {
+    for_ranges(rows, p.len >= scan_grain ? 1 : scan_grain / p.len, [&](index_t r0, index_t r1) {
+      line_reader<Acc> lines(acc);
+      for (index_t r = r0; r < r1; ++r) eng.scan_row(lines, r, 0, p.len, op.template identity<A>(), true);
+    });
+    return;
+  }
+  // Few long rows: each row's blocks folded in parallel, their carries scanned, then the blocks scanned from them.
+  std::vector<A> carry(static_cast<std::size_t>(rows * blocks), op.template identity<A>());
+  const auto block_range = [&](index_t b, index_t& lo, index_t& hi) {
+    lo = b * scan_block;
+    hi = lo + scan_block < p.len ? lo + scan_block : p.len;
+  };
+  parallel_for(rows * blocks, [&](index_t t) {
+    line_reader<Acc> lines(acc);
+    index_t lo, hi;
+    block_range(t % blocks, lo, hi);
+    carry[static_cast<std::size_t>(t)] = eng.scan_row(lines, t / blocks, lo, hi, op.template identity<A>(), false);
+  });
+  for (index_t r = 0; r < rows; ++r) {  // exclusive scan of the block totals, in scan order
+    A run = op.template identity<A>();
+    for (index_t k = 0; k < blocks; ++k) {
+      const index_t b = reverse ? blocks - 1 - k : k;
+      A& c = carry[static_cast<std::size_t>(r * blocks + b)];
+      const A total = c;
+      c = run;
+      run = op.combine(run, total);
+    }
+  }
+  parallel_for(rows * blocks, [&](index_t t) {
+    line_reader<Acc> lines(acc);
+    index_t lo, hi;
+    block_range(t % blocks, lo, hi);
+    eng.scan_row(lines, t / blocks, lo, hi, carry[static_cast<std::size_t>(t)], true);
+  });
+}
+
+} // namespace texpr::detail::host_impl
+
+namespace texpr::host_kernels {
+
+template <class N, class T, std::size_t R>
+void line_scan::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  using KT = typename N::kernel_dtype;
+  using Reduction = typename N::op_type::reduction;
+  using A = typename Reduction::template accumulator<KT>;
+  const auto acc = detail::read(n.child(), n.shape(), ctx);
+  detail::host_impl::run_scan<Reduction, A, T>(n.op(), acc, n.shape(), n.axis(), n.reverse(), dest.data());
+}
+
+} // namespace texpr::host_kernels
+#endif // TEXPR_SI_TEXPR_BACKEND_HOST_SCAN_HPP
+// ---- end texpr/backend/host/scan.hpp ----
 #endif // TEXPR_SI_TEXPR_BACKEND_HOST_HOST_HPP
 // ---- end texpr/backend/host/host.hpp ----
 // ---- begin texpr/autograd/param.hpp ----
@@ -12110,6 +12463,52 @@ template <> struct gradient_rule<op::logsumexp> {
   template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0);
   template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X& x) {
     return detail::spread(n, g) * exp(x - detail::spread(n, out));
+  }
+};
+
+// ---- scans -----------------------------------------------------------------------------------------------
+
+namespace detail {
+/// The scan of node n's axis by Op2 over x, in the other direction than n's (what a scan's gradient sums with).
+template <class Op2, class N, class X> auto rescan(const N& n, X x) {
+  return scan_expr<Op2, captured_t<X>>(capture(std::move(x)), n.axis(), !n.reverse());
+}
+} // namespace detail
+
+/// cumsum: each element reaches every later result, so dx is g summed from the other end.
+template <> struct gradient_rule<op::cumsum> {
+  static constexpr std::string_view derivative = "dx = cumsum(g) along the axis in the other direction";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
+    return detail::rescan<op::cumsum>(n, g);
+  }
+};
+/// cummax / cummin: g goes to the first position of each prefix's extreme (cumargmax: ties to the first).
+template <class Arg> struct running_extreme_gradient_rule {
+  static constexpr std::string_view derivative =
+      "dx = scatter_add(zeros like x, axis, cumarg(x), g): each result's g to the first position of its prefix's "
+      "extreme (ties: the first)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X& x) {
+    auto at = scan_expr<Arg, detail::captured_t<const X&>>(detail::capture(x), n.axis(), n.reverse());
+    return detail::scatter_add(n.axis(), x.shape()[n.axis()], g, std::move(at));
+  }
+};
+/// cummax: see running_extreme_gradient_rule.
+template <> struct gradient_rule<op::cummax> : running_extreme_gradient_rule<op::cumargmax> {};
+/// cummin: see running_extreme_gradient_rule.
+template <> struct gradient_rule<op::cummin> : running_extreme_gradient_rule<op::cumargmin> {};
+/// logcumsumexp: dx_j = sum over later i of g_i exp(x_j - out_i), as the difference of two reversed
+/// logcumsumexps of log(max(+-g, 0)) - out, so that nothing overflows (exp(x_j - out_i) <= 1).
+template <> struct gradient_rule<op::logcumsumexp> {
+  static constexpr std::string_view derivative =
+      "dx = exp(x + rlcse(log(max(g, 0)) - out)) - exp(x + rlcse(log(max(-g, 0)) - out)), rlcse = logcumsumexp "
+      "in the other direction";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X& x) {
+    auto up = detail::rescan<op::logcumsumexp>(n, log(maximum(g, 0)) - out);
+    auto down = detail::rescan<op::logcumsumexp>(n, log(maximum(-g, 0)) - out);
+    return exp(x + std::move(up)) - exp(x + std::move(down));
   }
 };
 
@@ -16089,6 +16488,184 @@ void block_reduce::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& 
 #endif // __CUDACC__
 #endif // TEXPR_SI_TEXPR_BACKEND_CUDA_REDUCE_HPP
 // ---- end texpr/backend/cuda/reduce.hpp ----
+// ---- begin texpr/backend/cuda/scan.hpp ----
+#ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_SCAN_HPP
+#define TEXPR_SI_TEXPR_BACKEND_CUDA_SCAN_HPP
+// cuda_kernels::block_scan: scans along an axis on the GPU, the operand read fused through its accessor (a cursor
+// per line: seek once, then along(j)). Lines along the last axis, and lines along another axis when there are too
+// few of them to give every thread one: a block per line, tiles of block_threads * scan_items elements, each thread
+// scanning its scan_items consecutive elements, a warp-shuffle scan of the threads' totals and one of the warps'
+// totals, and a running carry from tile to tile. Many lines along another axis: a thread per line, reading
+// neighbouring lines' elements side by side (coalesced), one running value each.
+// The block scan is hand-written (shuffles over op.combine) rather than cub::BlockScan: including
+// cub/block/block_scan.cuh added 6 s of nvcc CPU time to a texpr translation unit of 16 s (+35%; measured with
+// nvcc 13.0, -O2, compute_90), which every CUDA unit would pay.
+
+#if defined(__CUDACC__)
+
+namespace texpr::detail::cuda_impl {
+
+/// Consecutive elements each thread of a line's block scans per tile.
+inline constexpr int scan_items = 4;
+/// Lines along an axis other than the last from which a thread per line is used (enough threads for the GPU).
+inline constexpr index_t scan_column_lines = 8192;
+
+/// v from the lane `delta` below, for any trivially copyable accumulator (shuffled as 32-bit words).
+template <class A> __device__ inline A shuffle_up_words(const A& v, int delta) {
+  constexpr int words = (sizeof(A) + 3) / 4;
+  unsigned int w[words] = {};
+  memcpy(w, &v, sizeof(A));
+#pragma unroll
+  for (int k = 0; k < words; ++k) w[k] = __shfl_up_sync(0xFFFFFFFFu, w[k], delta);
+  A r;
+  memcpy(&r, w, sizeof(A));
+  return r;
+}
+
+/// The inclusive scan of v over the warp's lanes (Kogge-Stone: five shuffles).
+template <class A, class Op> __device__ inline A warp_inclusive_scan(const Op& op, A v, int lane) {
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const A u = shuffle_up_words(v, d);
+    if (lane >= d) v = op.combine(u, v);
+  }
+  return v;
+}
+
+/// The line through `line` (a flat index over the shape with the scanned axis removed): its index in `shape`
+/// (idx[axis] = 0) and its first element's offset in the contiguous result.
+template <std::size_t R> struct scan_lines {
+  index_pack<R> shape;
+  std::size_t axis;
+  index_t inner;  // product of the extents after the axis: the result's stride along it
+  __device__ index_t locate(index_t line, index_t* idx) const {
+    index_t rest = line;
+#pragma unroll
+    for (int d = static_cast<int>(R) - 1; d >= 0; --d) {
+      if (static_cast<std::size_t>(d) == axis) {
+        idx[d] = 0;
+        continue;
+      }
+      idx[d] = rest % shape.v[d];
+      rest /= shape.v[d];
+    }
+    const index_t o = line / inner, i = line % inner;
+    return o * shape.v[axis] * inner + i;
+  }
+};
+
+/// A block per line: tiles of block_threads * scan_items elements in scan order, carried from tile to tile.
+template <class T, class A, class Op, class Acc, std::size_t R>
+__global__ void __launch_bounds__(block_threads)
+    scan_by_block(Op op, Acc acc, scan_lines<R> lines, index_t n_lines, bool reverse, T* out) {
+  __shared__ alignas(16) unsigned char raw[(block_threads / 32 + 1) * sizeof(A)];
+  A* warp_total = reinterpret_cast<A*>(raw);  // [warps], then the tile's carry
+  const int t = static_cast<int>(threadIdx.x), lane = t % 32, warp = t / 32;
+  constexpr int warps = block_threads / 32;
+  constexpr index_t tile = static_cast<index_t>(block_threads) * scan_items;
+  const index_t len = lines.shape.v[lines.axis];
+  for (index_t line = blockIdx.x; line < n_lines; line += gridDim.x) {
+    index_t idx[R > 0 ? R : 1];
+    const index_t base = lines.locate(line, idx);
+    Acc cursor = acc;
+    cursor.seek(idx, lines.axis);
+    A carry = op.template identity<A>();
+    for (index_t t0 = 0; t0 < len; t0 += tile) {
+      A v[scan_items];
+      A run = op.template identity<A>();
+#pragma unroll
+      for (int k = 0; k < scan_items; ++k) {
+        const index_t q = t0 + static_cast<index_t>(t) * scan_items + k;  // position in scan order
+        if (q < len) {
+          const index_t j = reverse ? len - 1 - q : q;
+          run = op.combine(run, op.template lift<A>(widen(cursor.along(j)), j));
+        }
+        v[k] = run;
+      }
+      // the exclusive prefix of this thread within the tile: its warp's lanes below, then the warps below
+      const A inclusive = warp_inclusive_scan(op, run, lane);
+      A below = shuffle_up_words(inclusive, 1);
+      if (lane == 0) below = op.template identity<A>();
+      __syncthreads();  // the previous tile's readers of warp_total are done
+      if (lane == 31) warp_total[warp] = inclusive;
+      __syncthreads();
+      if (warp == 0) {
+        const A w = lane < warps ? warp_total[lane] : op.template identity<A>();
+        const A ws = warp_inclusive_scan(op, w, lane);
+        if (lane < warps) warp_total[lane] = ws;  // now inclusive over the warps
+      }
+      __syncthreads();
+      A prefix = carry;
+      if (warp > 0) prefix = op.combine(prefix, warp_total[warp - 1]);
+      prefix = op.combine(prefix, below);
+#pragma unroll
+      for (int k = 0; k < scan_items; ++k) {
+        const index_t q = t0 + static_cast<index_t>(t) * scan_items + k;
+        if (q < len) {
+          const index_t j = reverse ? len - 1 - q : q;
+          out[base + j * lines.inner] = op.template finalize<T>(op.combine(prefix, v[k]), q + 1);
+        }
+      }
+      carry = op.combine(carry, warp_total[warps - 1]);
+    }
+  }
+}
+
+/// A thread per line: one running value, the line read in scan order; neighbouring threads read neighbouring lines.
+template <class T, class A, class Op, class Acc, std::size_t R>
+__global__ void __launch_bounds__(block_threads)
+    scan_by_thread(Op op, Acc acc, scan_lines<R> lines, index_t n_lines, bool reverse, T* out) {
+  const index_t len = lines.shape.v[lines.axis];
+  for (index_t line = static_cast<index_t>(blockIdx.x) * block_threads + threadIdx.x; line < n_lines;
+       line += static_cast<index_t>(gridDim.x) * block_threads) {
+    index_t idx[R > 0 ? R : 1];
+    const index_t base = lines.locate(line, idx);
+    Acc cursor = acc;
+    cursor.seek(idx, lines.axis);
+    A run = op.template identity<A>();
+    for (index_t q = 0; q < len; ++q) {
+      const index_t j = reverse ? len - 1 - q : q;
+      run = op.combine(run, op.template lift<A>(widen(cursor.along(j)), j));
+      out[base + j * lines.inner] = op.template finalize<T>(run, q + 1);
+    }
+  }
+}
+
+/// Launches the scan of the operand acc reads (shape s) along `axis` into out (contiguous), on `stream`.
+template <class A, class Op, class Acc, std::size_t R, class T>
+void launch_scan(const Op& op, const Acc& acc, const shape_t<R>& s, std::size_t axis, bool reverse, T* out, stream_t stream) {
+  const index_t size = shape_size(s);
+  if (size == 0) return;
+  scan_lines<R> lines{pack(s), axis, 1};
+  for (std::size_t d = axis + 1; d < R; ++d) lines.inner *= s[d];
+  const index_t n_lines = size / s[axis];
+  if (lines.inner > 1 && n_lines >= scan_column_lines) {
+    scan_by_thread<T, A><<<grid_for(ceil_div(n_lines, block_threads)), block_threads, 0, stream>>>(op, acc, lines, n_lines,
+                                                                                                   reverse, out);
+  } else {
+    scan_by_block<T, A><<<grid_for(n_lines), block_threads, 0, stream>>>(op, acc, lines, n_lines, reverse, out);
+  }
+  TEXPR_CUDA_CHECK_LAUNCH();
+}
+
+} // namespace texpr::detail::cuda_impl
+
+namespace texpr::cuda_kernels {
+
+template <class N, class T, std::size_t R>
+void block_scan::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  using KT = typename N::kernel_dtype;
+  using Reduction = typename N::op_type::reduction;
+  using A = typename Reduction::template accumulator<KT>;
+  const auto acc = detail::read(n.child(), n.shape(), ctx);
+  detail::cuda_impl::launch_scan<A>(n.op(), acc, n.shape(), n.axis(), n.reverse(), dest.data(), ctx.stream);
+}
+
+} // namespace texpr::cuda_kernels
+
+#endif // __CUDACC__
+#endif // TEXPR_SI_TEXPR_BACKEND_CUDA_SCAN_HPP
+// ---- end texpr/backend/cuda/scan.hpp ----
 // ---- begin texpr/backend/cuda/scaled_gemm.hpp ----
 #ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_SCALED_GEMM_HPP
 #define TEXPR_SI_TEXPR_BACKEND_CUDA_SCALED_GEMM_HPP

@@ -1092,6 +1092,163 @@ template <class B, class Op, class T> void check_reduction() {
   }
 }
 
+// ---- scans ----------------------------------------------------------------------------------------------------
+
+template <class Op> inline constexpr bool is_scan = tx::detail::scan_op_tag<Op>;
+
+/// The running reference of scan Op over the line v (widened, in scan order): want[i] is the op over v[0..i],
+/// computed from the op's definition in long double or exact 128-bit integers (not from the reduction's combine),
+/// and scale[i] the magnitude its rounding error is relative to: for sums and products the bound of a running
+/// fold in the accumulator's precision (i + 1 steps of its epsilon), which a tree of partial scans also meets.
+/// `reverse`: v runs from the end of the axis, so a tie goes to the later step (the lower position).
+template <class Op, class T> void scan_ref(const std::vector<ld>& v, bool reverse, std::vector<ld>& want, std::vector<ld>& scale) {
+  using R = typename Op::reduction;
+  using Acc = typename R::template accumulator<T>;
+  want.assign(v.size(), 0);
+  scale.assign(v.size(), 1);
+  const auto steps = [](std::size_t i) {
+    if constexpr (test::is_int<T>) return ld(1);
+    else return std::max<ld>(1, static_cast<ld>(i + 1) * static_cast<ld>(std::numeric_limits<decltype(tx::detail::widen(T{}))>::epsilon()) / test::tolerance<T>());
+  };
+  (void)steps;
+  if constexpr (std::is_same_v<Op, tx::op::cumsum>) {
+    test::i128 si = 0;
+    ld sf = 0, mag = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if constexpr (test::is_int<T>) {
+        si += static_cast<test::i128>(v[i]);
+        want[i] = static_cast<ld>(test::wrap<T>(si));
+      } else {
+        sf += v[i];
+        mag += std::fabs(v[i]);
+        want[i] = sf;
+        scale[i] = mag * steps(i);
+      }
+    }
+  } else if constexpr (std::is_same_v<Op, tx::op::cumprod>) {
+    test::u128 pi = 1;
+    ld pf = 1;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if constexpr (test::is_int<T>) {
+        pi *= static_cast<test::u128>(static_cast<test::i128>(v[i]));
+        want[i] = static_cast<ld>(test::wrap<T>(static_cast<test::i128>(pi)));
+      } else {
+        pf *= v[i];
+        want[i] = pf;
+        scale[i] = std::fabs(pf) * steps(i);
+      }
+    }
+  } else if constexpr (std::is_same_v<Op, tx::op::cummax> || std::is_same_v<Op, tx::op::cummin> ||
+                       std::is_same_v<Op, tx::op::cumargmax> || std::is_same_v<Op, tx::op::cumargmin>) {
+    constexpr bool up = std::is_same_v<Op, tx::op::cummax> || std::is_same_v<Op, tx::op::cumargmax>;
+    constexpr bool arg = std::is_same_v<Op, tx::op::cumargmax> || std::is_same_v<Op, tx::op::cumargmin>;
+    ld best = v.empty() ? 0 : v[0];
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const bool tie = reverse && v[i] == best;
+      const bool nan_tie = reverse && std::isnan(best) && std::isnan(v[i]);
+      if (nan_tie || (!std::isnan(best) && (std::isnan(v[i]) || tie || (up ? v[i] > best : v[i] < best)))) {  // NaN wins; ties: the lower position
+        best = v[i];
+        at = i;
+      }
+      want[i] = arg ? static_cast<ld>(at) : best;
+    }
+  } else if constexpr (std::is_same_v<Op, tx::op::logcumsumexp>) {
+    ld m = -std::numeric_limits<ld>::infinity(), sum = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (v[i] > m) {
+        sum = sum * std::exp(m - v[i]) + 1;
+        m = v[i];
+      } else {
+        sum += std::exp(v[i] - m);
+      }
+      want[i] = m + std::log(sum);
+    }
+  } else {
+    static_assert(tx::detail::always_false_v<Op>, "a scan without a reference");
+  }
+  (void)sizeof(Acc);
+}
+
+/// Op along each axis of x (rank 3), forwards and reversed, given on B as the view `e` (contiguous or strided: one
+/// node type either way), every element against scan_ref of its line.
+template <class B, class Op, class T> void check_scan_of(const tx::tensor<T, 3>& x, const tx::view<const T, 3, B>& e, const std::string& what) {
+  int failures = 0;
+  const std::string where = std::string(Op::name) + " " + std::string(tx::dtype_name_v<T>) + " " + what + " " + tx::to_string(x.shape());
+  const auto s = x.shape();
+  std::vector<ld> line, want, scale;
+  for (std::size_t axis = 0; axis < 3; ++axis) {
+    for (bool reverse : {false, true}) {
+      const auto out = on<B>::down(tx::scan_expr<Op, tx::view<const T, 3, B>>(e, axis, reverse));
+      REQUIRE(out.shape() == s);
+      tx::shape_t<2> others{};
+      for (std::size_t d = 0, k = 0; d < 3; ++d)
+        if (d != axis) others[k++] = s[d];
+      for (tx::index_t o = 0; o < others[0] * others[1]; ++o) {
+        const auto oi = test::unravel(o, others);
+        const auto at = [&](tx::index_t l) {
+          std::array<tx::index_t, 3> idx{};
+          for (std::size_t d = 0, k = 0; d < 3; ++d) idx[d] = d == axis ? l : oi[k++];
+          return idx;
+        };
+        const tx::index_t len = s[axis];
+        line.clear();
+        for (tx::index_t q = 0; q < len; ++q) {
+          const auto idx = at(reverse ? len - 1 - q : q);
+          line.push_back(test::wide(x(idx[0], idx[1], idx[2])));
+        }
+        scan_ref<Op, T>(line, reverse, want, scale);
+        for (tx::index_t q = 0; q < len; ++q) {
+          const tx::index_t l = reverse ? len - 1 - q : q;
+          const auto idx = at(l);
+          // arg scans report positions along the axis, not steps of the scan
+          ld w = want[static_cast<std::size_t>(q)];
+          if constexpr (std::is_same_v<typename Op::reduction, tx::op::argmax> || std::is_same_v<typename Op::reduction, tx::op::argmin>)
+            if (reverse) w = static_cast<ld>(len - 1) - w;
+          const auto got = out(idx[0], idx[1], idx[2]);
+          expect(test::close(got, w, scale[static_cast<std::size_t>(q)]),
+                 where + ": axis " + std::to_string(axis) + (reverse ? " reversed" : "") + " at (" + std::to_string(idx[0]) + ", " +
+                     std::to_string(idx[1]) + ", " + std::to_string(idx[2]) + ") got " + str(test::wide(got)) + " want " + str(w),
+                 failures);
+        }
+      }
+    }
+  }
+  REQUIRE(failures == 0);
+}
+
+/// Shapes of the scan checks: small on the host (its long-line path has its own test), and on cuda long rows and
+/// long columns that take several tiles per line.
+template <class B> std::vector<tx::shape_t<3>> scan_shapes() {
+  if constexpr (std::is_same_v<B, tx::host>) return {{3, 17, 40}};
+  else return {{3, 17, 40}, {2, 3, 5000}, {2, 1500, 5}};
+}
+
+template <class B, class Op, class T> void check_scan() {
+  constexpr bool prod = std::is_same_v<Op, tx::op::cumprod>;
+  [[maybe_unused]] constexpr bool arg = std::is_same_v<typename Op::reduction, tx::op::argmax> || std::is_same_v<typename Op::reduction, tx::op::argmin>;
+  for (const auto& s : scan_shapes<B>()) {
+    auto x = [&] {
+      if constexpr (prod && test::is_int<T>) return test::product_factors<T, 3>(s);
+      else if constexpr (arg || std::is_same_v<Op, tx::op::cummax> || std::is_same_v<Op, tx::op::cummin>) {
+        // few distinct values, so that ties are many and the first position must win
+        auto t = test::random<T, 3>(s, -8, 8);
+        for (tx::index_t i = 0; i < t.size(); ++i) t.data()[i] = static_cast<T>(std::round(static_cast<double>(test::wide(t.data()[i]))));
+        return t;
+      } else return test::random<T, 3>(s, prod ? 0.999 : (test::is_int<T> ? -1e6 : -2), prod ? 1.001 : (test::is_int<T> ? 1e6 : 2));
+    }();
+    auto dx = on<B>::up(x);
+    check_scan_of<B, Op>(x, std::as_const(dx).view(), "dense");
+    tx::tensor<T, 3> xt({s[0], s[2], s[1]});
+    for (tx::index_t i = 0; i < s[0]; ++i)
+      for (tx::index_t j = 0; j < s[1]; ++j)
+        for (tx::index_t k = 0; k < s[2]; ++k) xt(i, k, j) = x(i, j, k);
+    auto dxt = on<B>::up(xt);
+    const tx::view<const T, 3, B> strided(dxt.data(), s, {s[1] * s[2], 1, s[1]});
+    check_scan_of<B, Op>(x, strided, "strided view");
+  }
+}
+
 // ---- matmul -------------------------------------------------------------------------------------------------
 
 /// C = A B on B against a long double loop, for operands given as host tensors of any rank and read on the
@@ -1263,6 +1420,9 @@ template <class B, class Rows, class Select> std::size_t check_rows(Select selec
         ++checked;
       } else if constexpr (tx::detail::reduction_op_tag<Op>) {
         check_reduction<B, Op, T>();
+        ++checked;
+      } else if constexpr (is_scan<Op>) {
+        check_scan<B, Op, T>();
         ++checked;
       } else if constexpr (std::is_base_of_v<tx::op::indexing_op, Op> || std::is_base_of_v<tx::op::scatter_op, Op>) {
         check_indexing<B, Op, T>();

@@ -20,6 +20,7 @@
 #include "texpr/expr/layout.hpp"
 #include "texpr/expr/matmul.hpp"
 #include "texpr/expr/reduction.hpp"
+#include "texpr/expr/scan.hpp"
 #include "texpr/expr/softmax.hpp"
 #include "texpr/op/composite.hpp"
 #include "texpr/op/elementwise.hpp"
@@ -27,6 +28,7 @@
 #include "texpr/op/layout.hpp"
 #include "texpr/op/matmul.hpp"
 #include "texpr/op/reduction.hpp"
+#include "texpr/op/scan.hpp"
 
 namespace texpr {
 
@@ -304,6 +306,52 @@ template <> struct gradient_rule<op::logsumexp> {
   template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0);
   template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X& x) {
     return detail::spread(n, g) * exp(x - detail::spread(n, out));
+  }
+};
+
+// ---- scans -----------------------------------------------------------------------------------------------
+
+namespace detail {
+/// The scan of node n's axis by Op2 over x, in the other direction than n's (what a scan's gradient sums with).
+template <class Op2, class N, class X> auto rescan(const N& n, X x) {
+  return scan_expr<Op2, captured_t<X>>(capture(std::move(x)), n.axis(), !n.reverse());
+}
+} // namespace detail
+
+/// cumsum: each element reaches every later result, so dx is g summed from the other end.
+template <> struct gradient_rule<op::cumsum> {
+  static constexpr std::string_view derivative = "dx = cumsum(g) along the axis in the other direction";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
+    return detail::rescan<op::cumsum>(n, g);
+  }
+};
+/// cummax / cummin: g goes to the first position of each prefix's extreme (cumargmax: ties to the first).
+template <class Arg> struct running_extreme_gradient_rule {
+  static constexpr std::string_view derivative =
+      "dx = scatter_add(zeros like x, axis, cumarg(x), g): each result's g to the first position of its prefix's "
+      "extreme (ties: the first)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X& x) {
+    auto at = scan_expr<Arg, detail::captured_t<const X&>>(detail::capture(x), n.axis(), n.reverse());
+    return detail::scatter_add(n.axis(), x.shape()[n.axis()], g, std::move(at));
+  }
+};
+/// cummax: see running_extreme_gradient_rule.
+template <> struct gradient_rule<op::cummax> : running_extreme_gradient_rule<op::cumargmax> {};
+/// cummin: see running_extreme_gradient_rule.
+template <> struct gradient_rule<op::cummin> : running_extreme_gradient_rule<op::cumargmin> {};
+/// logcumsumexp: dx_j = sum over later i of g_i exp(x_j - out_i), as the difference of two reversed
+/// logcumsumexps of log(max(+-g, 0)) - out, so that nothing overflows (exp(x_j - out_i) <= 1).
+template <> struct gradient_rule<op::logcumsumexp> {
+  static constexpr std::string_view derivative =
+      "dx = exp(x + rlcse(log(max(g, 0)) - out)) - exp(x + rlcse(log(max(-g, 0)) - out)), rlcse = logcumsumexp "
+      "in the other direction";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X& x) {
+    auto up = detail::rescan<op::logcumsumexp>(n, log(maximum(g, 0)) - out);
+    auto down = detail::rescan<op::logcumsumexp>(n, log(maximum(-g, 0)) - out);
+    return exp(x + std::move(up)) - exp(x + std::move(down));
   }
 };
 

@@ -418,8 +418,8 @@ TEXPR_REPORT_PATH void plan_matrix_copy(const C& c, const planned_memory<R>& m, 
 }
 
 /// How the kernel of computed node n obtains its operands (what each backend's run does): a matmul and a
-/// composite materialise theirs, a reduction reads its operand fused unless operand_in_memory, a concatenation
-/// evaluates each operand into its slice of the result.
+/// composite materialise theirs, a reduction reads its operand fused unless operand_in_memory, a scan reads its
+/// operand fused, a concatenation evaluates each operand into its slice of the result.
 template <class B, class N>
 TEXPR_REPORT_PATH void plan_computed_operands(const N& n, plan_state& st) {
   using Op = typename N::op_type;
@@ -433,6 +433,8 @@ TEXPR_REPORT_PATH void plan_computed_operands(const N& n, plan_state& st) {
       st.operand(0, [&] { plan_materialize<B>(n.child(), st); });
     else
       st.operand(0, [&] { plan_read<B>(n.child(), st); });
+  } else if constexpr (requires { N::reads_operand_fused; }) {
+    st.operand(0, [&] { plan_read<B>(n.child(), st); });
   } else if constexpr (requires { n.slice_shape(std::size_t{0}); }) {
     int j = 0;
     const auto strides = contiguous_strides(n.shape());  // (a computed node's destination is contiguous)

@@ -20,6 +20,7 @@
 #include "texpr/backend/cuda/memory.hpp"
 #include "texpr/backend/cuda/reduce.hpp"
 #include "texpr/backend/cuda/registry.hpp"
+#include "texpr/backend/cuda/scan.hpp"
 #include "texpr/backend/cuda/stream.hpp"
 #include "texpr/backend/cuda/scaled_gemm.hpp"
 

@@ -20,6 +20,7 @@
 #include "texpr/op/layout.hpp"
 #include "texpr/op/matmul.hpp"
 #include "texpr/op/reduction.hpp"
+#include "texpr/op/scan.hpp"
 #include "texpr/registry/kernel.hpp"
 #include "texpr/tensor/view.hpp"
 
@@ -119,6 +120,17 @@ struct block_reduce {
   /// cache): may run inside a CUDA graph capture (tx::capturable).
   static constexpr bool capture_safe = true;
   /// dest = the reduction node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// Scans along an axis: a block per line (a warp-shuffle scan per tile, a carry between tiles), or a thread per
+/// line when there are many lines along an inner axis; the operand read fused (scan.hpp).
+struct block_scan {
+  static constexpr std::string_view name = "block_scan";  ///< Shown by tx::placement.
+  /// Enqueues one kernel and nothing else (no host wait, no allocation): may run inside a CUDA graph capture
+  /// (tx::capturable).
+  static constexpr bool capture_safe = true;
+  /// dest = the scan node n (dest contiguous), enqueued on ctx.stream.
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
@@ -233,6 +245,13 @@ struct cublaslt_gemm {
   X(logsumexp,      declared + half_floats,                    block_reduce,       any_arch) \
   X(any,            declared,                                  block_reduce,       any_arch) \
   X(all,            declared,                                  block_reduce,       any_arch) \
+  X(cumsum,         declared + half_floats,                    block_scan,         any_arch) \
+  X(cumprod,        declared + half_floats,                    block_scan,         any_arch) \
+  X(cummax,         declared + half_floats,                    block_scan,         any_arch) \
+  X(cummin,         declared + half_floats,                    block_scan,         any_arch) \
+  X(logcumsumexp,   declared + half_floats,                    block_scan,         any_arch) \
+  X(cumargmax,      declared + half_floats,                    block_scan,         any_arch) \
+  X(cumargmin,      declared + half_floats,                    block_scan,         any_arch) \
   X(softmax,        declared + half_floats,                    composed,           any_arch) \
   X(log_softmax,    declared + half_floats,                    composed,           any_arch) \
   X(cross_entropy,  declared + half_floats,                    row_cross_entropy,  any_arch) \

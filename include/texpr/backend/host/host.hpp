@@ -8,3 +8,4 @@
 #include "texpr/backend/host/parallel.hpp"
 #include "texpr/backend/host/reduce.hpp"
 #include "texpr/backend/host/registry.hpp"
+#include "texpr/backend/host/scan.hpp"

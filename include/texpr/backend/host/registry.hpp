@@ -16,6 +16,7 @@
 #include "texpr/op/layout.hpp"
 #include "texpr/op/matmul.hpp"
 #include "texpr/op/reduction.hpp"
+#include "texpr/op/scan.hpp"
 #include "texpr/registry/epilogue.hpp"
 #include "texpr/registry/kernel.hpp"
 #include "texpr/tensor/view.hpp"
@@ -59,6 +60,14 @@ struct copy_slices {
 struct pairwise_reduce {
   static constexpr std::string_view name = "pairwise_reduce";  ///< Shown by tx::placement.
   /// dest = the reduction node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// Scans along an axis: a running value per line, lines across the pool, a long line cut into blocks whose totals
+/// are folded first; the operand read fused (scan.hpp).
+struct line_scan {
+  static constexpr std::string_view name = "line_scan";  ///< Shown by tx::placement.
+  /// dest = the scan node n (dest contiguous).
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
@@ -167,6 +176,13 @@ struct gemm_epilogue {
   X(logsumexp,      declared,              pairwise_reduce) \
   X(any,            declared,              pairwise_reduce) \
   X(all,            declared,              pairwise_reduce) \
+  X(cumsum,         declared,              line_scan) \
+  X(cumprod,        declared,              line_scan) \
+  X(cummax,         declared,              line_scan) \
+  X(cummin,         declared,              line_scan) \
+  X(logcumsumexp,   declared,              line_scan) \
+  X(cumargmax,      declared,              line_scan) \
+  X(cumargmin,      declared,              line_scan) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
