@@ -4,7 +4,8 @@
 # depends on code above it). fwd.hpp, the light public forward header, may declare the public types of any layer. Each directory under
 # include/texpr is a layer; a header may include headers of its own layer or lower ones:
 #   core, detail (and fwd.hpp) < registry < op < expr < tensor < placement < eval < backend < autograd < optim, capture < interop, dist
-#   < texpr.hpp (interop and dist headers are optional: texpr.hpp does not include them)
+#   < texpr.hpp, sort.hpp (interop and dist headers and the family header sort.hpp are optional: texpr.hpp does not
+#   include them)
 # Usage: cmake -DINCLUDE_DIR=<repo>/include -P check_layers.cmake
 set(_order core detail registry op expr tensor placement eval backend autograd optim capture interop dist)
 set(_rank_core 0)
@@ -23,6 +24,7 @@ set(_rank_capture 9)
 set(_rank_interop 10)
 set(_rank_dist 10)
 set(_rank_texpr 100)
+set(_rank_sort 100)  # texpr/sort.hpp: an opt-in family header, above everything texpr.hpp holds
 set(_rank_compiled_kernels 100)
 
 function(_layer_of path out)  # path relative to include/texpr

@@ -13,6 +13,8 @@
 
 #include "core/reference.hpp"
 
+#include <texpr/sort.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -1249,6 +1251,170 @@ template <class B, class Op, class T> void check_scan() {
   }
 }
 
+
+// ---- ordering (texpr/sort.hpp) -------------------------------------------------------------------------------
+
+template <class Op> inline constexpr bool is_ordering =
+    std::is_base_of_v<tx::op::ordering_op, Op> || std::is_same_v<Op, tx::op::topk_values> || std::is_same_v<Op, tx::op::scatter>;
+
+/// The order of a line by the definition (not by texpr's keys): stable, NaN after every number (before, when
+/// descending), -0 equal to +0; returns the positions in order.
+inline std::vector<tx::index_t> reference_order(const std::vector<ld>& v, bool descending) {
+  std::vector<tx::index_t> pos(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) pos[i] = static_cast<tx::index_t>(i);
+  std::stable_sort(pos.begin(), pos.end(), [&](tx::index_t a, tx::index_t b) {
+    const ld x = v[static_cast<std::size_t>(a)], y = v[static_cast<std::size_t>(b)];
+    if (std::isnan(x) || std::isnan(y)) return descending ? (std::isnan(x) && !std::isnan(y)) : (!std::isnan(x) && std::isnan(y));
+    return descending ? x > y : x < y;
+  });
+  return pos;
+}
+
+/// Values for the ordering checks: few distinct values (many ties), both signs, and for floats -0, +0, +-inf and
+/// NaN among them.
+template <class T, std::size_t R> tx::tensor<T, R> ordering_input(const tx::shape_t<R>& s) {
+  auto t = test::random<T, R>(s, -6, 6);
+  for (tx::index_t i = 0; i < t.size(); ++i) {
+    const double v = std::round(static_cast<double>(test::wide(t.data()[i])));
+    if constexpr (test::is_int<T>) {
+      const double extreme = i % 97 == 5 ? static_cast<double>(std::numeric_limits<T>::max()) : i % 89 == 7 ? static_cast<double>(std::numeric_limits<T>::min()) : v;
+      t.data()[i] = static_cast<T>(extreme);
+    } else {
+      double w = v;
+      if (i % 23 == 3) w = std::numeric_limits<double>::quiet_NaN();
+      else if (i % 29 == 4) w = -0.0;
+      else if (i % 31 == 6) w = std::numeric_limits<double>::infinity();
+      else if (i % 37 == 8) w = -std::numeric_limits<double>::infinity();
+      t.data()[i] = static_cast<T>(static_cast<float>(w));
+    }
+  }
+  return t;
+}
+
+/// Shapes of the ordering checks: lines longer than the insertion limit and, on cuda, long rows, long columns and
+/// one long line (its own CUB call).
+template <class B> std::vector<tx::shape_t<3>> ordering_shapes() {
+  if constexpr (std::is_same_v<B, tx::host>) return {{3, 17, 40}, {2, 3, 5}};
+  else return {{3, 17, 40}, {2, 3, 5000}, {2, 1500, 5}, {1, 1, 70000}};
+}
+
+/// Two host elements are the same value (NaN as NaN, the sign of zero kept).
+template <class T> bool same_value(T a, T b) {
+  const ld x = test::wide(a), y = test::wide(b);
+  if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
+  return x == y && std::signbit(x) == std::signbit(y);
+}
+
+template <class B, class Op, class T> void check_ordering_of(const tx::tensor<T, 3>& x, const tx::view<const T, 3, B>& e, const std::string& what) {
+  int failures = 0;
+  const std::string where = std::string(Op::name) + " " + std::string(tx::dtype_name_v<T>) + " " + what + " " + tx::to_string(x.shape());
+  const auto s = x.shape();
+  for (std::size_t axis = 0; axis < 3; ++axis) {
+    const tx::index_t len = s[axis];
+    for (bool descending : {false, true}) {
+      for (const tx::index_t k : {tx::index_t{5}, len > 40 ? tx::index_t{40} : len}) {
+        if (!std::is_same_v<Op, tx::op::topk> && !std::is_same_v<Op, tx::op::topk_values> && k != len) continue;
+        if (k > len) continue;
+        const auto ax = static_cast<tx::index_t>(axis);
+        tx::tensor<T, 3> got_values;
+        tx::tensor<std::int64_t, 3> got_positions;
+        if constexpr (std::is_same_v<Op, tx::op::sort>) got_values = on<B>::down(tx::sort(e, ax, descending));
+        else if constexpr (std::is_same_v<Op, tx::op::argsort>) got_positions = on<B>::down(tx::argsort(e, ax, descending));
+        else if constexpr (std::is_same_v<Op, tx::op::topk>) got_positions = on<B>::down(tx::detail::topk_positions(e, k, ax, descending, {}));
+        else {
+          auto [v, i] = tx::topk(e, k, ax, descending);
+          auto [dv, di] = tx::eval_all(v, i);
+          got_values = on<B>::down(dv);
+          got_positions = on<B>::down(di);
+        }
+        tx::shape_t<2> others{};
+        for (std::size_t d = 0, m = 0; d < 3; ++d)
+          if (d != axis) others[m++] = s[d];
+        for (tx::index_t o = 0; o < others[0] * others[1]; ++o) {
+          const auto oi = test::unravel(o, others);
+          const auto at = [&](tx::index_t l) {
+            std::array<tx::index_t, 3> idx{};
+            for (std::size_t d = 0, m = 0; d < 3; ++d) idx[d] = d == axis ? l : oi[m++];
+            return idx;
+          };
+          std::vector<ld> line;
+          for (tx::index_t q = 0; q < len; ++q) {
+            const auto idx = at(q);
+            line.push_back(test::wide(x(idx[0], idx[1], idx[2])));
+          }
+          const auto order = reference_order(line, descending);
+          const tx::index_t kept = std::is_same_v<Op, tx::op::sort> || std::is_same_v<Op, tx::op::argsort> ? len : k;
+          for (tx::index_t j = 0; j < kept; ++j) {
+            const auto idx = at(j);
+            const tx::index_t want = order[static_cast<std::size_t>(j)];
+            const auto src = at(want);
+            const std::string here = where + ": axis " + std::to_string(axis) + (descending ? " descending" : "") + " k " +
+                                     std::to_string(kept) + " line " + std::to_string(o) + " place " + std::to_string(j);
+            if constexpr (!std::is_same_v<Op, tx::op::sort>)
+              expect(got_positions(idx[0], idx[1], idx[2]) == want,
+                     here + ": position " + std::to_string(got_positions(idx[0], idx[1], idx[2])) + " want " + std::to_string(want), failures);
+            if constexpr (std::is_same_v<Op, tx::op::sort> || std::is_same_v<Op, tx::op::topk_values>)
+              expect(same_value(got_values(idx[0], idx[1], idx[2]), x(src[0], src[1], src[2])),
+                     here + ": value " + str(test::wide(got_values(idx[0], idx[1], idx[2]))) + " want " + str(test::wide(x(src[0], src[1], src[2]))),
+                     failures);
+          }
+        }
+      }
+    }
+  }
+  REQUIRE(failures == 0);
+}
+
+/// scatter: g written through a permutation of each line (every position once) and through k < extent positions.
+template <class B, class T> void check_scatter() {
+  int failures = 0;
+  const std::string where = std::string("scatter ") + std::string(tx::dtype_name_v<T>);
+  const tx::shape_t<3> s{3, 6, 5};
+  auto g = test::random<T, 3>(s, -50, 50);
+  tx::tensor<std::int64_t, 3> perm(s);
+  for (tx::index_t o = 0; o < s[0]; ++o)
+    for (tx::index_t k = 0; k < s[2]; ++k)
+      for (tx::index_t j = 0; j < s[1]; ++j) perm(o, j, k) = (j * 5 + o + k) % s[1];  // 5 is coprime to 6: a permutation
+  auto dg = on<B>::up(g);
+  auto dp = on<B>::up(perm);
+  for (const tx::index_t extent : {tx::index_t{6}, tx::index_t{9}}) {
+    const auto out = on<B>::down(tx::detail::scatter_distinct(1, extent, dg, dp));
+    REQUIRE(out.shape() == tx::shape_t<3>{3, extent, 5});
+    for (tx::index_t o = 0; o < s[0]; ++o)
+      for (tx::index_t k = 0; k < s[2]; ++k)
+        for (tx::index_t j = 0; j < extent; ++j) {
+          ld want = 0;
+          for (tx::index_t p = 0; p < s[1]; ++p)
+            if (perm(o, p, k) == j) want = test::wide(g(o, p, k));
+          expect(test::wide(out(o, j, k)) == want,
+                 where + " extent " + std::to_string(extent) + " at (" + std::to_string(o) + ", " + std::to_string(j) + ", " + std::to_string(k) +
+                     "): got " + str(test::wide(out(o, j, k))) + " want " + str(want),
+                 failures);
+        }
+  }
+  REQUIRE(failures == 0);
+}
+
+template <class B, class Op, class T> void check_ordering() {
+  if constexpr (std::is_same_v<Op, tx::op::scatter>) {
+    check_scatter<B, T>();
+  } else {
+    for (const auto& s : ordering_shapes<B>()) {
+      const auto x = ordering_input<T>(s);
+      auto dx = on<B>::up(x);
+      check_ordering_of<B, Op>(x, std::as_const(dx).view(), "dense");
+      if (tx::shape_size(s) > 100000) continue;
+      tx::tensor<T, 3> xt({s[0], s[2], s[1]});
+      for (tx::index_t i = 0; i < s[0]; ++i)
+        for (tx::index_t j = 0; j < s[1]; ++j)
+          for (tx::index_t k = 0; k < s[2]; ++k) xt(i, k, j) = x(i, j, k);
+      auto dxt = on<B>::up(xt);
+      const tx::view<const T, 3, B> strided(dxt.data(), s, {s[1] * s[2], 1, s[1]});
+      check_ordering_of<B, Op>(x, strided, "strided view");
+    }
+  }
+}
+
 // ---- matmul -------------------------------------------------------------------------------------------------
 
 /// C = A B on B against a long double loop, for operands given as host tensors of any rank and read on the
@@ -1423,6 +1589,9 @@ template <class B, class Rows, class Select> std::size_t check_rows(Select selec
         ++checked;
       } else if constexpr (is_scan<Op>) {
         check_scan<B, Op, T>();
+        ++checked;
+      } else if constexpr (is_ordering<Op>) {
+        check_ordering<B, Op, T>();
         ++checked;
       } else if constexpr (std::is_base_of_v<tx::op::indexing_op, Op> || std::is_base_of_v<tx::op::scatter_op, Op>) {
         check_indexing<B, Op, T>();

@@ -376,6 +376,28 @@ cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void**, st
   return cudaSuccess;
 }
 
+// What CUB's device-wide algorithms launch through: a launch with a configuration struct (attributes ignored).
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void**) {
+  texpr_standin::record_launch(func, config->gridDim, config->blockDim, config->dynamicSmemBytes, config->stream);
+  return cudaSuccess;
+}
+
+// CUB sizes its grids from these: an sm_90 kernel of 32 registers and no static shared memory.
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void*) {
+  *attributes = cudaFuncAttributes{};
+  attributes->maxThreadsPerBlock = 1024;
+  attributes->numRegs = 32;
+  attributes->ptxVersion = 90;
+  attributes->binaryVersion = 90;
+  attributes->maxDynamicSharedSizeBytes = 48 << 10;
+  return cudaSuccess;
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* blocks, const void*, int block_size, std::size_t, unsigned) {
+  *blocks = block_size > 0 ? (2048 / block_size > 32 ? 32 : 2048 / block_size) : 0;
+  return cudaSuccess;
+}
+
 cudaError_t cudaGetDeviceCount(int* count) {
   *count = 1;
   return cudaSuccess;

@@ -2,6 +2,7 @@
 // Prints the table of gradient rules (one row per op of the registries: its derivative, or why it has none) from
 // the tx::gradient_rule specialisations themselves. CTest compares it with docs/gradients.md.
 #include <texpr/texpr.hpp>
+#include <texpr/sort.hpp>  // the opt-in families' rules
 
 #include <iostream>
 #include <set>

@@ -23,6 +23,8 @@ template <class Rows> void table(const char* backend) {
     const std::string op(Row::template op_for<float>::name);
     ops.push_back(op);
     implementations[op] = std::string(Row::implementation::name);
+    using Op = typename Row::template op_for<float>;
+    if constexpr (requires { Op::header; }) implementations[op] += " (`#include <" + std::string(Op::header) + ">`)";
     tx::detail::for_each_type(typename tx::detail::set_list<typename Row::dtypes>::type{},
                               [&]<class T>() { cells[op][std::string(tx::dtype_name_v<T>)] = Row::template min_arch<T>; });
   });

@@ -21,6 +21,7 @@
 #include "texpr/op/matmul.hpp"
 #include "texpr/op/reduction.hpp"
 #include "texpr/op/scan.hpp"
+#include "texpr/op/sort.hpp"
 #include "texpr/registry/kernel.hpp"
 #include "texpr/tensor/view.hpp"
 
@@ -131,6 +132,29 @@ struct block_scan {
   /// (tx::capturable).
   static constexpr bool capture_safe = true;
   /// dest = the scan node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// sort, argsort and topk: each line's order keys (the operand read fused) with their payloads (the value, or the
+/// position) sorted by CUB's radix sorts, cub::DeviceSegmentedRadixSort for several lines (a block per line, stable,
+/// capturable: CUB's DeviceSegmentedSort waits for the host between its kernels) or cub::DeviceRadixSort for one;
+/// topk keeps each line's first k (sort.hpp, with texpr/sort.hpp).
+struct cub_radix_sort {
+  static constexpr std::string_view name = "cub_radix_sort";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
+  /// dest = the ordering node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// scatter: a zeroing memset, then a thread per element of g writing it at its (distinct) position (sort.hpp).
+struct scatter_rows {
+  static constexpr std::string_view name = "scatter_rows";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
+  /// dest = the scatter node n (dest contiguous), enqueued on ctx.stream.
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
@@ -252,6 +276,11 @@ struct cublaslt_gemm {
   X(logcumsumexp,   declared + half_floats,                    block_scan,         any_arch) \
   X(cumargmax,      declared + half_floats,                    block_scan,         any_arch) \
   X(cumargmin,      declared + half_floats,                    block_scan,         any_arch) \
+  X(sort,           declared + half_floats,                    cub_radix_sort,     any_arch) \
+  X(argsort,        declared + half_floats,                    cub_radix_sort,     any_arch) \
+  X(topk,           declared + half_floats,                    cub_radix_sort,     any_arch) \
+  X(topk_values,    declared + half_floats,                    composed,           any_arch) \
+  X(scatter,        declared + half_floats,                    scatter_rows,       any_arch) \
   X(softmax,        declared + half_floats,                    composed,           any_arch) \
   X(log_softmax,    declared + half_floats,                    composed,           any_arch) \
   X(cross_entropy,  declared + half_floats,                    row_cross_entropy,  any_arch) \

@@ -17,6 +17,7 @@
 #include "texpr/op/matmul.hpp"
 #include "texpr/op/reduction.hpp"
 #include "texpr/op/scan.hpp"
+#include "texpr/op/sort.hpp"
 #include "texpr/registry/epilogue.hpp"
 #include "texpr/registry/kernel.hpp"
 #include "texpr/tensor/view.hpp"
@@ -68,6 +69,30 @@ struct pairwise_reduce {
 struct line_scan {
   static constexpr std::string_view name = "line_scan";  ///< Shown by tx::placement.
   /// dest = the scan node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// Stable LSD radix sort of each line's order keys with their payloads (the value for sort, the position for
+/// argsort): 8-bit digits, a digit every key shares skipped, lines across the pool, a long line's passes split
+/// across it; the operand read fused (sort.hpp, with texpr/sort.hpp).
+struct radix_sort {
+  static constexpr std::string_view name = "radix_sort";  ///< Shown by tx::placement.
+  /// dest = the sort or argsort node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// topk: each line's k best (key, position) kept in a sorted buffer, every other element rejected by one compare
+/// with its last (k up to 32; a larger k sorts the line as radix_sort does); the operand read fused (sort.hpp).
+struct top_k_select {
+  static constexpr std::string_view name = "top_k_select";  ///< Shown by tx::placement.
+  /// dest = the topk node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// scatter: zeros, then each element of g written at its (distinct) position, a line per task (sort.hpp).
+struct scatter_rows {
+  static constexpr std::string_view name = "scatter_rows";  ///< Shown by tx::placement.
+  /// dest = the scatter node n (dest contiguous).
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
@@ -183,6 +208,11 @@ struct gemm_epilogue {
   X(logcumsumexp,   declared,              line_scan) \
   X(cumargmax,      declared,              line_scan) \
   X(cumargmin,      declared,              line_scan) \
+  X(sort,           declared,              radix_sort) \
+  X(argsort,        declared,              radix_sort) \
+  X(topk,           declared,              top_k_select) \
+  X(topk_values,    declared,              composed) \
+  X(scatter,        declared,              scatter_rows) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
