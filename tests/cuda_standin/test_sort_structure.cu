@@ -39,6 +39,9 @@ template <class Make> sd::record steady(Make make) {
   return last;
 }
 
+/// The sorted parameter's tag (at namespace scope: nvcc's stub cannot name a tag declared in a lambda).
+struct sorted_w {};
+
 std::size_t launches_named(const sd::record& r, const std::string& part) {
   std::size_t n = 0;
   for (const auto& l : r.launches) n += l.kernel.find(part) != std::string::npos ? 1 : 0;
@@ -88,7 +91,7 @@ TEST_CASE("cuda topk: one selection serves the values and the indices") {
 TEST_CASE("cuda sort's gradient: one argsort and one scatter, nothing allocated after the first step, no wait") {
   tx::tensor<float, 2, tx::cuda> w = tx::random::normal<float, tx::cuda>({16, 50}, 5);
   const auto r = steady([&] {
-    auto p = tx::param<struct sorted_w>(w);
+    auto p = tx::param<sorted_w>(w);
     auto s = tx::share(tx::sort(p, 1));
     return tx::value_and_grad(tx::sum(s * s), p);
   });
