@@ -16,6 +16,7 @@
 #include "texpr/tensor/tensor.hpp"
 #include "texpr/tensor/view.hpp"
 #include "texpr/expr/concat.hpp"
+#include "texpr/expr/einsum.hpp"
 #include "texpr/expr/elementwise.hpp"
 #include "texpr/expr/generator.hpp"
 #include "texpr/expr/random.hpp"

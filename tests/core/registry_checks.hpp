@@ -720,6 +720,15 @@ template <class B, class Op, class T> void check_layout() {
     REQUIRE(g.shape() == tx::shape_t<2>{d0, d2});
     for (tx::index_t i = 0; i < d0; ++i)
       for (tx::index_t k = 0; k < d2; ++k) same(g(i, k), x(i, 2, k));
+  } else if constexpr (std::is_same_v<Op, tx::op::diagonal>) {
+    const auto g = on<B>::down(tx::diagonal(tx::slice(v, 1, 0, d0), 0, 1));  // axes 0 and 1, both of extent d0
+    REQUIRE(g.shape() == tx::shape_t<2>{d2, d0});
+    for (tx::index_t k = 0; k < d2; ++k)
+      for (tx::index_t i = 0; i < d0; ++i) same(g(k, i), x(i, i, k));
+    const auto h = on<B>::down(tx::diagonal(tx::slice(v, 2, 1, 1 + d1), 2, -2));  // (d0, d1, d1): axes 2 and 1
+    REQUIRE(h.shape() == tx::shape_t<2>{d0, d1});
+    for (tx::index_t i = 0; i < d0; ++i)
+      for (tx::index_t j = 0; j < d1; ++j) same(h(i, j), x(i, j, 1 + j));
   } else if constexpr (std::is_same_v<Op, tx::op::broadcast_to>) {
     const auto g = on<B>::down(tx::broadcast_to(tx::slice(v, 1, 0, 1), {2, d0, 4, d2}));
     REQUIRE(g.shape() == tx::shape_t<4>{2, d0, 4, d2});

@@ -27,8 +27,8 @@ struct thread_count {
 };
 
 std::string fixture() {
-  const char* dir = std::getenv("TEXPR_SORT_FIXTURES");
-  REQUIRE_MESSAGE(dir != nullptr, "TEXPR_SORT_FIXTURES names tests/core/fixtures (CTest sets it)");
+  const char* dir = std::getenv("TEXPR_CORE_FIXTURES");
+  REQUIRE_MESSAGE(dir != nullptr, "TEXPR_CORE_FIXTURES names tests/core/fixtures (CTest sets it)");
   return std::string(dir) + "/sort.npz";
 }
 

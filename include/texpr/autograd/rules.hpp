@@ -16,6 +16,7 @@
 #include "texpr/detail/math.hpp"
 #include "texpr/expr/concat.hpp"
 #include "texpr/expr/elementwise.hpp"
+#include "texpr/expr/generator.hpp"
 #include "texpr/expr/indexing.hpp"
 #include "texpr/expr/layout.hpp"
 #include "texpr/expr/matmul.hpp"
@@ -540,6 +541,32 @@ template <> struct gradient_rule<op::squeeze> {
   template <std::size_t I> static constexpr unsigned uses = 0;
   template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
     return unsqueeze(g, static_cast<index_t>(n.params().axis));
+  }
+};
+/// diagonal: g on the diagonal of zeros of the operand's shape: g times an identity pattern, its two last axes moved
+/// back to the operand's two axes.
+template <> struct gradient_rule<op::diagonal> {
+  static constexpr std::string_view derivative =
+      "dx = zeros of x's shape with g on the diagonal of the two axes (where(i == j, g, 0) over the pair, permuted back)";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
+    constexpr std::size_t R = N::rank + 1;  // the operand's rank
+    using T = typename N::value_type;
+    using B = typename N::backend;
+    const index_t extent = n.shape()[N::rank - 1];
+    auto rows = reshape(arange<std::int64_t, B>(extent), {extent, 1});
+    auto cols = reshape(arange<std::int64_t, B>(extent), {1, extent});
+    auto spread = where(rows == cols, unsqueeze(g, -1), T(0));  // (..., n, n): g[..., i] where i == j
+    // Result axis d of `spread` is: the operand's axes other than the pair, in order, then axis1, then axis2.
+    typename op::permute::template params<R, R> back;
+    const auto& p = n.params();
+    std::size_t order[R] = {};
+    for (std::size_t d = 0, o = 0; d != R; ++d)
+      if (d != p.axis1 && d != p.axis2) order[o++] = d;
+    order[R - 2] = p.axis1;
+    order[R - 1] = p.axis2;
+    for (std::size_t d = 0; d != R; ++d) back.perm[order[d]] = d;
+    return layout_expr<op::permute, detail::captured_t<decltype(spread)>, R>(std::move(spread), back);
   }
 };
 /// slice: g placed at the sliced positions of zeros of the operand's shape (detail::unslice).

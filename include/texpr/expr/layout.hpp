@@ -208,6 +208,25 @@ template <operand E> auto squeeze(E&& e, index_t axis, texpr::source_location lo
   return layout_expr<op::squeeze, C, C::rank - 1>(std::move(c), p);
 }
 
+/// The diagonal of axes axis1 and axis2 (numpy.diagonal(e, 0, axis1, axis2)): both removed, the diagonal appended as
+/// the last axis; the two extents must be equal (shape_error otherwise). A view: no copy.
+template <operand E>
+auto diagonal(E&& e, index_t axis1 = -2, index_t axis2 = -1, texpr::source_location loc = texpr::source_location::current()) {
+  auto c = detail::capture(std::forward<E>(e));
+  using C = decltype(c);
+  static_assert(C::rank >= 2, "texpr: diagonal needs an operand of rank 2 or more");
+  typename op::diagonal::template params<C::rank, C::rank - 1> p;
+  p.axis1 = detail::layout_axis(axis1, C::rank, c.shape(), "diagonal", loc);
+  p.axis2 = detail::layout_axis(axis2, C::rank, c.shape(), "diagonal", loc);
+  if (p.axis1 == p.axis2)
+    throw shape_error(detail::at(loc) + "texpr: diagonal of axis " + std::to_string(p.axis1) + " with itself (shape " +
+                      to_string(c.shape()) + "): name two different axes");
+  if (c.shape()[p.axis1] != c.shape()[p.axis2])
+    throw shape_error(detail::at(loc) + "texpr: diagonal of axes " + std::to_string(p.axis1) + " and " +
+                      std::to_string(p.axis2) + " of shape " + to_string(c.shape()) + ": their extents differ");
+  return layout_expr<op::diagonal, C, C::rank - 1>(std::move(c), p);
+}
+
 /// The operand broadcast to `shape` (NumPy rules, trailing axes aligned) with stride 0: no copy, read-only.
 template <operand E, std::size_t R>
 auto broadcast_to(E&& e, const shape_t<R>& shape, texpr::source_location loc = texpr::source_location::current()) {

@@ -139,6 +139,28 @@ struct squeeze : layout_op {
   };
 };
 
+/// The diagonal of two axes (numpy.diagonal with offset 0): both axes removed and the diagonal appended as the last
+/// axis, its stride the sum of theirs. The two extents are equal (checked when the node is built).
+struct diagonal : layout_op {
+  static constexpr std::string_view name = "diagonal";  ///< Shown by tx::placement.
+  /// The two axes (distinct, normalised).
+  template <std::size_t RI, std::size_t RO> struct params {
+    static_assert(RI == RO + 1 && RI >= 2, "texpr: diagonal removes two axes and appends one");
+    std::size_t axis1 = 0, axis2 = 1;
+    bool map(const shape_t<RI>& s, const shape_t<RI>& st, shape_t<RO>& os, shape_t<RO>& ost, [[maybe_unused]] index_t& offset) const {
+      for (std::size_t d = 0, o = 0; d != RI; ++d)
+        if (d != axis1 && d != axis2) {
+          os[o] = s[d];
+          ost[o] = st[d];
+          ++o;
+        }
+      os[RO - 1] = s[axis1];
+      ost[RO - 1] = st[axis1] + st[axis2];
+      return true;
+    }
+  };
+};
+
 /// The operand repeated along new leading axes and along its axes of extent 1 (NumPy's broadcast_to): a stride
 /// of 0, so it costs no memory. It cannot be written through.
 struct broadcast_to : layout_op {

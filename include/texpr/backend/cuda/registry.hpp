@@ -254,6 +254,7 @@ struct cublaslt_gemm {
   X(slice,          declared,                                  strided_view,       any_arch) \
   X(unsqueeze,      declared,                                  strided_view,       any_arch) \
   X(squeeze,        declared,                                  strided_view,       any_arch) \
+  X(diagonal,       declared,                                  strided_view,       any_arch) \
   X(broadcast_to,   declared,                                  strided_view,       any_arch) \
   X(concat,         declared,                                  copy_slices,        any_arch) \
   X(sum,            declared + half_floats,                    block_reduce,       any_arch) \

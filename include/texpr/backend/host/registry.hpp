@@ -186,6 +186,7 @@ struct gemm_epilogue {
   X(slice,          declared,              strided_view) \
   X(unsqueeze,      declared,              strided_view) \
   X(squeeze,        declared,              strided_view) \
+  X(diagonal,       declared,              strided_view) \
   X(broadcast_to,   declared,              strided_view) \
   X(concat,         declared,              copy_slices) \
   X(sum,            declared,              pairwise_reduce) \
