@@ -58,3 +58,37 @@ TEST_CASE("logcumsumexp: ordinary values, and values where exp overflows") {
   auto wb = random(tx::shape_t<1>{6}, g);
   check("logcumsumexp near exp's overflow", [&](auto p) { return tx::sum(tx::logcumsumexp(p, 0) * wb); }, big);
 }
+
+TEST_CASE("cumprod: exact with zeros in x (no division), along each axis, forwards and reversed") {
+  auto g = grad_check::rng(34);
+  auto x = random(tx::shape_t<3>{2, 3, 5}, g);
+  auto w = random(tx::shape_t<3>{2, 3, 5}, g);
+  for (tx::index_t axis : {0, 1, 2}) {
+    check("cumprod axis " + std::to_string(axis), [&](auto p) { return tx::sum(tx::cumprod(p, axis) * w); }, x);
+    check("cumprod reversed axis " + std::to_string(axis),
+          [&](auto p) { return tx::sum(tx::cumprod(tx::sin(p), axis, tx::reversed) * w); }, x);
+  }
+  // zeros, one and two in a line: a division by x would give NaN or lose the terms that skip the zero
+  tx::tensor<double, 1> z({6}, {1.5, 0.0, -2.0, 0.0, 3.0, 0.5});
+  tx::tensor<double, 1> wz({6}, {1, 2, 3, 4, 5, 6});
+  auto p = tx::param<grad_check::tag<0>>(z);
+  const auto [dx] = tx::eval_all(tx::grad(tx::sum(tx::cumprod(p, 0) * wz), p));
+  // d/dx_k sum_i w_i prod_{j<=i} x_j = sum_{i>=k} w_i prod_{j<=i, j!=k} x_j, by hand:
+  //   k = 0: w0 + w1 x1 + ... = 1 + 0 = 1;   k = 1: w1 x0 + w2 x0 x2 = 2 * 1.5 + 3 * 1.5 * -2 = -6
+  //   k = 2, 4, 5: every term holds x1 = 0: 0;   k = 3: every term holds x1 too: 0
+  const double want[] = {1, -6, 0, 0, 0, 0};
+  for (int i = 0; i < 6; ++i) CHECK(dx(i) == want[i]);
+}
+
+TEST_CASE("linear_recurrence: gradients to the coefficients and the terms, both directions") {
+  auto g = grad_check::rng(35);
+  auto a = random(tx::shape_t<2>{3, 6}, g, -0.9, 0.9);
+  auto b = random(tx::shape_t<2>{3, 6}, g);
+  auto w = random(tx::shape_t<2>{3, 6}, g);
+  for (tx::index_t axis : {0, 1}) {
+    check("linear_recurrence axis " + std::to_string(axis),
+          [&](auto p, auto q) { return tx::sum(tx::linear_recurrence(p, q * q, axis) * w); }, a, b);
+    check("linear_recurrence reversed axis " + std::to_string(axis),
+          [&](auto p, auto q) { return tx::sum(tx::tanh(tx::linear_recurrence(tx::sin(p), q, axis, tx::reversed)) * w); }, a, b);
+  }
+}

@@ -1228,6 +1228,50 @@ template <class B, class Op, class T> void check_scan_of(const tx::tensor<T, 3>&
   REQUIRE(failures == 0);
 }
 
+/// linear_recurrence along each axis of rank-3 a and b, forwards and reversed, dense and (b) strided, against the
+/// recurrence in long double; the rounding scale is the same recurrence over |a| and |b| times the steps taken.
+template <class B, class T> void check_recurrence() {
+  int failures = 0;
+  for (const auto& s : std::vector<tx::shape_t<3>>{{3, 17, 40}, {2, 3, std::is_same_v<B, tx::host> ? 600 : 5000}}) {
+    const auto a = test::random<T, 3>(s, -0.97, 0.97);
+    const auto b = test::random<T, 3>(s, -2, 2);
+    auto da = on<B>::up(a);
+    tx::tensor<T, 3> bt({s[0], s[2], s[1]});
+    for (tx::index_t i = 0; i < s[0]; ++i)
+      for (tx::index_t j = 0; j < s[1]; ++j)
+        for (tx::index_t k = 0; k < s[2]; ++k) bt(i, k, j) = b(i, j, k);
+    auto dbt = on<B>::up(bt);
+    const tx::view<const T, 3, B> db(dbt.data(), s, {s[1] * s[2], 1, s[1]});
+    const std::string where = std::string("linear_recurrence ") + std::string(tx::dtype_name_v<T>) + " " + tx::to_string(s);
+    for (std::size_t axis = 0; axis < 3; ++axis)
+      for (bool reverse : {false, true}) {
+        const auto out = on<B>::down(tx::recurrence_expr<tx::view<const T, 3, B>, tx::view<const T, 3, B>>(std::as_const(da).view(), db, axis, reverse));
+        tx::shape_t<2> others{};
+        for (std::size_t d = 0, m = 0; d < 3; ++d)
+          if (d != axis) others[m++] = s[d];
+        for (tx::index_t o = 0; o < others[0] * others[1]; ++o) {
+          const auto oi = test::unravel(o, others);
+          ld h = 0, mag = 0;
+          const tx::index_t len = s[axis];
+          for (tx::index_t q = 0; q < len; ++q) {
+            std::array<tx::index_t, 3> idx{};
+            for (std::size_t d = 0, m = 0; d < 3; ++d) idx[d] = d == axis ? (reverse ? len - 1 - q : q) : oi[m++];
+            const ld av = test::wide(a(idx[0], idx[1], idx[2])), bv = test::wide(b(idx[0], idx[1], idx[2]));
+            h = av * h + bv;
+            mag = std::fabs(av) * mag + std::fabs(bv);
+            const ld steps = static_cast<ld>(q + 1) * static_cast<ld>(std::numeric_limits<decltype(tx::detail::widen(T{}))>::epsilon()) / test::tolerance<T>();
+            const auto got = out(idx[0], idx[1], idx[2]);
+            expect(test::close(got, h, mag * std::max<ld>(1, steps)),
+                   where + ": axis " + std::to_string(axis) + (reverse ? " reversed" : "") + " step " + std::to_string(q) + " got " +
+                       str(test::wide(got)) + " want " + str(h),
+                   failures);
+          }
+        }
+      }
+  }
+  REQUIRE(failures == 0);
+}
+
 /// Shapes of the scan checks: small on the host (its long-line path has its own test), and on cuda long rows and
 /// long columns that take several tiles per line.
 template <class B> std::vector<tx::shape_t<3>> scan_shapes() {
@@ -1595,6 +1639,9 @@ template <class B, class Rows, class Select> std::size_t check_rows(Select selec
         ++checked;
       } else if constexpr (tx::detail::reduction_op_tag<Op>) {
         check_reduction<B, Op, T>();
+        ++checked;
+      } else if constexpr (std::is_same_v<Op, tx::op::linear_recurrence>) {
+        check_recurrence<B, T>();
         ++checked;
       } else if constexpr (is_scan<Op>) {
         check_scan<B, Op, T>();

@@ -165,3 +165,35 @@ TEST_CASE("scans: a long line is cut into blocks at 2 threads and gives the runn
     }
   }
 }
+
+TEST_CASE("linear_recurrence: an exponential moving average, both directions, fused operands, errors") {
+  const tx::index_t n = 50;
+  tx::tensor<double, 2> x = tx::random::normal<double>({3, n}, 21);
+  const double alpha = 0.2;
+  // ema_i = (1 - alpha) ema_(i-1) + alpha x_i
+  tx::kernel_log log;
+  const tx::tensor<double, 2> ema = tx::linear_recurrence(tx::full({3, n}, 1 - alpha), x * alpha, 1);
+  CHECK(log.entries().size() == 1);  // one line_scan: both operands read fused
+  for (tx::index_t r = 0; r < 3; ++r) {
+    double h = 0;
+    for (tx::index_t i = 0; i < n; ++i) {
+      h = (1 - alpha) * h + alpha * x(r, i);
+      CHECK(ema(r, i) == doctest::Approx(h).epsilon(1e-13));
+    }
+  }
+  const tx::tensor<double, 2> back = tx::linear_recurrence(tx::full({3, n}, 0.5), x, -1, tx::reversed);
+  for (tx::index_t r = 0; r < 3; ++r) {
+    double h = 0;
+    for (tx::index_t i = n; i-- > 0;) {
+      h = 0.5 * h + x(r, i);
+      CHECK(back(r, i) == doctest::Approx(h).epsilon(1e-13));
+    }
+  }
+  // a coefficient of 1 is a cumsum; of 0, the terms themselves
+  const tx::tensor<double, 2> cs = tx::linear_recurrence(tx::ones<double>({3, n}), x, 0), ref = tx::cumsum(x, 0);
+  for (tx::index_t i = 0; i < cs.size(); ++i) CHECK(cs.data()[i] == doctest::Approx(ref.data()[i]).epsilon(1e-13));
+  const tx::tensor<double, 2> a({3, 4}), b({3, 5});
+  CHECK_THROWS_WITH_AS(tx::linear_recurrence(a, b, 1), doctest::Contains("linear_recurrence of a of shape (3, 4) and b of shape (3, 5)"),
+                       tx::shape_error);
+  CHECK_THROWS_WITH_AS(tx::linear_recurrence(a, a, 2), doctest::Contains("axis 2 is out of range for linear_recurrence"), tx::shape_error);
+}

@@ -317,7 +317,58 @@ namespace detail {
 template <class Op2, class N, class X> auto rescan(const N& n, X x) {
   return scan_expr<Op2, captured_t<X>>(capture(std::move(x)), n.axis(), !n.reverse());
 }
+
+/// x moved one place along `axis`, by `offset` (+1: element i is x's element i - 1; -1: element i + 1), the place
+/// left free filled with `fill`. One expression type for either direction (a slice of x padded at both ends), since
+/// a scan's direction is a run-time property of its node.
+template <class X, class T> auto shifted(const X& x, std::size_t axis, int offset, T fill) {
+  using C = captured_t<const X&>;
+  using B = typename C::backend;
+  constexpr std::size_t R = C::rank;
+  auto edge_shape = x.shape();
+  edge_shape[axis] = 1;
+  const index_t n = x.shape()[axis];
+  const auto a = static_cast<index_t>(axis);
+  auto padded = concat(a, constant_expr<T, R, B>(fill, edge_shape), x, constant_expr<T, R, B>(fill, edge_shape));
+  return slice(std::move(padded), a, 1 - offset, 1 - offset + n);
+}
 } // namespace detail
+
+/// cumprod, without dividing by x (exact where x has zeros): dx_k = (the product before k) * s_k, where
+/// s_k = g_k + x_(k+1) s_(k+1) is a linear recurrence from the other end.
+template <> struct gradient_rule<op::cumprod> {
+  static constexpr std::string_view derivative =
+      "dx_k = y_(k-1) * s_k with s_k = g_k + x_(k+1) s_(k+1) (linear_recurrence from the other end; y = cumprod(x), "
+      "y_(-1) = 1): no division, exact with zeros in x";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X& x) {
+    using T = typename N::value_type;
+    const int towards_later = n.reverse() ? -1 : 1;  // the scan's direction, as a shift
+    auto next = detail::shifted(x, n.axis(), -towards_later, T(0));     // x_(k+1) in scan order
+    auto before = detail::shifted(out, n.axis(), towards_later, T(1));  // y_(k-1) in scan order
+    auto s = recurrence_expr<detail::captured_t<decltype(next)>, detail::captured_t<const G&>>(std::move(next), detail::capture(g),
+                                                                                           n.axis(), !n.reverse());
+    return std::move(before) * std::move(s);
+  }
+};
+
+/// linear_recurrence h_k = a_k h_(k-1) + b_k: with c_k = g_k + a_(k+1) c_(k+1) (the same recurrence from the other
+/// end), db = c and da = c * h_(k-1).
+template <> struct gradient_rule<op::linear_recurrence> {
+  static constexpr std::string_view derivative =
+      "db = c, da_k = c_k * h_(k-1), with c_k = g_k + a_(k+1) c_(k+1) (linear_recurrence from the other end; h_(-1) = 0)";
+  template <std::size_t I> static constexpr unsigned uses = I == 0 ? (detail::uses_out | detail::uses_operand(0)) : detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class A, class Bt>
+  static auto partial(const N& n, const G& g, const Out& out, const A& a, const Bt&) {
+    using T = typename N::value_type;
+    const int towards_later = n.reverse() ? -1 : 1;
+    auto next = detail::shifted(a, n.axis(), -towards_later, T(0));
+    auto c = recurrence_expr<detail::captured_t<decltype(next)>, detail::captured_t<const G&>>(std::move(next), detail::capture(g),
+                                                                                           n.axis(), !n.reverse());
+    if constexpr (I == 1) return c;
+    else return std::move(c) * detail::shifted(out, n.axis(), towards_later, T(0));
+  }
+};
 
 /// cumsum: each element reaches every later result, so dx is g summed from the other end.
 template <> struct gradient_rule<op::cumsum> {

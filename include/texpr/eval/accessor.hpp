@@ -19,6 +19,7 @@
 #include "texpr/core/dtype.hpp"
 #include "texpr/core/shape.hpp"
 #include "texpr/detail/tuple.hpp"
+#include "texpr/op/scan.hpp"
 
 #if defined(TEXPR_DEVICE_CODE)
 #define TEXPR_UNROLL _Pragma("unroll")
@@ -432,6 +433,40 @@ template <class Kernel, class Op, class R, class... A> struct map_accessor {
       TEXPR_UNROLL for (int k = 0; k < N; ++k) out[k] = Kernel::template apply<Op, R>(detail::get<I>(in)[k]...);
     }
   }
+};
+
+/// Two accessors of one output shape read side by side: each element is a pair (what a linear recurrence folds:
+/// its coefficient and its term). Its chunk reader pairs the two operands' own.
+template <class VA, class VB, class A, class B> struct pair_accessor {
+  using value_type = op::value_pair<VA, VB>;
+  A a;  ///< The first operand's accessor.
+  B b;  ///< The second's.
+  TEXPR_HOST_DEVICE bool dense() const { return a.dense() && b.dense(); }
+  TEXPR_HOST_DEVICE value_type linear(index_t i) const { return {a.linear(i), b.linear(i)}; }
+  TEXPR_HOST_DEVICE value_type at(const index_t* idx) const { return {a.at(idx), b.at(idx)}; }
+  TEXPR_HOST_DEVICE void seek(const index_t* idx, std::size_t axis) {
+    a.seek(idx, axis);
+    b.seek(idx, axis);
+  }
+  TEXPR_HOST_DEVICE value_type along(index_t j) const { return {a.along(j), b.along(j)}; }
+  /// (host) The two operands' chunk readers.
+  struct chunk_reader {
+    detail::chunk_reader_t<A> ca;
+    detail::chunk_reader_t<B> cb;
+    void init(detail::chunk_arena& arena) {
+      ca.init(arena);
+      cb.init(arena);
+    }
+    void bind(const pair_accessor& p, index_t len) {
+      ca.bind(p.a, len);
+      cb.bind(p.b, len);
+    }
+    void start(index_t first, index_t n) {
+      ca.start(first, n);
+      cb.start(first, n);
+    }
+    value_type operator[](index_t i) const { return {ca[i], cb[i]}; }
+  };
 };
 
 } // namespace texpr

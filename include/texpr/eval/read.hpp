@@ -159,4 +159,18 @@ template <std::size_t RO, class N, class B> auto read(const N& n, const shape_t<
   }
 }
 
+/// The accessor a scan kernel folds over node n: its operand's, or for a linear recurrence the pair of its two
+/// operands' (coefficient, term), both read fused.
+template <class N, class B> auto scan_operand(const N& n, context<B>& ctx) {
+  if constexpr (N::children::size == 1) {
+    return read(get<0>(n.operands()), n.shape(), ctx);
+  } else {
+    auto a = read(get<0>(n.operands()), n.shape(), ctx);
+    auto b = read(get<1>(n.operands()), n.shape(), ctx);
+    using A = decltype(a);
+    using Bacc = decltype(b);
+    return pair_accessor<typename A::value_type, typename Bacc::value_type, A, Bacc>{a, b};
+  }
+}
+
 } // namespace texpr::detail

@@ -7,6 +7,10 @@
 #include <string_view>
 #include <type_traits>
 
+#include "texpr/core/config.hpp"
+#include "texpr/core/dtype.hpp"
+#include "texpr/core/dtype_set.hpp"
+#include "texpr/detail/math.hpp"
 #include "texpr/op/kind.hpp"
 #include "texpr/op/reduction.hpp"
 
@@ -56,6 +60,41 @@ struct cumargmin : scan_op<argmin> {
   static constexpr std::string_view name = "cumargmin";  ///< Shown by tx::placement.
   static constexpr std::string_view summary =
       "position along the axis of the first minimum of each prefix (int64; NaN wins): cummin's gradient routes through it";
+};
+
+/// Two values read side by side: a linear recurrence's coefficient and term at one position.
+template <class A, class B = A> struct value_pair {
+  A first;   ///< The coefficient a_i.
+  B second;  ///< The term b_i.
+};
+
+/// The affine maps h -> a h + b under composition, which a linear recurrence folds: element (a, b) is a map,
+/// combine(earlier, later) is `later after earlier` (associative, so blocks and warps may fold their parts apart),
+/// and a prefix's result is its composite applied to 0. 16-bit floats compute in float.
+struct affine_compose {
+  static constexpr auto dtypes = floating;  ///< The coefficients' and terms' dtype.
+  /// The running composite for dtype T.
+  template <class T> using accumulator = value_pair<compute_t<T>>;
+  /// The result dtype for dtype T.
+  template <class T> using result = T;
+  template <class A> TEXPR_HOST_DEVICE constexpr A identity() const { return A{1, 0}; }
+  template <class A, class V> TEXPR_HOST_DEVICE constexpr A lift(V v, index_t) const {
+    using C = decltype(A::first);
+    return A{static_cast<C>(detail::widen(v.first)), static_cast<C>(detail::widen(v.second))};
+  }
+  template <class A> TEXPR_HOST_DEVICE constexpr A combine(A x, A y) const {
+    return A{y.first * x.first, y.first * x.second + y.second};
+  }
+  template <class R, class A> TEXPR_HOST_DEVICE constexpr R finalize(A a, index_t) const { return detail::narrow<R>(a.second); }
+};
+
+/// h_i = a_i h_{i-1} + b_i along an axis from h_{-1} = 0 (from the end, h_i = a_i h_{i+1} + b_i): an exponential
+/// moving average, an IIR filter, a state-space model's scan (jax.lax.associative_scan of affine maps). Operands a
+/// and b of one shape, read fused; one pass.
+struct linear_recurrence : scan_op<affine_compose> {
+  static constexpr std::string_view name = "linear_recurrence";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "h_i = a_i h_(i-1) + b_i along an axis from h = 0, one pass over a and b (an EMA, an IIR filter, an SSM scan)";
 };
 
 } // namespace texpr::op

@@ -434,7 +434,8 @@ TEXPR_REPORT_PATH void plan_computed_operands(const N& n, plan_state& st) {
     else
       st.operand(0, [&] { plan_read<B>(n.child(), st); });
   } else if constexpr (requires { N::reads_operand_fused; }) {
-    st.operand(0, [&] { plan_read<B>(n.child(), st); });
+    int j = 0;
+    for_each_operand(n, [&](const auto& c) { st.operand(j++, [&] { plan_read<B>(c, st); }); });
   } else if constexpr (requires { n.slice_shape(std::size_t{0}); }) {
     int j = 0;
     const auto strides = contiguous_strides(n.shape());  // (a computed node's destination is contiguous)

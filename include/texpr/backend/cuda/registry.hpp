@@ -277,6 +277,7 @@ struct cublaslt_gemm {
   X(logcumsumexp,   declared + half_floats,                    block_scan,         any_arch) \
   X(cumargmax,      declared + half_floats,                    block_scan,         any_arch) \
   X(cumargmin,      declared + half_floats,                    block_scan,         any_arch) \
+  X(linear_recurrence, declared + half_floats,                 block_scan,         any_arch) \
   X(sort,           declared + half_floats,                    cub_radix_sort,     any_arch) \
   X(argsort,        declared + half_floats,                    cub_radix_sort,     any_arch) \
   X(topk,           declared + half_floats,                    cub_radix_sort,     any_arch) \

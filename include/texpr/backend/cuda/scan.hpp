@@ -180,7 +180,7 @@ void block_scan::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ct
   using KT = typename N::kernel_dtype;
   using Reduction = typename N::op_type::reduction;
   using A = typename Reduction::template accumulator<KT>;
-  const auto acc = detail::read(n.child(), n.shape(), ctx);
+  const auto acc = detail::scan_operand(n, ctx);
   detail::cuda_impl::launch_scan<A>(n.op(), acc, n.shape(), n.axis(), n.reverse(), dest.data(), ctx.stream);
 }
 

@@ -209,6 +209,7 @@ struct gemm_epilogue {
   X(logcumsumexp,   declared,              line_scan) \
   X(cumargmax,      declared,              line_scan) \
   X(cumargmin,      declared,              line_scan) \
+  X(linear_recurrence, declared,           line_scan) \
   X(sort,           declared,              radix_sort) \
   X(argsort,        declared,              radix_sort) \
   X(topk,           declared,              top_k_select) \

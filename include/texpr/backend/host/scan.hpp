@@ -174,7 +174,7 @@ void line_scan::run(const N& n, const view<T, R, host>& dest, context<host>& ctx
   using KT = typename N::kernel_dtype;
   using Reduction = typename N::op_type::reduction;
   using A = typename Reduction::template accumulator<KT>;
-  const auto acc = detail::read(n.child(), n.shape(), ctx);
+  const auto acc = detail::scan_operand(n, ctx);
   detail::host_impl::run_scan<Reduction, A, T>(n.op(), acc, n.shape(), n.axis(), n.reverse(), dest.data());
 }
 
