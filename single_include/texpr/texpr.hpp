@@ -3275,6 +3275,28 @@ struct squeeze : layout_op {
   };
 };
 
+/// The diagonal of two axes (numpy.diagonal with offset 0): both axes removed and the diagonal appended as the last
+/// axis, its stride the sum of theirs. The two extents are equal (checked when the node is built).
+struct diagonal : layout_op {
+  static constexpr std::string_view name = "diagonal";  ///< Shown by tx::placement.
+  /// The two axes (distinct, normalised).
+  template <std::size_t RI, std::size_t RO> struct params {
+    static_assert(RI == RO + 1 && RI >= 2, "texpr: diagonal removes two axes and appends one");
+    std::size_t axis1 = 0, axis2 = 1;
+    bool map(const shape_t<RI>& s, const shape_t<RI>& st, shape_t<RO>& os, shape_t<RO>& ost, [[maybe_unused]] index_t& offset) const {
+      for (std::size_t d = 0, o = 0; d != RI; ++d)
+        if (d != axis1 && d != axis2) {
+          os[o] = s[d];
+          ost[o] = st[d];
+          ++o;
+        }
+      os[RO - 1] = s[axis1];
+      ost[RO - 1] = st[axis1] + st[axis2];
+      return true;
+    }
+  };
+};
+
 /// The operand repeated along new leading axes and along its axes of extent 1 (NumPy's broadcast_to): a stride
 /// of 0, so it costs no memory. It cannot be written through.
 struct broadcast_to : layout_op {
@@ -3678,6 +3700,41 @@ struct cumargmin : scan_op<argmin> {
       "position along the axis of the first minimum of each prefix (int64; NaN wins): cummin's gradient routes through it";
 };
 
+/// Two values read side by side: a linear recurrence's coefficient and term at one position.
+template <class A, class B = A> struct value_pair {
+  A first;   ///< The coefficient a_i.
+  B second;  ///< The term b_i.
+};
+
+/// The affine maps h -> a h + b under composition, which a linear recurrence folds: element (a, b) is a map,
+/// combine(earlier, later) is `later after earlier` (associative, so blocks and warps may fold their parts apart),
+/// and a prefix's result is its composite applied to 0. 16-bit floats compute in float.
+struct affine_compose {
+  static constexpr auto dtypes = floating;  ///< The coefficients' and terms' dtype.
+  /// The running composite for dtype T.
+  template <class T> using accumulator = value_pair<compute_t<T>>;
+  /// The result dtype for dtype T.
+  template <class T> using result = T;
+  template <class A> TEXPR_HOST_DEVICE constexpr A identity() const { return A{1, 0}; }
+  template <class A, class V> TEXPR_HOST_DEVICE constexpr A lift(V v, index_t) const {
+    using C = decltype(A::first);
+    return A{static_cast<C>(detail::widen(v.first)), static_cast<C>(detail::widen(v.second))};
+  }
+  template <class A> TEXPR_HOST_DEVICE constexpr A combine(A x, A y) const {
+    return A{y.first * x.first, y.first * x.second + y.second};
+  }
+  template <class R, class A> TEXPR_HOST_DEVICE constexpr R finalize(A a, index_t) const { return detail::narrow<R>(a.second); }
+};
+
+/// h_i = a_i h_{i-1} + b_i along an axis from h_{-1} = 0 (from the end, h_i = a_i h_{i+1} + b_i): an exponential
+/// moving average, an IIR filter, a state-space model's scan (jax.lax.associative_scan of affine maps). Operands a
+/// and b of one shape, read fused; one pass.
+struct linear_recurrence : scan_op<affine_compose> {
+  static constexpr std::string_view name = "linear_recurrence";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "h_i = a_i h_(i-1) + b_i along an axis from h = 0, one pass over a and b (an EMA, an IIR filter, an SSM scan)";
+};
+
 } // namespace texpr::op
 
 /// The scans, each with a tx:: function of its name (expr/scan.hpp generates them from this list).
@@ -3689,6 +3746,114 @@ template <class Op> concept scan_op_tag = requires { typename Op::reduction; } &
 } // namespace texpr::detail
 #endif // TEXPR_SI_TEXPR_OP_SCAN_HPP
 // ---- end texpr/op/scan.hpp ----
+// ---- begin texpr/op/sort.hpp ----
+#ifndef TEXPR_SI_TEXPR_OP_SORT_HPP
+#define TEXPR_SI_TEXPR_OP_SORT_HPP
+// Ordering op tags (the family texpr/sort.hpp adds): stable sorts of each line along an axis, the positions that
+// sort it, the positions of its k first elements in such an order (top-k), the values at those positions, and the
+// write of a gradient back through positions that are distinct. Every backend orders the same keys
+// (detail::order_key): NaN after every number (before, when descending), -0 equal to +0, ties in their order.
+
+namespace texpr::op {
+
+/// Base of the ops that order each line along an axis: computed by a sort kernel, which reads the operand fused.
+struct ordering_op {
+  static constexpr kind category = kind::computed;  ///< Evaluated by a sort kernel.
+  static constexpr auto dtypes = numeric;           ///< The dtype of the operand ordered.
+  static constexpr std::string_view header = "texpr/sort.hpp";  ///< The opt-in header that brings the op.
+};
+
+/// The elements of each line in ascending (descending) order, stable (numpy.sort(kind="stable"), torch.sort).
+struct sort : ordering_op {
+  static constexpr std::string_view name = "sort";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "each line along an axis in ascending (or descending) order, stable; NaN last (first when descending)";
+  /// The result dtype for operand dtype T: T.
+  template <class T> using result = T;
+  static constexpr bool positions = false;  ///< Writes the ordered values.
+};
+/// The positions that sort each line (numpy.argsort(kind="stable"), torch.argsort(stable=True)); int64.
+struct argsort : ordering_op {
+  static constexpr std::string_view name = "argsort";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "positions (int64) that sort each line along an axis, stable: ties keep their order; NaN last (first when "
+      "descending)";
+  /// The result dtype: int64 positions along the axis.
+  template <class T> using result = std::int64_t;
+  static constexpr bool positions = true;  ///< Writes positions along the axis.
+};
+/// The positions of the k largest (smallest) elements of each line, largest (smallest) first, ties to the lower
+/// position, NaN the largest: the first k of argsort(descending) (torch.topk's indices).
+struct topk : ordering_op {
+  static constexpr std::string_view name = "topk";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "positions (int64) of the k largest (or smallest) elements of each line along an axis, in that order; ties: "
+      "the lower position first; NaN counts as the largest";
+  /// The result dtype: int64 positions along the axis.
+  template <class T> using result = std::int64_t;
+  static constexpr bool positions = true;  ///< Writes positions along the axis.
+};
+
+/// The values at topk's positions: x read at each line's k positions. A composite (x and the positions in memory,
+/// then one indexed_read pass); the positions are topk's own, in range by construction, so they are not checked.
+struct topk_values : composite_op {
+  static constexpr std::string_view name = "topk_values";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "the values at topk's positions (tx::topk's values)";
+  static constexpr auto dtypes = numeric;  ///< The dtype of the values read.
+  static constexpr std::string_view header = "texpr/sort.hpp";  ///< The opt-in header that brings the op.
+};
+
+/// Zeros of a shape with each element of g written at the position an index of g's shape gives along an axis
+/// (torch.Tensor.scatter on zeros), where a line's positions are distinct (a sort's permutation, topk's
+/// positions): each element is written once, no sum. The gradient of sort and of tx::topk's values.
+struct scatter {
+  static constexpr std::string_view name = "scatter";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "zeros with g written at distinct positions along an axis (the gradient of sort and topk)";
+  static constexpr kind category = kind::computed;  ///< Evaluated by its own kernel.
+  static constexpr auto dtypes = numeric;           ///< The dtype of g.
+  static constexpr std::string_view parameter_name = "extent";  ///< The result's extent along the axis.
+  static constexpr std::string_view header = "texpr/sort.hpp";  ///< The opt-in header that brings the op.
+};
+
+} // namespace texpr::op
+
+namespace texpr::detail {
+
+/// The unsigned integer a dtype's order keys have (its width).
+template <class T> using order_key_t =
+    std::conditional_t<sizeof(T) == 8, std::uint64_t, std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint16_t>>;
+
+/// The key that orders x as every ordering op does, as an unsigned integer: ascending keys order numbers
+/// ascending, every NaN after +inf (all NaNs equal), -0 equal to +0; descending flips every bit, so NaN comes
+/// first. Integers order as numbers. Equal keys are ties (a stable sort keeps their order).
+template <class T> TEXPR_HOST_DEVICE inline order_key_t<T> order_key(T x, bool descending) {
+  using K = order_key_t<T>;
+  constexpr K top = K(K(1) << (sizeof(K) * 8 - 1));
+  K k;
+  if constexpr (std::is_integral_v<T>) {
+    k = static_cast<K>(static_cast<K>(x) ^ top);
+  } else {
+    K b;
+    if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+      b = x.bits;
+      constexpr K inf = std::is_same_v<T, half> ? K(0x7c00) : K(0x7f80);
+      const K mag = static_cast<K>(b & K(top - 1));
+      if (mag > inf) b = static_cast<K>(inf + 1);  // every NaN one key, above +inf
+      else if (mag == 0) b = 0;                    // -0 == +0
+    } else {
+      if (x != x) b = static_cast<K>(~K(0) >> 1);  // every NaN: the largest positive pattern, above +inf's
+      else if (x == T(0)) b = 0;
+      else b = std::bit_cast<K>(x);
+    }
+    k = (b & top) ? static_cast<K>(~b) : static_cast<K>(b | top);
+  }
+  return descending ? static_cast<K>(~k) : k;
+}
+
+} // namespace texpr::detail
+#endif // TEXPR_SI_TEXPR_OP_SORT_HPP
+// ---- end texpr/op/sort.hpp ----
 // ---- begin texpr/registry/epilogue.hpp ----
 #ifndef TEXPR_SI_TEXPR_REGISTRY_EPILOGUE_HPP
 #define TEXPR_SI_TEXPR_REGISTRY_EPILOGUE_HPP
@@ -4242,6 +4407,30 @@ struct line_scan {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// Stable LSD radix sort of each line's order keys with their payloads (the value for sort, the position for
+/// argsort): 8-bit digits, a digit every key shares skipped, lines across the pool, a long line's passes split
+/// across it; the operand read fused (sort.hpp, with texpr/sort.hpp).
+struct radix_sort {
+  static constexpr std::string_view name = "radix_sort";  ///< Shown by tx::placement.
+  /// dest = the sort or argsort node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// topk: each line's k best (key, position) kept in a sorted buffer, every other element rejected by one compare
+/// with its last (k up to 32; a larger k sorts the line as radix_sort does); the operand read fused (sort.hpp).
+struct top_k_select {
+  static constexpr std::string_view name = "top_k_select";  ///< Shown by tx::placement.
+  /// dest = the topk node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// scatter: zeros, then each element of g written at its (distinct) position, a line per task (sort.hpp).
+struct scatter_rows {
+  static constexpr std::string_view name = "scatter_rows";  ///< Shown by tx::placement.
+  /// dest = the scatter node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -4332,6 +4521,7 @@ struct gemm_epilogue {
   X(slice,          declared,              strided_view) \
   X(unsqueeze,      declared,              strided_view) \
   X(squeeze,        declared,              strided_view) \
+  X(diagonal,       declared,              strided_view) \
   X(broadcast_to,   declared,              strided_view) \
   X(concat,         declared,              copy_slices) \
   X(sum,            declared,              pairwise_reduce) \
@@ -4354,6 +4544,12 @@ struct gemm_epilogue {
   X(logcumsumexp,   declared,              line_scan) \
   X(cumargmax,      declared,              line_scan) \
   X(cumargmin,      declared,              line_scan) \
+  X(linear_recurrence, declared,           line_scan) \
+  X(sort,           declared,              radix_sort) \
+  X(argsort,        declared,              radix_sort) \
+  X(topk,           declared,              top_k_select) \
+  X(topk_values,    declared,              composed) \
+  X(scatter,        declared,              scatter_rows) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
@@ -4639,6 +4835,29 @@ struct block_scan {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// sort, argsort and topk: each line's order keys (the operand read fused) with their payloads (the value, or the
+/// position) sorted by CUB's radix sorts, cub::DeviceSegmentedRadixSort for several lines (a block per line, stable,
+/// capturable: CUB's DeviceSegmentedSort waits for the host between its kernels) or cub::DeviceRadixSort for one;
+/// topk keeps each line's first k (sort.hpp, with texpr/sort.hpp).
+struct cub_radix_sort {
+  static constexpr std::string_view name = "cub_radix_sort";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
+  /// dest = the ordering node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// scatter: a zeroing memset, then a thread per element of g writing it at its (distinct) position (sort.hpp).
+struct scatter_rows {
+  static constexpr std::string_view name = "scatter_rows";  ///< Shown by tx::placement.
+  /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
+  /// cache): may run inside a CUDA graph capture (tx::capturable).
+  static constexpr bool capture_safe = true;
+  /// dest = the scatter node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 /// cuBLAS (cublasGemmStridedBatchedEx): fp32 (TF32 opt-in), fp64, and fp16/bf16 with fp32 accumulation (gemm.hpp).
 struct cublas_gemm {
   static constexpr std::string_view name = "cublas_gemm";  ///< Shown by tx::placement.
@@ -4735,6 +4954,7 @@ struct cublaslt_gemm {
   X(slice,          declared,                                  strided_view,       any_arch) \
   X(unsqueeze,      declared,                                  strided_view,       any_arch) \
   X(squeeze,        declared,                                  strided_view,       any_arch) \
+  X(diagonal,       declared,                                  strided_view,       any_arch) \
   X(broadcast_to,   declared,                                  strided_view,       any_arch) \
   X(concat,         declared,                                  copy_slices,        any_arch) \
   X(sum,            declared + half_floats,                    block_reduce,       any_arch) \
@@ -4757,6 +4977,12 @@ struct cublaslt_gemm {
   X(logcumsumexp,   declared + half_floats,                    block_scan,         any_arch) \
   X(cumargmax,      declared + half_floats,                    block_scan,         any_arch) \
   X(cumargmin,      declared + half_floats,                    block_scan,         any_arch) \
+  X(linear_recurrence, declared + half_floats,                 block_scan,         any_arch) \
+  X(sort,           declared + half_floats,                    cub_radix_sort,     any_arch) \
+  X(argsort,        declared + half_floats,                    cub_radix_sort,     any_arch) \
+  X(topk,           declared + half_floats,                    cub_radix_sort,     any_arch) \
+  X(topk_values,    declared + half_floats,                    composed,           any_arch) \
+  X(scatter,        declared + half_floats,                    scatter_rows,       any_arch) \
   X(softmax,        declared + half_floats,                    composed,           any_arch) \
   X(log_softmax,    declared + half_floats,                    composed,           any_arch) \
   X(cross_entropy,  declared + half_floats,                    row_cross_entropy,  any_arch) \
@@ -5572,6 +5798,15 @@ auto concat(index_t axis, E0&& e0, E&&... e) {
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_EXPR_CONCAT_HPP
 // ---- end texpr/expr/concat.hpp ----
+// ---- begin texpr/expr/einsum.hpp ----
+#ifndef TEXPR_SI_TEXPR_EXPR_EINSUM_HPP
+#define TEXPR_SI_TEXPR_EXPR_EINSUM_HPP
+// tx::einsum<"bij,bjk->bik">(a, b): Einstein summation over one or two operands, lowered when it is compiled to
+// the ops it is made of (diagonal, a sum over several axes, permute, reshape, and one matmul or one elementwise
+// product), so that it fuses, places and differentiates as they do and tx::placement shows the lowered graph. The
+// subscripts are a template argument: the result's rank depends on them, and a malformed string is a compile
+// error. Extents that disagree are a tx::shape_error naming the label and both shapes.
+
 // ---- begin texpr/expr/elementwise.hpp ----
 #ifndef TEXPR_SI_TEXPR_EXPR_ELEMENTWISE_HPP
 #define TEXPR_SI_TEXPR_EXPR_ELEMENTWISE_HPP
@@ -5864,254 +6099,6 @@ template <class To, operand A> auto cast(A&& a) { return detail::make_map<op::ca
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_EXPR_ELEMENTWISE_HPP
 // ---- end texpr/expr/elementwise.hpp ----
-// ---- begin texpr/expr/generator.hpp ----
-#ifndef TEXPR_SI_TEXPR_EXPR_GENERATOR_HPP
-#define TEXPR_SI_TEXPR_EXPR_GENERATOR_HPP
-// Lazy constants and generators: tx::zeros, ones, full, zeros_like, ones_like (a value broadcast to a shape, no
-// memory until assigned) and tx::arange (values from the element index, fused into whatever reads them).
-
-namespace texpr {
-
-/// A generator node: Op's source<T> over a shape, on Backend (where it is evaluated and what it can be combined with).
-template <class Op, class T, std::size_t R, class Backend> class generator_expr : public expr_base<generator_expr<Op, T, R, Backend>> {
- public:
-  using texpr_node = void;
-  using op_type = Op;
-  using value_type = T;
-  using kernel_dtype = T;
-  using backend = Backend;
-  using children = detail::type_list<>;
-  static constexpr std::size_t rank = R;
-  using source_type = typename Op::template source<T>;  ///< The per-element function.
-
-  /// Values src(i) for the row-major index i over `shape`.
-  generator_expr(source_type src, const shape_t<R>& shape) : src_(src), shape_(shape) {}
-  /// The per-element function.
-  source_type source() const { return src_; }
-  /// The shape.
-  const shape_t<R>& shape() const { return shape_; }
-  /// No operands.
-  const detail::tuple<>& operands() const { return detail::no_operands(); }
-
- private:
-  source_type src_;
-  shape_t<R> shape_{};
-};
-
-namespace detail {
-/// A generator's shape, as every constructor of a shape checks it (extents >= 0, element and byte counts in int64).
-template <class T, std::size_t R> void check_extents(const shape_t<R>& s, const char* what, const source_location& loc) {
-  check_shape(s, sizeof(T), what, &loc);
-}
-} // namespace detail
-
-/// A tensor of `value` in every element of `shape`, on Backend: lazy (no memory) until assigned.
-template <class Backend = host, class T, std::size_t R>
-auto full(const shape_t<R>& shape, T value, source_location loc = source_location::current()) {
-  static_assert(backend_tag<Backend>, "texpr: full<Backend> needs tx::host or tx::cuda");
-  detail::check_extents<T>(shape, "full", loc);
-  return constant_expr<T, R, Backend>(value, shape);
-}
-/// full with the shape written as a braced list: tx::full({2, 3}, 1.5f).
-template <class Backend = host, class T, std::size_t R>
-auto full(const index_t (&shape)[R], T value, source_location loc = source_location::current()) {
-  return full<Backend>(detail::to_shape(shape), value, loc);
-}
-/// Zeros of dtype T and `shape` on Backend: lazy (no memory) until assigned.
-template <class T, class Backend = host, std::size_t R>
-auto zeros(const shape_t<R>& shape, source_location loc = source_location::current()) {
-  return full<Backend>(shape, T(0), loc);
-}
-/// zeros with the shape written as a braced list: tx::zeros<float>({2, 3}).
-template <class T, class Backend = host, std::size_t R>
-auto zeros(const index_t (&shape)[R], source_location loc = source_location::current()) {
-  return full<Backend>(detail::to_shape(shape), T(0), loc);
-}
-/// Ones of dtype T and `shape` on Backend: lazy (no memory) until assigned.
-template <class T, class Backend = host, std::size_t R>
-auto ones(const shape_t<R>& shape, source_location loc = source_location::current()) {
-  return full<Backend>(shape, T(1), loc);
-}
-/// ones with the shape written as a braced list: tx::ones<float>({2, 3}).
-template <class T, class Backend = host, std::size_t R>
-auto ones(const index_t (&shape)[R], source_location loc = source_location::current()) {
-  return full<Backend>(detail::to_shape(shape), T(1), loc);
-}
-/// Zeros with e's dtype, shape and backend.
-template <operand E> auto zeros_like(const E& e) {
-  using N = detail::captured_t<const E&>;
-  using T = typename N::value_type;
-  return constant_expr<T, N::rank, typename N::backend>(T(0), e.shape());
-}
-/// Ones with e's dtype, shape and backend.
-template <operand E> auto ones_like(const E& e) {
-  using N = detail::captured_t<const E&>;
-  using T = typename N::value_type;
-  return constant_expr<T, N::rank, typename N::backend>(T(1), e.shape());
-}
-
-/// begin, begin + step, ... while below end (above, for a negative step), of dtype T on Backend; lazy (computed
-/// where it is read). Throws shape_error for a zero step, a non-finite begin, end or step, and a count (or its
-/// byte size) that does not fit in int64. Integer counts are exact; floating ones are ceil((end - begin) / step).
-template <class T, class Backend = host>
-auto arange(T begin, T end, T step, source_location loc = source_location::current()) {
-  static_assert(backend_tag<Backend>, "texpr: arange<T, Backend> needs tx::host or tx::cuda");
-  using S = typename op::arange::source<T>;
-  using W = typename S::step_t;
-  const auto wb = detail::widen(begin), we = detail::widen(end), ws = detail::widen(step);
-  const auto text = [](auto v) {
-    if constexpr (std::is_floating_point_v<decltype(v)>) {
-      char buf[32];
-      std::snprintf(buf, sizeof(buf), "%.10g", static_cast<double>(v));
-      return std::string(buf);
-    } else {
-      return std::to_string(v);
-    }
-  };
-  const auto fail = [&](const std::string& why) {
-    return shape_error(detail::at(loc) + "texpr: " + why + " in arange(" + text(wb) + ", " + text(we) + ", " + text(ws) + ")");
-  };
-  if (ws == 0) throw fail("arange step must not be 0");
-  index_t n = 0;
-  if constexpr (is_floating_v<T>) {
-    const double b = static_cast<double>(wb), e = static_cast<double>(we), s = static_cast<double>(ws);
-    if (!std::isfinite(b) || !std::isfinite(e) || !std::isfinite(s)) throw fail("begin, end and step must be finite");
-    const double span = std::ceil((e - b) / s);
-    // 2^63 is the first double past index_t; a NaN or infinite span (finite ends, tiny step) fails the test too.
-    if (!(span < 9223372036854775808.0)) throw fail("the element count does not fit in int64");
-    n = span > 0 ? static_cast<index_t>(span) : 0;
-  } else {
-    // Exact, in unsigned arithmetic: end - begin and -step may leave int64 (begin = INT64_MIN, step = INT64_MIN).
-    using U = std::uint64_t;
-    const auto b = static_cast<std::int64_t>(wb), e = static_cast<std::int64_t>(we), s = static_cast<std::int64_t>(ws);
-    if (s > 0 ? e > b : e < b) {
-      const U distance = s > 0 ? U(e) - U(b) : U(b) - U(e);
-      const U magnitude = s > 0 ? U(s) : U(0) - U(s);
-      const U count = (distance - 1) / magnitude + 1;
-      if (count > U(INT64_MAX)) throw fail("the element count does not fit in int64");
-      n = static_cast<index_t>(count);
-    }
-  }
-  detail::check_shape(shape_t<1>{n}, sizeof(T), "arange", &loc);
-  return generator_expr<op::arange, T, 1, Backend>(S{static_cast<W>(wb), static_cast<W>(ws)}, shape_t<1>{n});
-}
-/// 0, 1, ..., n - 1 of dtype T on Backend; lazy.
-template <class T, class Backend = host> auto arange(index_t n, source_location loc = source_location::current()) {
-  if (n < 0) throw shape_error(detail::at(loc) + "texpr: arange of a negative length " + std::to_string(n));
-  detail::check_shape(shape_t<1>{n}, sizeof(T), "arange", &loc);
-  using S = typename op::arange::source<T>;
-  return generator_expr<op::arange, T, 1, Backend>(S{typename S::step_t(0), typename S::step_t(1)}, shape_t<1>{n});
-}
-
-} // namespace texpr
-#endif // TEXPR_SI_TEXPR_EXPR_GENERATOR_HPP
-// ---- end texpr/expr/generator.hpp ----
-// ---- begin texpr/expr/random.hpp ----
-#ifndef TEXPR_SI_TEXPR_EXPR_RANDOM_HPP
-#define TEXPR_SI_TEXPR_EXPR_RANDOM_HPP
-// tx::random::uniform and tx::random::normal: lazy counter-based random tensors (Philox4x32-10), fused into whatever
-// reads them; element i depends only on the seed and i, so host and cuda give the same numbers (docs/semantics.md).
-// tx::dropout multiplies by such a mask.
-
-namespace texpr {
-
-namespace detail {
-/// The dtypes a random generator can produce.
-template <class T>
-inline constexpr bool random_dtype_v = std::is_same_v<T, float> || std::is_same_v<T, double> || is_float16_v<T>;
-
-/// The largest T below x (x finite): the next bit pattern towards -infinity (IEEE formats, sign and magnitude).
-template <class T> T next_below(T x) {
-  if constexpr (is_float16_v<T>) {
-    T r = x;
-    if ((x.bits & 0x7fffu) == 0) r.bits = 0x8001u;  // +-0: the negative subnormal of least magnitude
-    else if (x.bits & 0x8000u) ++r.bits;             // negative: larger magnitude
-    else --r.bits;
-    return r;
-  } else {
-    return std::nextafter(x, -std::numeric_limits<T>::infinity());
-  }
-}
-} // namespace detail
-
-/// Random tensors: tx::random::uniform and tx::random::normal.
-namespace random {
-
-/// Uniform random values in [lo, hi) of dtype T and `shape` on Backend, from `seed`; lazy (computed where read).
-/// Element i is a function of (seed, i) only. Needs lo < hi with hi - lo finite (else std::invalid_argument).
-template <class T, class Backend = host, std::size_t R>
-auto uniform(const shape_t<R>& shape, std::uint64_t seed, T lo = T(0), T hi = T(1),
-             source_location loc = source_location::current()) {
-  static_assert(backend_tag<Backend>, "texpr: random::uniform<T, Backend> needs tx::host or tx::cuda");
-  static_assert(detail::random_dtype_v<T>,
-                "texpr: random::uniform<T> needs a floating dtype (float, double, half, bfloat16)");
-  detail::check_extents<T>(shape, "uniform", loc);
-  const double l = static_cast<double>(detail::widen(lo)), h = static_cast<double>(detail::widen(hi));
-  if (!(l < h) || !std::isfinite(h - l))
-    throw std::invalid_argument(
-        detail::at(loc) + "texpr: random::uniform needs lo < hi with a finite hi - lo, got lo = " +
-        std::to_string(l) + ", hi = " + std::to_string(h));
-  using S = typename op::uniform::source<T>;
-  const S source{detail::philox_seed(seed), l, h - l, h, detail::next_below(hi)};
-  return generator_expr<op::uniform, T, R, Backend>(source, shape);
-}
-/// uniform with the shape written as a braced list: tx::random::uniform<float>({2, 3}, seed).
-template <class T, class Backend = host, std::size_t R>
-auto uniform(const index_t (&shape)[R], std::uint64_t seed, T lo = T(0), T hi = T(1),
-             source_location loc = source_location::current()) {
-  return uniform<T, Backend>(detail::to_shape(shape), seed, lo, hi, loc);
-}
-
-/// Normal random values with `mean` and `stddev` of dtype T and `shape` on Backend, from `seed` (Box-Muller); lazy.
-/// Element i is a function of (seed, i) only. Needs a finite mean and stddev >= 0 (else std::invalid_argument).
-template <class T, class Backend = host, std::size_t R>
-auto normal(const shape_t<R>& shape, std::uint64_t seed, T mean = T(0), T stddev = T(1),
-            source_location loc = source_location::current()) {
-  static_assert(backend_tag<Backend>, "texpr: random::normal<T, Backend> needs tx::host or tx::cuda");
-  static_assert(detail::random_dtype_v<T>,
-                "texpr: random::normal<T> needs a floating dtype (float, double, half, bfloat16)");
-  detail::check_extents<T>(shape, "normal", loc);
-  const double m = static_cast<double>(detail::widen(mean)), s = static_cast<double>(detail::widen(stddev));
-  if (!std::isfinite(m) || !(s >= 0) || !std::isfinite(s))
-    throw std::invalid_argument(detail::at(loc) +
-                                "texpr: random::normal needs a finite mean and a finite stddev >= 0, got mean = " +
-                                std::to_string(m) + ", stddev = " + std::to_string(s));
-  using S = typename op::normal::source<T>;
-  return generator_expr<op::normal, T, R, Backend>(S{detail::philox_seed(seed), m, s}, shape);
-}
-/// normal with the shape written as a braced list: tx::random::normal<float>({2, 3}, seed).
-template <class T, class Backend = host, std::size_t R>
-auto normal(const index_t (&shape)[R], std::uint64_t seed, T mean = T(0), T stddev = T(1),
-            source_location loc = source_location::current()) {
-  return normal<T, Backend>(detail::to_shape(shape), seed, mean, stddev, loc);
-}
-
-} // namespace random
-
-/// Inverted dropout, as torch.nn.functional.dropout in training: each element of x kept with probability 1 - p and
-/// scaled by 1 / (1 - p), else 0. Element i is kept where element i of random::uniform<double>(x's shape, seed) is
-/// >= p. The mask is a generator (op::dropout_mask), a function of (seed, i): fused into the product, and
-/// regenerated, not stored, where the gradient g * mask reads it. p = 0 gives x's values unchanged (the mask is 1
-/// and draws no random number). Needs 0 <= p < 1 (else std::invalid_argument).
-template <operand E>
-auto dropout(E&& x, double p, std::uint64_t seed, source_location loc = source_location::current()) {
-  using C = detail::captured_t<E>;
-  using T = typename C::value_type;
-  using B = typename C::backend;
-  static_assert(detail::random_dtype_v<T>, "texpr: dropout takes a floating operand (float, double, half, bfloat16)");
-  static_assert(backend_tag<B>, "texpr: dropout takes an operand on tx::host or tx::cuda (a tensor expression)");
-  if (!(p >= 0 && p < 1))
-    throw std::invalid_argument(detail::at(loc) + "texpr: dropout needs 0 <= p < 1, got p = " + std::to_string(p));
-  auto c = detail::capture(std::forward<E>(x));
-  using S = typename op::dropout_mask::source<T>;
-  const S source{detail::philox_seed(seed), p, detail::narrow<T>(1.0 / (1.0 - p)), detail::narrow<T>(0.0)};
-  auto mask = generator_expr<op::dropout_mask, T, C::rank, B>(source, c.shape());
-  return std::move(c) * std::move(mask);
-}
-
-} // namespace texpr
-#endif // TEXPR_SI_TEXPR_EXPR_RANDOM_HPP
-// ---- end texpr/expr/random.hpp ----
 // ---- begin texpr/expr/layout.hpp ----
 #ifndef TEXPR_SI_TEXPR_EXPR_LAYOUT_HPP
 #define TEXPR_SI_TEXPR_EXPR_LAYOUT_HPP
@@ -6308,6 +6295,25 @@ template <operand E> auto squeeze(E&& e, index_t axis, texpr::source_location lo
     throw shape_error(detail::at(loc) + "texpr: squeeze of axis " + std::to_string(p.axis) + " of shape " +
                       to_string(c.shape()) + ": its extent is not 1");
   return layout_expr<op::squeeze, C, C::rank - 1>(std::move(c), p);
+}
+
+/// The diagonal of axes axis1 and axis2 (numpy.diagonal(e, 0, axis1, axis2)): both removed, the diagonal appended as
+/// the last axis; the two extents must be equal (shape_error otherwise). A view: no copy.
+template <operand E>
+auto diagonal(E&& e, index_t axis1 = -2, index_t axis2 = -1, texpr::source_location loc = texpr::source_location::current()) {
+  auto c = detail::capture(std::forward<E>(e));
+  using C = decltype(c);
+  static_assert(C::rank >= 2, "texpr: diagonal needs an operand of rank 2 or more");
+  typename op::diagonal::template params<C::rank, C::rank - 1> p;
+  p.axis1 = detail::layout_axis(axis1, C::rank, c.shape(), "diagonal", loc);
+  p.axis2 = detail::layout_axis(axis2, C::rank, c.shape(), "diagonal", loc);
+  if (p.axis1 == p.axis2)
+    throw shape_error(detail::at(loc) + "texpr: diagonal of axis " + std::to_string(p.axis1) + " with itself (shape " +
+                      to_string(c.shape()) + "): name two different axes");
+  if (c.shape()[p.axis1] != c.shape()[p.axis2])
+    throw shape_error(detail::at(loc) + "texpr: diagonal of axes " + std::to_string(p.axis1) + " and " +
+                      std::to_string(p.axis2) + " of shape " + to_string(c.shape()) + ": their extents differ");
+  return layout_expr<op::diagonal, C, C::rank - 1>(std::move(c), p);
 }
 
 /// The operand broadcast to `shape` (NumPy rules, trailing axes aligned) with stride 0: no copy, read-only.
@@ -6735,6 +6741,752 @@ auto sum_to(E&& e, const shape_t<R>& shape, texpr::source_location loc = texpr::
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_EXPR_REDUCTION_HPP
 // ---- end texpr/expr/reduction.hpp ----
+
+namespace texpr {
+
+/// The subscripts of tx::einsum, given as a string literal template argument (`tx::einsum<"ij,jk->ik">(a, b)`).
+template <std::size_t N> struct einsum_subscripts {
+  char text[N] = {};  ///< The characters, NUL-terminated.
+  /// From a string literal.
+  constexpr einsum_subscripts(const char (&s)[N]) {  // NOLINT: implicit, so that a literal converts
+    for (std::size_t i = 0; i != N; ++i) text[i] = s[i];
+  }
+};
+
+namespace detail::einsum_impl {
+
+inline constexpr int max_rank = 16;       // axes of a term
+inline constexpr int ellipsis_base = 52;  // labels 0..51 are 'A'..'Z', 'a'..'z' (NumPy's implicit order), then '...'
+
+/// What can be wrong with subscripts (each has its own static_assert message in check()).
+enum class error { none, character, operands, arrow, ellipsis, rank, unknown_output, repeated_output, missing_ellipsis, too_many };
+
+/// Labels of a term, one per axis.
+struct labels {
+  int v[max_rank] = {};
+  int n = 0;
+  constexpr bool has(int l) const {
+    for (int i = 0; i != n; ++i)
+      if (v[i] == l) return true;
+    return false;
+  }
+  constexpr int find(int l) const {
+    for (int i = 0; i != n; ++i)
+      if (v[i] == l) return i;
+    return -1;
+  }
+  constexpr void push(int l) { v[n++] = l; }
+};
+
+/// The parsed subscripts for operands of the given ranks: each input term's labels, and the output's.
+struct parsed {
+  error err = error::none;
+  int operands = 0;
+  labels in[2];
+  labels out;
+};
+
+constexpr int letter(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return 26 + (c - 'a');
+  return -1;
+}
+/// The character of label l ('.' for an ellipsis axis).
+constexpr char character(int l) { return l < 26 ? static_cast<char>('A' + l) : l < 52 ? static_cast<char>('a' + l - 26) : '.'; }
+
+/// Parses text[b, e) as a term: its letters and where its ellipsis is (-1: none); false when malformed.
+template <std::size_t N>
+constexpr bool scan_term(const char (&text)[N], std::size_t b, std::size_t e, labels& letters, int& ellipsis_at, error& err) {
+  ellipsis_at = -1;
+  for (std::size_t i = b; i < e;) {
+    if (text[i] == '.') {
+      if (ellipsis_at >= 0 || i + 2 >= e || text[i + 1] != '.' || text[i + 2] != '.') {
+        err = error::ellipsis;
+        return false;
+      }
+      ellipsis_at = letters.n;
+      i += 3;
+      continue;
+    }
+    const int l = letter(text[i]);
+    if (l < 0) {
+      err = error::character;
+      return false;
+    }
+    if (letters.n == max_rank) {
+      err = error::too_many;
+      return false;
+    }
+    letters.push(l);
+    ++i;
+  }
+  return true;
+}
+
+/// Parses subscripts for `given` operands of ranks r0, r1.
+template <std::size_t N> constexpr parsed parse(const char (&text)[N], int given, int r0, int r1) {
+  parsed p;
+  std::size_t len = 0;
+  while (len < N && text[len] != '\0') ++len;
+  // the arrow
+  std::size_t arrow = len;
+  for (std::size_t i = 0; i < len; ++i) {
+    if (text[i] == '-') {
+      if (arrow != len || i + 1 >= len || text[i + 1] != '>') {
+        p.err = error::arrow;
+        return p;
+      }
+      arrow = i;
+    } else if (text[i] == '>' && (i == 0 || text[i - 1] != '-')) {
+      p.err = error::arrow;
+      return p;
+    }
+  }
+  // the input terms
+  std::size_t begin = 0;
+  labels letters[2];
+  int ellipsis_at[2] = {-1, -1};
+  const int ranks[2] = {r0, r1};
+  for (std::size_t i = 0; i <= arrow; ++i) {
+    if (i == arrow || text[i] == ',') {
+      if (p.operands == 2) {
+        p.err = error::operands;
+        return p;
+      }
+      if (!scan_term(text, begin, i, letters[p.operands], ellipsis_at[p.operands], p.err)) return p;
+      ++p.operands;
+      begin = i + 1;
+    }
+  }
+  if (p.operands != given) {
+    p.err = error::operands;
+    return p;
+  }
+  // ellipsis lengths, right-aligned across the operands
+  int width[2] = {0, 0};
+  int widest = 0;
+  for (int k = 0; k != p.operands; ++k) {
+    const int explicit_axes = letters[k].n;
+    if (ellipsis_at[k] < 0 ? explicit_axes != ranks[k] : explicit_axes > ranks[k]) {
+      p.err = error::rank;
+      return p;
+    }
+    width[k] = ellipsis_at[k] < 0 ? 0 : ranks[k] - explicit_axes;
+    if (width[k] > widest) widest = width[k];
+  }
+  for (int k = 0; k != p.operands; ++k) {
+    for (int i = 0; i != letters[k].n + width[k]; ++i) {
+      const int at = ellipsis_at[k];
+      if (at >= 0 && i >= at && i < at + width[k]) p.in[k].push(ellipsis_base + widest - width[k] + (i - at));
+      else p.in[k].push(letters[k].v[at >= 0 && i >= at + width[k] ? i - width[k] : i]);
+    }
+  }
+  // the output
+  const auto occurrences = [&](int l) {
+    int c = 0;
+    for (int k = 0; k != p.operands; ++k)
+      for (int i = 0; i != p.in[k].n; ++i) c += p.in[k].v[i] == l ? 1 : 0;
+    return c;
+  };
+  if (arrow == len) {  // implicit: the ellipsis axes, then the labels used once, in NumPy's order
+    for (int e = 0; e != widest; ++e) p.out.push(ellipsis_base + e);
+    for (int l = 0; l != ellipsis_base; ++l)
+      if (occurrences(l) == 1) p.out.push(l);
+  } else {
+    labels out_letters;
+    int out_ellipsis = -1;
+    if (!scan_term(text, arrow + 2, len, out_letters, out_ellipsis, p.err)) return p;
+    if (out_ellipsis < 0 && widest > 0) {
+      p.err = error::missing_ellipsis;
+      return p;
+    }
+    for (int i = 0; i != out_letters.n; ++i) {
+      if (out_ellipsis == i)
+        for (int e = 0; e != widest; ++e) p.out.push(ellipsis_base + e);
+      const int l = out_letters.v[i];
+      if (occurrences(l) == 0) {
+        p.err = error::unknown_output;
+        return p;
+      }
+      if (p.out.has(l)) {
+        p.err = error::repeated_output;
+        return p;
+      }
+      p.out.push(l);
+    }
+    if (out_ellipsis == out_letters.n)
+      for (int e = 0; e != widest; ++e) p.out.push(ellipsis_base + e);
+  }
+  if (p.out.n > max_rank) p.err = error::too_many;
+  return p;
+}
+
+/// One diagonal step of a term: the first label that repeats, at axes a1 < a2 (found: false when none does).
+struct repeat {
+  bool found = false;
+  int a1 = 0, a2 = 0;
+};
+constexpr repeat first_repeat(const labels& t) {
+  for (int i = 0; i != t.n; ++i)
+    for (int j = i + 1; j != t.n; ++j)
+      if (t.v[i] == t.v[j]) return {true, i, j};
+  return {};
+}
+/// The term after tx::diagonal of axes r.a1, r.a2: both removed, the label appended.
+constexpr labels after_diagonal(const labels& t, repeat r) {
+  labels o;
+  for (int i = 0; i != t.n; ++i)
+    if (i != r.a1 && i != r.a2) o.push(t.v[i]);
+  o.push(t.v[r.a1]);
+  return o;
+}
+/// The term with every repeated label taken to its diagonal.
+constexpr labels without_repeats(labels t) {
+  for (repeat r = first_repeat(t); r.found; r = first_repeat(t)) t = after_diagonal(t, r);
+  return t;
+}
+/// The axes of term t whose labels neither the output nor the other term has (summed before anything else).
+constexpr std::uint32_t private_axes(const labels& t, const labels& other, const labels& out) {
+  std::uint32_t m = 0;
+  for (int i = 0; i != t.n; ++i)
+    if (!out.has(t.v[i]) && !other.has(t.v[i])) m |= std::uint32_t(1) << i;
+  return m;
+}
+constexpr labels without_axes(const labels& t, std::uint32_t mask) {
+  labels o;
+  for (int i = 0; i != t.n; ++i)
+    if (!((mask >> i) & 1u)) o.push(t.v[i]);
+  return o;
+}
+/// The labels of `from` that `pick` keeps, in the order of `order`.
+template <class Pick> constexpr labels select(const labels& order, Pick pick) {
+  labels o;
+  for (int i = 0; i != order.n; ++i)
+    if (pick(order.v[i])) o.push(order.v[i]);
+  return o;
+}
+constexpr labels concat(const labels& a, const labels& b) {
+  labels o = a;
+  for (int i = 0; i != b.n; ++i) o.push(b.v[i]);
+  return o;
+}
+constexpr labels concat(const labels& a, const labels& b, const labels& c) { return concat(concat(a, b), c); }
+constexpr bool identity_order(const labels& from, const labels& to) {
+  if (from.n != to.n) return false;
+  for (int i = 0; i != from.n; ++i)
+    if (from.v[i] != to.v[i]) return false;
+  return true;
+}
+
+/// How two reduced terms a and b meet: batch labels (both, and the output), contracted (both, not the output),
+/// the labels of one only (in the output's order).
+struct contraction {
+  labels batch, left, right, summed;
+};
+constexpr contraction classify(const labels& a, const labels& b, const labels& out) {
+  contraction c;
+  c.batch = select(out, [&](int l) { return a.has(l) && b.has(l); });
+  c.left = select(out, [&](int l) { return a.has(l) && !b.has(l); });
+  c.right = select(out, [&](int l) { return b.has(l) && !a.has(l); });
+  c.summed = select(a, [&](int l) { return b.has(l) && !out.has(l); });
+  return c;
+}
+
+// ---- building the graph ------------------------------------------------------------------------------------------
+
+/// x with its axes reordered from labels `from` to labels `to` (a permutation of them); x itself when in order.
+template <labels From, labels To, class X> auto reorder(X x) {
+  static_assert(From.n == To.n);
+  if constexpr (identity_order(From, To)) {
+    return x;
+  } else {
+    constexpr std::size_t R = static_cast<std::size_t>(To.n);
+    typename op::permute::template params<R, R> p;
+    for (std::size_t d = 0; d != R; ++d) p.perm[d] = static_cast<std::size_t>(From.find(To.v[d]));
+    return layout_expr<op::permute, X, R>(std::move(x), p);
+  }
+}
+
+/// x (labels T) with every repeated label taken to its diagonal.
+template <labels T, class X> auto take_diagonals(X x) {
+  constexpr repeat r = first_repeat(T);
+  if constexpr (!r.found) {
+    return x;
+  } else {
+    constexpr std::size_t R = static_cast<std::size_t>(T.n);
+    typename op::diagonal::template params<R, R - 1> p;
+    p.axis1 = static_cast<std::size_t>(r.a1);
+    p.axis2 = static_cast<std::size_t>(r.a2);
+    return take_diagonals<after_diagonal(T, r)>(layout_expr<op::diagonal, X, R - 1>(std::move(x), p));
+  }
+}
+
+/// x summed over the axes in Mask (one reduction pass), x itself for none.
+template <std::uint32_t Mask, class X> auto sum_axes(X x) {
+  if constexpr (Mask == 0) {
+    return x;
+  } else {
+    constexpr std::size_t R = X::rank - static_cast<std::size_t>(std::popcount(Mask));
+    return reduce_expr<op::sum, X, R>(std::move(x), op::sum{}, Mask);
+  }
+}
+
+/// x (labels T, a subsequence of Full) with an axis of extent 1 inserted for each label of Full it lacks.
+template <labels T, labels Full, class X> auto expand_to(X x) {
+  if constexpr (T.n == Full.n) {
+    return x;
+  } else {
+    constexpr int at = [] {
+      for (int i = 0; i != Full.n; ++i)
+        if (i >= T.n || T.v[i] != Full.v[i]) return i;
+      return Full.n;
+    }();
+    constexpr labels next = [] {
+      labels o;
+      for (int i = 0; i != T.n + 1; ++i) o.push(i < at ? T.v[i] : i == at ? Full.v[at] : T.v[i - 1]);
+      return o;
+    }();
+    typename op::unsqueeze::template params<X::rank, X::rank + 1> p;
+    p.axis = static_cast<std::size_t>(at);
+    return expand_to<next, Full>(layout_expr<op::unsqueeze, X, X::rank + 1>(std::move(x), p));
+  }
+}
+
+/// The product of the extents of x's axes [first, first + count), as a shape entry.
+template <std::size_t R> index_t extent_product(const shape_t<R>& s, int first, int count) {
+  index_t n = 1;
+  for (int i = first; i != first + count; ++i) n *= s[static_cast<std::size_t>(i)];
+  return n;
+}
+
+/// Throws unless every label has one extent across the operands (an ellipsis axis of extent 1 broadcasts).
+template <class... S>
+void check_extents(const char* text, const labels* terms, const texpr::source_location& loc, const S&... shapes) {
+  index_t extent[ellipsis_base + max_rank];
+  int from[ellipsis_base + max_rank];
+  for (int l = 0; l != ellipsis_base + max_rank; ++l) from[l] = -1;
+  std::string descriptions[] = {to_string(shapes)...};
+  int k = 0;
+  const auto one = [&](const auto& s) {
+    for (int i = 0; i != terms[k].n; ++i) {
+      const int l = terms[k].v[i];
+      const index_t e = s[static_cast<std::size_t>(i)];
+      if (from[l] < 0 || (l >= ellipsis_base && extent[l] == 1)) {
+        if (from[l] < 0 || e != 1) {
+          from[l] = k;
+          extent[l] = e;
+        }
+      } else if (extent[l] != e && !(l >= ellipsis_base && e == 1)) {
+        std::string label = l >= ellipsis_base ? std::string("an axis of '...'") : std::string("label '") + character(l) + "'";
+        throw shape_error(at(loc) + "texpr: einsum \"" + text + "\": " + label + " has extent " + std::to_string(extent[l]) +
+                          " in operand " + std::to_string(from[l]) + " (shape " + descriptions[from[l]] + ") and " +
+                          std::to_string(e) + " in operand " + std::to_string(k) + " (shape " + descriptions[k] + ")");
+      }
+    }
+    ++k;
+  };
+  (one(shapes), ...);
+}
+
+/// The rank the output term reads as (its letters; without "->", the letters written once), whatever is wrong
+/// elsewhere: the rank of the stand-in result after a diagnostic.
+template <std::size_t N> constexpr std::size_t written_output_rank(const char (&text)[N]) {
+  std::size_t arrow = N, count = 0;
+  for (std::size_t i = 0; i + 1 < N; ++i)
+    if (text[i] == '-' && text[i + 1] == '>') arrow = i;
+  if (arrow != N) {
+    for (std::size_t i = arrow + 2; i < N; ++i) count += letter(text[i]) >= 0 ? 1 : 0;
+    return count;
+  }
+  for (int l = 0; l != ellipsis_base; ++l) {
+    int seen = 0;
+    for (std::size_t i = 0; i < N; ++i) seen += letter(text[i]) == l ? 1 : 0;
+    count += seen == 1 ? 1 : 0;
+  }
+  return count;
+}
+
+/// The compile-time checks, one message per mistake.
+template <parsed P> constexpr bool check() {
+  static_assert(P.err != error::character, "texpr: einsum: a subscript is not a letter, ',', '->' or '...'");
+  static_assert(P.err != error::operands, "texpr: einsum: the subscripts name another number of operands than given (1 or 2)");
+  static_assert(P.err != error::arrow, "texpr: einsum: '->' appears once at most, '-' and '>' only there");
+  static_assert(P.err != error::ellipsis, "texpr: einsum: '.' only as one '...' per term");
+  static_assert(P.err != error::rank, "texpr: einsum: a term has another number of labels than its operand has axes");
+  static_assert(P.err != error::unknown_output, "texpr: einsum: an output label appears in no input term");
+  static_assert(P.err != error::repeated_output, "texpr: einsum: an output label appears twice");
+  static_assert(P.err != error::missing_ellipsis,
+                "texpr: einsum: the inputs have '...' axes, so the output names them too ('...' in the output term)");
+  static_assert(P.err != error::too_many, "texpr: einsum: a term has more than 16 axes");
+  return P.err == error::none;
+}
+
+/// One operand: diagonals, the sum over labels the output lacks, then the output's order.
+template <parsed P, class A> auto one(A a) {
+  constexpr labels t = without_repeats(P.in[0]);
+  constexpr std::uint32_t m = private_axes(t, labels{}, P.out);
+  return reorder<without_axes(t, m), P.out>(sum_axes<m>(take_diagonals<P.in[0]>(std::move(a))));
+}
+
+/// x (batch..., Rows labels..., Cols labels...) as (batch..., product of the rows, product of the cols).
+template <std::size_t NB, int Rows, int Cols, class X> auto as_matrices(X x) {
+  if constexpr (Rows == 1 && Cols == 1) {
+    return x;
+  } else {
+    const auto s = x.shape();
+    shape_t<NB + 2> m{};
+    for (std::size_t d = 0; d != NB; ++d) m[d] = s[d];
+    m[NB] = extent_product(s, static_cast<int>(NB), Rows);
+    m[NB + 1] = extent_product(s, static_cast<int>(NB) + Rows, Cols);
+    return texpr::reshape(std::move(x), m);
+  }
+}
+
+/// (batch..., M, K) x (batch..., K, N), M, K and N the products of the left, summed and right extents, then the
+/// output's labels and order. a has labels La, b labels Lb.
+template <labels Batch, labels Left, labels Summed, labels Right, labels Out, labels La, labels Lb, class A, class B>
+auto contract(A ra, B rb) {
+  constexpr labels ao = concat(Batch, Left, Summed), bo = concat(Batch, Summed, Right);
+  constexpr std::size_t nb = static_cast<std::size_t>(Batch.n);
+  auto pa = reorder<La, ao>(std::move(ra));
+  auto pb = reorder<Lb, bo>(std::move(rb));
+  const auto as = pa.shape();
+  const auto bs = pb.shape();
+  auto product = matmul(as_matrices<nb, Left.n, Summed.n>(std::move(pa)), as_matrices<nb, Summed.n, Right.n>(std::move(pb)));
+  constexpr labels full = concat(Batch, Left, Right);
+  if constexpr (Left.n == 1 && Right.n == 1) {
+    return reorder<full, Out>(std::move(product));
+  } else {
+    const auto ps = product.shape();
+    shape_t<static_cast<std::size_t>(full.n)> s{};
+    for (std::size_t d = 0; d != nb; ++d) s[d] = ps[d];
+    for (int i = 0; i != Left.n; ++i) s[nb + static_cast<std::size_t>(i)] = as[nb + static_cast<std::size_t>(i)];
+    for (int i = 0; i != Right.n; ++i)
+      s[nb + static_cast<std::size_t>(Left.n + i)] = bs[nb + static_cast<std::size_t>(Summed.n + i)];
+    return reorder<full, Out>(texpr::reshape(std::move(product), s));
+  }
+}
+
+/// Two operands: each reduced alone first, then one matmul (or, with nothing contracted or nothing but batch
+/// labels kept, one elementwise product, summed over the contracted labels in the same pass).
+template <parsed P, class A, class B> auto two(A a, B b) {
+  constexpr labels ta = without_repeats(P.in[0]), tb = without_repeats(P.in[1]);
+  constexpr std::uint32_t ma = private_axes(ta, tb, P.out), mb = private_axes(tb, ta, P.out);
+  constexpr labels la = without_axes(ta, ma), lb = without_axes(tb, mb);
+  constexpr contraction c = classify(la, lb, P.out);
+  auto ra = sum_axes<ma>(take_diagonals<P.in[0]>(std::move(a)));
+  auto rb = sum_axes<mb>(take_diagonals<P.in[1]>(std::move(b)));
+  if constexpr (c.left.n == 0 && c.right.n == 0) {
+    // a dot product per batch element: (batch..., summed...) times the same, the summed axes reduced
+    constexpr labels order = concat(c.batch, c.summed);
+    constexpr std::uint32_t summed = c.summed.n == 0 ? 0u : ((std::uint32_t(1) << order.n) - 1) & ~((std::uint32_t(1) << c.batch.n) - 1);
+    return sum_axes<summed>(reorder<la, order>(std::move(ra)) * reorder<lb, order>(std::move(rb)));
+  } else if constexpr (c.summed.n == 0) {
+    // an outer product per batch element: (batch..., left..., 1...) times (batch..., 1..., right...)
+    constexpr labels full = concat(c.batch, c.left, c.right);
+    constexpr labels ao = concat(c.batch, c.left), bo = concat(c.batch, c.right);
+    return reorder<full, P.out>(expand_to<ao, full>(reorder<la, ao>(std::move(ra)))) *
+           reorder<full, P.out>(expand_to<bo, full>(reorder<lb, bo>(std::move(rb))));  // (each a view: the product is written in order)
+  } else if constexpr (identity_order(concat(c.batch, c.right, c.left), P.out) && !identity_order(concat(c.batch, c.left, c.right), P.out)) {
+    // the output is (batch..., right..., left...): (a b)^T = b^T a^T, computed as that product, with no permute
+    return contract<c.batch, c.right, c.summed, c.left, P.out, lb, la>(std::move(rb), std::move(ra));
+  } else {
+    return contract<c.batch, c.left, c.summed, c.right, P.out, la, lb>(std::move(ra), std::move(rb));
+  }
+}
+
+} // namespace detail::einsum_impl
+
+namespace detail::einsum_impl {
+template <einsum_subscripts S, class... C> auto build(const texpr::source_location& loc, C... c) {
+  constexpr int r0 = static_cast<int>(std::tuple_element_t<0, std::tuple<C...>>::rank);
+  constexpr int r1 = static_cast<int>(std::tuple_element_t<sizeof...(C) - 1, std::tuple<C...>>::rank);
+  constexpr parsed p = parse(S.text, static_cast<int>(sizeof...(C)), r0, r1);
+  if constexpr (!check<p>()) {
+    // (the static_assert above reported the mistake; a zero of the operands' dtype and backend stands in for the
+    // result, so that the user's next line does not add errors of its own)
+    using First = std::tuple_element_t<0, std::tuple<C...>>;
+    constexpr std::size_t R = written_output_rank(S.text);
+    return constant_expr<typename First::value_type, R, typename First::backend>(typename First::value_type{}, shape_t<R>{});
+  } else {
+    check_extents(S.text, p.in, loc, c.shape()...);
+    if constexpr (sizeof...(C) == 1) return one<p>(std::move(c)...);
+    else return two<p>(std::move(c)...);
+  }
+}
+} // namespace detail::einsum_impl
+
+/// Einstein summation (numpy.einsum, torch.einsum) over one operand: `tx::einsum<"ii">(m)` (a trace),
+/// `tx::einsum<"ij->ji">(m)`. Implicit output (no "->"): the '...' axes, then the labels used once, uppercase before
+/// lowercase, as NumPy. Lowered when compiled to diagonal, sum and permute (what tx::placement shows and tx::grad
+/// differentiates). Malformed subscripts are a compile error; extents that disagree a tx::shape_error.
+template <einsum_subscripts S, operand A> auto einsum(A&& a, texpr::source_location loc = texpr::source_location::current()) {
+  return detail::einsum_impl::build<S>(loc, detail::capture(std::forward<A>(a)));
+}
+/// Einstein summation over two operands: `tx::einsum<"bij,bjk->bik">(a, b)`, `tx::einsum<"...ij,...jk">(a, b)`
+/// ('...' axes broadcast). Each operand's diagonals and private labels first, then one matmul (batch, left, summed
+/// and right labels grouped by permute and reshape), or one elementwise product where nothing is contracted or
+/// nothing but batch labels is kept (then summed in the same pass).
+template <einsum_subscripts S, operand A, operand B>
+auto einsum(A&& a, B&& b, texpr::source_location loc = texpr::source_location::current()) {
+  using CA = detail::captured_t<A>;
+  using CB = detail::captured_t<B>;
+  detail::check_same_dtype<typename CA::value_type, typename CB::value_type>();
+  detail::check_same_backend<typename CA::backend, typename CB::backend>();
+  return detail::einsum_impl::build<S>(loc, detail::capture(std::forward<A>(a)), detail::capture(std::forward<B>(b)));
+}
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_EXPR_EINSUM_HPP
+// ---- end texpr/expr/einsum.hpp ----
+// ---- begin texpr/expr/generator.hpp ----
+#ifndef TEXPR_SI_TEXPR_EXPR_GENERATOR_HPP
+#define TEXPR_SI_TEXPR_EXPR_GENERATOR_HPP
+// Lazy constants and generators: tx::zeros, ones, full, zeros_like, ones_like (a value broadcast to a shape, no
+// memory until assigned) and tx::arange (values from the element index, fused into whatever reads them).
+
+namespace texpr {
+
+/// A generator node: Op's source<T> over a shape, on Backend (where it is evaluated and what it can be combined with).
+template <class Op, class T, std::size_t R, class Backend> class generator_expr : public expr_base<generator_expr<Op, T, R, Backend>> {
+ public:
+  using texpr_node = void;
+  using op_type = Op;
+  using value_type = T;
+  using kernel_dtype = T;
+  using backend = Backend;
+  using children = detail::type_list<>;
+  static constexpr std::size_t rank = R;
+  using source_type = typename Op::template source<T>;  ///< The per-element function.
+
+  /// Values src(i) for the row-major index i over `shape`.
+  generator_expr(source_type src, const shape_t<R>& shape) : src_(src), shape_(shape) {}
+  /// The per-element function.
+  source_type source() const { return src_; }
+  /// The shape.
+  const shape_t<R>& shape() const { return shape_; }
+  /// No operands.
+  const detail::tuple<>& operands() const { return detail::no_operands(); }
+
+ private:
+  source_type src_;
+  shape_t<R> shape_{};
+};
+
+namespace detail {
+/// A generator's shape, as every constructor of a shape checks it (extents >= 0, element and byte counts in int64).
+template <class T, std::size_t R> void check_extents(const shape_t<R>& s, const char* what, const source_location& loc) {
+  check_shape(s, sizeof(T), what, &loc);
+}
+} // namespace detail
+
+/// A tensor of `value` in every element of `shape`, on Backend: lazy (no memory) until assigned.
+template <class Backend = host, class T, std::size_t R>
+auto full(const shape_t<R>& shape, T value, source_location loc = source_location::current()) {
+  static_assert(backend_tag<Backend>, "texpr: full<Backend> needs tx::host or tx::cuda");
+  detail::check_extents<T>(shape, "full", loc);
+  return constant_expr<T, R, Backend>(value, shape);
+}
+/// full with the shape written as a braced list: tx::full({2, 3}, 1.5f).
+template <class Backend = host, class T, std::size_t R>
+auto full(const index_t (&shape)[R], T value, source_location loc = source_location::current()) {
+  return full<Backend>(detail::to_shape(shape), value, loc);
+}
+/// Zeros of dtype T and `shape` on Backend: lazy (no memory) until assigned.
+template <class T, class Backend = host, std::size_t R>
+auto zeros(const shape_t<R>& shape, source_location loc = source_location::current()) {
+  return full<Backend>(shape, T(0), loc);
+}
+/// zeros with the shape written as a braced list: tx::zeros<float>({2, 3}).
+template <class T, class Backend = host, std::size_t R>
+auto zeros(const index_t (&shape)[R], source_location loc = source_location::current()) {
+  return full<Backend>(detail::to_shape(shape), T(0), loc);
+}
+/// Ones of dtype T and `shape` on Backend: lazy (no memory) until assigned.
+template <class T, class Backend = host, std::size_t R>
+auto ones(const shape_t<R>& shape, source_location loc = source_location::current()) {
+  return full<Backend>(shape, T(1), loc);
+}
+/// ones with the shape written as a braced list: tx::ones<float>({2, 3}).
+template <class T, class Backend = host, std::size_t R>
+auto ones(const index_t (&shape)[R], source_location loc = source_location::current()) {
+  return full<Backend>(detail::to_shape(shape), T(1), loc);
+}
+/// Zeros with e's dtype, shape and backend.
+template <operand E> auto zeros_like(const E& e) {
+  using N = detail::captured_t<const E&>;
+  using T = typename N::value_type;
+  return constant_expr<T, N::rank, typename N::backend>(T(0), e.shape());
+}
+/// Ones with e's dtype, shape and backend.
+template <operand E> auto ones_like(const E& e) {
+  using N = detail::captured_t<const E&>;
+  using T = typename N::value_type;
+  return constant_expr<T, N::rank, typename N::backend>(T(1), e.shape());
+}
+
+/// begin, begin + step, ... while below end (above, for a negative step), of dtype T on Backend; lazy (computed
+/// where it is read). Throws shape_error for a zero step, a non-finite begin, end or step, and a count (or its
+/// byte size) that does not fit in int64. Integer counts are exact; floating ones are ceil((end - begin) / step).
+template <class T, class Backend = host>
+auto arange(T begin, T end, T step, source_location loc = source_location::current()) {
+  static_assert(backend_tag<Backend>, "texpr: arange<T, Backend> needs tx::host or tx::cuda");
+  using S = typename op::arange::source<T>;
+  using W = typename S::step_t;
+  const auto wb = detail::widen(begin), we = detail::widen(end), ws = detail::widen(step);
+  const auto text = [](auto v) {
+    if constexpr (std::is_floating_point_v<decltype(v)>) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.10g", static_cast<double>(v));
+      return std::string(buf);
+    } else {
+      return std::to_string(v);
+    }
+  };
+  const auto fail = [&](const std::string& why) {
+    return shape_error(detail::at(loc) + "texpr: " + why + " in arange(" + text(wb) + ", " + text(we) + ", " + text(ws) + ")");
+  };
+  if (ws == 0) throw fail("arange step must not be 0");
+  index_t n = 0;
+  if constexpr (is_floating_v<T>) {
+    const double b = static_cast<double>(wb), e = static_cast<double>(we), s = static_cast<double>(ws);
+    if (!std::isfinite(b) || !std::isfinite(e) || !std::isfinite(s)) throw fail("begin, end and step must be finite");
+    const double span = std::ceil((e - b) / s);
+    // 2^63 is the first double past index_t; a NaN or infinite span (finite ends, tiny step) fails the test too.
+    if (!(span < 9223372036854775808.0)) throw fail("the element count does not fit in int64");
+    n = span > 0 ? static_cast<index_t>(span) : 0;
+  } else {
+    // Exact, in unsigned arithmetic: end - begin and -step may leave int64 (begin = INT64_MIN, step = INT64_MIN).
+    using U = std::uint64_t;
+    const auto b = static_cast<std::int64_t>(wb), e = static_cast<std::int64_t>(we), s = static_cast<std::int64_t>(ws);
+    if (s > 0 ? e > b : e < b) {
+      const U distance = s > 0 ? U(e) - U(b) : U(b) - U(e);
+      const U magnitude = s > 0 ? U(s) : U(0) - U(s);
+      const U count = (distance - 1) / magnitude + 1;
+      if (count > U(INT64_MAX)) throw fail("the element count does not fit in int64");
+      n = static_cast<index_t>(count);
+    }
+  }
+  detail::check_shape(shape_t<1>{n}, sizeof(T), "arange", &loc);
+  return generator_expr<op::arange, T, 1, Backend>(S{static_cast<W>(wb), static_cast<W>(ws)}, shape_t<1>{n});
+}
+/// 0, 1, ..., n - 1 of dtype T on Backend; lazy.
+template <class T, class Backend = host> auto arange(index_t n, source_location loc = source_location::current()) {
+  if (n < 0) throw shape_error(detail::at(loc) + "texpr: arange of a negative length " + std::to_string(n));
+  detail::check_shape(shape_t<1>{n}, sizeof(T), "arange", &loc);
+  using S = typename op::arange::source<T>;
+  return generator_expr<op::arange, T, 1, Backend>(S{typename S::step_t(0), typename S::step_t(1)}, shape_t<1>{n});
+}
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_EXPR_GENERATOR_HPP
+// ---- end texpr/expr/generator.hpp ----
+// ---- begin texpr/expr/random.hpp ----
+#ifndef TEXPR_SI_TEXPR_EXPR_RANDOM_HPP
+#define TEXPR_SI_TEXPR_EXPR_RANDOM_HPP
+// tx::random::uniform and tx::random::normal: lazy counter-based random tensors (Philox4x32-10), fused into whatever
+// reads them; element i depends only on the seed and i, so host and cuda give the same numbers (docs/semantics.md).
+// tx::dropout multiplies by such a mask.
+
+namespace texpr {
+
+namespace detail {
+/// The dtypes a random generator can produce.
+template <class T>
+inline constexpr bool random_dtype_v = std::is_same_v<T, float> || std::is_same_v<T, double> || is_float16_v<T>;
+
+/// The largest T below x (x finite): the next bit pattern towards -infinity (IEEE formats, sign and magnitude).
+template <class T> T next_below(T x) {
+  if constexpr (is_float16_v<T>) {
+    T r = x;
+    if ((x.bits & 0x7fffu) == 0) r.bits = 0x8001u;  // +-0: the negative subnormal of least magnitude
+    else if (x.bits & 0x8000u) ++r.bits;             // negative: larger magnitude
+    else --r.bits;
+    return r;
+  } else {
+    return std::nextafter(x, -std::numeric_limits<T>::infinity());
+  }
+}
+} // namespace detail
+
+/// Random tensors: tx::random::uniform and tx::random::normal.
+namespace random {
+
+/// Uniform random values in [lo, hi) of dtype T and `shape` on Backend, from `seed`; lazy (computed where read).
+/// Element i is a function of (seed, i) only. Needs lo < hi with hi - lo finite (else std::invalid_argument).
+template <class T, class Backend = host, std::size_t R>
+auto uniform(const shape_t<R>& shape, std::uint64_t seed, T lo = T(0), T hi = T(1),
+             source_location loc = source_location::current()) {
+  static_assert(backend_tag<Backend>, "texpr: random::uniform<T, Backend> needs tx::host or tx::cuda");
+  static_assert(detail::random_dtype_v<T>,
+                "texpr: random::uniform<T> needs a floating dtype (float, double, half, bfloat16)");
+  detail::check_extents<T>(shape, "uniform", loc);
+  const double l = static_cast<double>(detail::widen(lo)), h = static_cast<double>(detail::widen(hi));
+  if (!(l < h) || !std::isfinite(h - l))
+    throw std::invalid_argument(
+        detail::at(loc) + "texpr: random::uniform needs lo < hi with a finite hi - lo, got lo = " +
+        std::to_string(l) + ", hi = " + std::to_string(h));
+  using S = typename op::uniform::source<T>;
+  const S source{detail::philox_seed(seed), l, h - l, h, detail::next_below(hi)};
+  return generator_expr<op::uniform, T, R, Backend>(source, shape);
+}
+/// uniform with the shape written as a braced list: tx::random::uniform<float>({2, 3}, seed).
+template <class T, class Backend = host, std::size_t R>
+auto uniform(const index_t (&shape)[R], std::uint64_t seed, T lo = T(0), T hi = T(1),
+             source_location loc = source_location::current()) {
+  return uniform<T, Backend>(detail::to_shape(shape), seed, lo, hi, loc);
+}
+
+/// Normal random values with `mean` and `stddev` of dtype T and `shape` on Backend, from `seed` (Box-Muller); lazy.
+/// Element i is a function of (seed, i) only. Needs a finite mean and stddev >= 0 (else std::invalid_argument).
+template <class T, class Backend = host, std::size_t R>
+auto normal(const shape_t<R>& shape, std::uint64_t seed, T mean = T(0), T stddev = T(1),
+            source_location loc = source_location::current()) {
+  static_assert(backend_tag<Backend>, "texpr: random::normal<T, Backend> needs tx::host or tx::cuda");
+  static_assert(detail::random_dtype_v<T>,
+                "texpr: random::normal<T> needs a floating dtype (float, double, half, bfloat16)");
+  detail::check_extents<T>(shape, "normal", loc);
+  const double m = static_cast<double>(detail::widen(mean)), s = static_cast<double>(detail::widen(stddev));
+  if (!std::isfinite(m) || !(s >= 0) || !std::isfinite(s))
+    throw std::invalid_argument(detail::at(loc) +
+                                "texpr: random::normal needs a finite mean and a finite stddev >= 0, got mean = " +
+                                std::to_string(m) + ", stddev = " + std::to_string(s));
+  using S = typename op::normal::source<T>;
+  return generator_expr<op::normal, T, R, Backend>(S{detail::philox_seed(seed), m, s}, shape);
+}
+/// normal with the shape written as a braced list: tx::random::normal<float>({2, 3}, seed).
+template <class T, class Backend = host, std::size_t R>
+auto normal(const index_t (&shape)[R], std::uint64_t seed, T mean = T(0), T stddev = T(1),
+            source_location loc = source_location::current()) {
+  return normal<T, Backend>(detail::to_shape(shape), seed, mean, stddev, loc);
+}
+
+} // namespace random
+
+/// Inverted dropout, as torch.nn.functional.dropout in training: each element of x kept with probability 1 - p and
+/// scaled by 1 / (1 - p), else 0. Element i is kept where element i of random::uniform<double>(x's shape, seed) is
+/// >= p. The mask is a generator (op::dropout_mask), a function of (seed, i): fused into the product, and
+/// regenerated, not stored, where the gradient g * mask reads it. p = 0 gives x's values unchanged (the mask is 1
+/// and draws no random number). Needs 0 <= p < 1 (else std::invalid_argument).
+template <operand E>
+auto dropout(E&& x, double p, std::uint64_t seed, source_location loc = source_location::current()) {
+  using C = detail::captured_t<E>;
+  using T = typename C::value_type;
+  using B = typename C::backend;
+  static_assert(detail::random_dtype_v<T>, "texpr: dropout takes a floating operand (float, double, half, bfloat16)");
+  static_assert(backend_tag<B>, "texpr: dropout takes an operand on tx::host or tx::cuda (a tensor expression)");
+  if (!(p >= 0 && p < 1))
+    throw std::invalid_argument(detail::at(loc) + "texpr: dropout needs 0 <= p < 1, got p = " + std::to_string(p));
+  auto c = detail::capture(std::forward<E>(x));
+  using S = typename op::dropout_mask::source<T>;
+  const S source{detail::philox_seed(seed), p, detail::narrow<T>(1.0 / (1.0 - p)), detail::narrow<T>(0.0)};
+  auto mask = generator_expr<op::dropout_mask, T, C::rank, B>(source, c.shape());
+  return std::move(c) * std::move(mask);
+}
+
+} // namespace texpr
+#endif // TEXPR_SI_TEXPR_EXPR_RANDOM_HPP
+// ---- end texpr/expr/random.hpp ----
 // ---- begin texpr/expr/scan.hpp ----
 #ifndef TEXPR_SI_TEXPR_EXPR_SCAN_HPP
 #define TEXPR_SI_TEXPR_EXPR_SCAN_HPP
@@ -6790,7 +7542,60 @@ template <class Op, class C> class scan_expr : public expr_base<scan_expr<Op, C>
   bool reverse_;
 };
 
+/// h_i = a_i h_{i-1} + b_i along one axis of A and B (one shape), from h = 0; from the end when reversed.
+template <class A, class B> class recurrence_expr : public expr_base<recurrence_expr<A, B>> {
+  static_assert(A::rank >= 1 && A::rank == B::rank, "texpr: a linear recurrence takes a and b of one rank, 1 or more");
+
+ public:
+  using texpr_node = void;
+  using op_type = op::linear_recurrence;
+  using children = detail::type_list<A, B>;
+  using kernel_dtype = typename A::value_type;  ///< The dtype of a (and b) selects the kernel.
+  using value_type = kernel_dtype;
+  using backend = typename detail::common_backend<typename A::backend, typename B::backend>::type;
+  static constexpr std::size_t rank = A::rank;
+  /// The kernels read both operands through their accessors, fused (tx::placement reads this).
+  static constexpr bool reads_operand_fused = true;
+
+  /// The recurrence of coefficients a and terms b (one shape, validated by tx::linear_recurrence) along `axis`.
+  recurrence_expr(A a, B b, std::size_t axis, bool reverse) : c_{{std::move(a)}, {std::move(b)}}, axis_(axis), reverse_(reverse) {}
+  /// The result shape (the operands').
+  shape_t<rank> shape() const { return detail::get<0>(c_).shape(); }
+  /// The coefficients and the terms.
+  const detail::tuple<A, B>& operands() const { return c_; }
+  /// The fold the recurrence runs (affine maps under composition).
+  op::affine_compose op() const { return {}; }
+  /// The axis.
+  std::size_t axis() const { return axis_; }
+  /// True when the recurrence runs from the end of the axis.
+  bool reverse() const { return reverse_; }
+  /// The same recurrence over other operands of the same shapes.
+  template <class C, class D> recurrence_expr<C, D> with_operands(C c, D d) const {
+    return recurrence_expr<C, D>(std::move(c), std::move(d), axis_, reverse_);
+  }
+
+ private:
+  detail::tuple<A, B> c_;
+  std::size_t axis_;
+  bool reverse_;
+};
+
 namespace detail {
+template <class E, class F>
+auto recurrence_along(E&& a, F&& b, index_t axis, bool reverse, const texpr::source_location& loc) {
+  using CA = captured_t<E>;
+  using CB = captured_t<F>;
+  check_same_dtype<typename CA::value_type, typename CB::value_type>();
+  check_same_backend<typename CA::backend, typename CB::backend>();
+  static_assert(CA::rank >= 1 && CA::rank == CB::rank, "texpr: linear_recurrence takes a and b of one rank, 1 or more");
+  auto ca = capture(std::forward<E>(a));
+  auto cb = capture(std::forward<F>(b));
+  if (ca.shape() != cb.shape())
+    throw shape_error(at(loc) + "texpr: linear_recurrence of a of shape " + to_string(ca.shape()) + " and b of shape " +
+                      to_string(cb.shape()) + ": they need one shape");
+  const std::size_t ax = reduction_axis(axis, ca.shape(), "linear_recurrence", loc);
+  return recurrence_expr<CA, CB>(std::move(ca), std::move(cb), ax, reverse);
+}
 template <class Op, class E> auto scan_along(E&& e, index_t axis, bool reverse, const texpr::source_location& loc) {
   using C = captured_t<E>;
   static_assert(C::rank >= 1, "texpr: a scan needs an operand of rank 1 or more (reshape a scalar first)");
@@ -6812,6 +7617,19 @@ template <class Op, class E> auto scan_along(E&& e, index_t axis, bool reverse, 
   }
 TEXPR_SCAN_FUNCTIONS(TEXPR_SCAN)
 #undef TEXPR_SCAN
+
+/// Lazy h_i = a_i h_{i-1} + b_i along `axis` (negative counts from the end) from h_{-1} = 0, for a and b of one shape:
+/// an exponential moving average is linear_recurrence(full(shape, 1 - alpha), alpha * x, axis). One pass, the
+/// operands read fused. Gradients to both.
+template <operand E, operand F>
+auto linear_recurrence(E&& a, F&& b, index_t axis, texpr::source_location loc = texpr::source_location::current()) {
+  return detail::recurrence_along(std::forward<E>(a), std::forward<F>(b), axis, false, loc);
+}
+/// The same from the end of the axis: h_i = a_i h_{i+1} + b_i from h_n = 0.
+template <operand E, operand F>
+auto linear_recurrence(E&& a, F&& b, index_t axis, reversed_t, texpr::source_location loc = texpr::source_location::current()) {
+  return detail::recurrence_along(std::forward<E>(a), std::forward<F>(b), axis, true, loc);
+}
 
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_EXPR_SCAN_HPP
@@ -8208,7 +9026,8 @@ TEXPR_REPORT_PATH void plan_computed_operands(const N& n, plan_state& st) {
     else
       st.operand(0, [&] { plan_read<B>(n.child(), st); });
   } else if constexpr (requires { N::reads_operand_fused; }) {
-    st.operand(0, [&] { plan_read<B>(n.child(), st); });
+    int j = 0;
+    for_each_operand(n, [&](const auto& c) { st.operand(j++, [&] { plan_read<B>(c, st); }); });
   } else if constexpr (requires { n.slice_shape(std::size_t{0}); }) {
     int j = 0;
     const auto strides = contiguous_strides(n.shape());  // (a computed node's destination is contiguous)
@@ -8866,6 +9685,40 @@ template <class Kernel, class Op, class R, class... A> struct map_accessor {
   }
 };
 
+/// Two accessors of one output shape read side by side: each element is a pair (what a linear recurrence folds:
+/// its coefficient and its term). Its chunk reader pairs the two operands' own.
+template <class VA, class VB, class A, class B> struct pair_accessor {
+  using value_type = op::value_pair<VA, VB>;
+  A a;  ///< The first operand's accessor.
+  B b;  ///< The second's.
+  TEXPR_HOST_DEVICE bool dense() const { return a.dense() && b.dense(); }
+  TEXPR_HOST_DEVICE value_type linear(index_t i) const { return {a.linear(i), b.linear(i)}; }
+  TEXPR_HOST_DEVICE value_type at(const index_t* idx) const { return {a.at(idx), b.at(idx)}; }
+  TEXPR_HOST_DEVICE void seek(const index_t* idx, std::size_t axis) {
+    a.seek(idx, axis);
+    b.seek(idx, axis);
+  }
+  TEXPR_HOST_DEVICE value_type along(index_t j) const { return {a.along(j), b.along(j)}; }
+  /// (host) The two operands' chunk readers.
+  struct chunk_reader {
+    detail::chunk_reader_t<A> ca;
+    detail::chunk_reader_t<B> cb;
+    void init(detail::chunk_arena& arena) {
+      ca.init(arena);
+      cb.init(arena);
+    }
+    void bind(const pair_accessor& p, index_t len) {
+      ca.bind(p.a, len);
+      cb.bind(p.b, len);
+    }
+    void start(index_t first, index_t n) {
+      ca.start(first, n);
+      cb.start(first, n);
+    }
+    value_type operator[](index_t i) const { return {ca[i], cb[i]}; }
+  };
+};
+
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_EVAL_ACCESSOR_HPP
 // ---- end texpr/eval/accessor.hpp ----
@@ -9007,6 +9860,20 @@ template <std::size_t RO, class N, class B> auto read(const N& n, const shape_t<
   } else {
     const auto v = materialize(n, ctx);
     return make_strided_accessor(memory_source<T>{v.data()}, v.shape(), v.strides(), out);
+  }
+}
+
+/// The accessor a scan kernel folds over node n: its operand's, or for a linear recurrence the pair of its two
+/// operands' (coefficient, term), both read fused.
+template <class N, class B> auto scan_operand(const N& n, context<B>& ctx) {
+  if constexpr (N::children::size == 1) {
+    return read(get<0>(n.operands()), n.shape(), ctx);
+  } else {
+    auto a = read(get<0>(n.operands()), n.shape(), ctx);
+    auto b = read(get<1>(n.operands()), n.shape(), ctx);
+    using A = decltype(a);
+    using Bacc = decltype(b);
+    return pair_accessor<typename A::value_type, typename Bacc::value_type, A, Bacc>{a, b};
   }
 }
 
@@ -12099,7 +12966,7 @@ void line_scan::run(const N& n, const view<T, R, host>& dest, context<host>& ctx
   using KT = typename N::kernel_dtype;
   using Reduction = typename N::op_type::reduction;
   using A = typename Reduction::template accumulator<KT>;
-  const auto acc = detail::read(n.child(), n.shape(), ctx);
+  const auto acc = detail::scan_operand(n, ctx);
   detail::host_impl::run_scan<Reduction, A, T>(n.op(), acc, n.shape(), n.axis(), n.reverse(), dest.data());
 }
 
@@ -12473,7 +13340,58 @@ namespace detail {
 template <class Op2, class N, class X> auto rescan(const N& n, X x) {
   return scan_expr<Op2, captured_t<X>>(capture(std::move(x)), n.axis(), !n.reverse());
 }
+
+/// x moved one place along `axis`, by `offset` (+1: element i is x's element i - 1; -1: element i + 1), the place
+/// left free filled with `fill`. One expression type for either direction (a slice of x padded at both ends), since
+/// a scan's direction is a run-time property of its node.
+template <class X, class T> auto shifted(const X& x, std::size_t axis, int offset, T fill) {
+  using C = captured_t<const X&>;
+  using B = typename C::backend;
+  constexpr std::size_t R = C::rank;
+  auto edge_shape = x.shape();
+  edge_shape[axis] = 1;
+  const index_t n = x.shape()[axis];
+  const auto a = static_cast<index_t>(axis);
+  auto padded = concat(a, constant_expr<T, R, B>(fill, edge_shape), x, constant_expr<T, R, B>(fill, edge_shape));
+  return slice(std::move(padded), a, 1 - offset, 1 - offset + n);
+}
 } // namespace detail
+
+/// cumprod, without dividing by x (exact where x has zeros): dx_k = (the product before k) * s_k, where
+/// s_k = g_k + x_(k+1) s_(k+1) is a linear recurrence from the other end.
+template <> struct gradient_rule<op::cumprod> {
+  static constexpr std::string_view derivative =
+      "dx_k = y_(k-1) * s_k with s_k = g_k + x_(k+1) s_(k+1) (linear_recurrence from the other end; y = cumprod(x), "
+      "y_(-1) = 1): no division, exact with zeros in x";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out | detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out& out, const X& x) {
+    using T = typename N::value_type;
+    const int towards_later = n.reverse() ? -1 : 1;  // the scan's direction, as a shift
+    auto next = detail::shifted(x, n.axis(), -towards_later, T(0));     // x_(k+1) in scan order
+    auto before = detail::shifted(out, n.axis(), towards_later, T(1));  // y_(k-1) in scan order
+    auto s = recurrence_expr<detail::captured_t<decltype(next)>, detail::captured_t<const G&>>(std::move(next), detail::capture(g),
+                                                                                           n.axis(), !n.reverse());
+    return std::move(before) * std::move(s);
+  }
+};
+
+/// linear_recurrence h_k = a_k h_(k-1) + b_k: with c_k = g_k + a_(k+1) c_(k+1) (the same recurrence from the other
+/// end), db = c and da = c * h_(k-1).
+template <> struct gradient_rule<op::linear_recurrence> {
+  static constexpr std::string_view derivative =
+      "db = c, da_k = c_k * h_(k-1), with c_k = g_k + a_(k+1) c_(k+1) (linear_recurrence from the other end; h_(-1) = 0)";
+  template <std::size_t I> static constexpr unsigned uses = I == 0 ? (detail::uses_out | detail::uses_operand(0)) : detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class A, class Bt>
+  static auto partial(const N& n, const G& g, const Out& out, const A& a, const Bt&) {
+    using T = typename N::value_type;
+    const int towards_later = n.reverse() ? -1 : 1;
+    auto next = detail::shifted(a, n.axis(), -towards_later, T(0));
+    auto c = recurrence_expr<detail::captured_t<decltype(next)>, detail::captured_t<const G&>>(std::move(next), detail::capture(g),
+                                                                                           n.axis(), !n.reverse());
+    if constexpr (I == 1) return c;
+    else return std::move(c) * detail::shifted(out, n.axis(), towards_later, T(0));
+  }
+};
 
 /// cumsum: each element reaches every later result, so dx is g summed from the other end.
 template <> struct gradient_rule<op::cumsum> {
@@ -12697,6 +13615,32 @@ template <> struct gradient_rule<op::squeeze> {
   template <std::size_t I> static constexpr unsigned uses = 0;
   template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
     return unsqueeze(g, static_cast<index_t>(n.params().axis));
+  }
+};
+/// diagonal: g on the diagonal of zeros of the operand's shape: g times an identity pattern, its two last axes moved
+/// back to the operand's two axes.
+template <> struct gradient_rule<op::diagonal> {
+  static constexpr std::string_view derivative =
+      "dx = zeros of x's shape with g on the diagonal of the two axes (where(i == j, g, 0) over the pair, permuted back)";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
+    constexpr std::size_t R = N::rank + 1;  // the operand's rank
+    using T = typename N::value_type;
+    using B = typename N::backend;
+    const index_t extent = n.shape()[N::rank - 1];
+    auto rows = reshape(arange<std::int64_t, B>(extent), {extent, 1});
+    auto cols = reshape(arange<std::int64_t, B>(extent), {1, extent});
+    auto spread = where(rows == cols, unsqueeze(g, -1), T(0));  // (..., n, n): g[..., i] where i == j
+    // Result axis d of `spread` is: the operand's axes other than the pair, in order, then axis1, then axis2.
+    typename op::permute::template params<R, R> back;
+    const auto& p = n.params();
+    std::size_t order[R] = {};
+    for (std::size_t d = 0, o = 0; d != R; ++d)
+      if (d != p.axis1 && d != p.axis2) order[o++] = d;
+    order[R - 2] = p.axis1;
+    order[R - 1] = p.axis2;
+    for (std::size_t d = 0; d != R; ++d) back.perm[order[d]] = d;
+    return layout_expr<op::permute, detail::captured_t<decltype(spread)>, R>(std::move(spread), back);
   }
 };
 /// slice: g placed at the sliced positions of zeros of the operand's shape (detail::unslice).
@@ -16657,7 +17601,7 @@ void block_scan::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ct
   using KT = typename N::kernel_dtype;
   using Reduction = typename N::op_type::reduction;
   using A = typename Reduction::template accumulator<KT>;
-  const auto acc = detail::read(n.child(), n.shape(), ctx);
+  const auto acc = detail::scan_operand(n, ctx);
   detail::cuda_impl::launch_scan<A>(n.op(), acc, n.shape(), n.axis(), n.reverse(), dest.data(), ctx.stream);
 }
 

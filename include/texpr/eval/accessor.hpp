@@ -441,13 +441,18 @@ template <class VA, class VB, class A, class B> struct pair_accessor {
   using value_type = op::value_pair<VA, VB>;
   A a;  ///< The first operand's accessor.
   B b;  ///< The second's.
+  /// Both dense.
   TEXPR_HOST_DEVICE bool dense() const { return a.dense() && b.dense(); }
+  /// Element i of each (both dense).
   TEXPR_HOST_DEVICE value_type linear(index_t i) const { return {a.linear(i), b.linear(i)}; }
+  /// The element of each at idx.
   TEXPR_HOST_DEVICE value_type at(const index_t* idx) const { return {a.at(idx), b.at(idx)}; }
+  /// Positions both on the line through idx along axis.
   TEXPR_HOST_DEVICE void seek(const index_t* idx, std::size_t axis) {
     a.seek(idx, axis);
     b.seek(idx, axis);
   }
+  /// Element j of each one's line.
   TEXPR_HOST_DEVICE value_type along(index_t j) const { return {a.along(j), b.along(j)}; }
   /// (host) The two operands' chunk readers.
   struct chunk_reader {
