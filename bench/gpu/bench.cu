@@ -2,9 +2,12 @@
 // GPU benchmarks: texpr against raw CUB, raw cuBLAS and a device-to-device copy, measured in the same
 // process with CUDA events (warm- ups, median of repetitions). Prints ratios (texpr time / reference time,
 // lower is better, 1.00 = parity) and achieved bandwidth or throughput.
+#include <texpr/sort.hpp>
 #include <texpr/texpr.hpp>
 
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
 
 #include <algorithm>
 #include <cmath>
@@ -280,6 +283,60 @@ int main() {
     const double released_ms = time_ms(steps);
     TEXPR_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
     row("50 x (4 MiB alloc + item()), pool kept", kept_ms, "pool released at sync", released_ms, 0, 0);
+  }
+
+  // Scans and sorts (issue 37) against CUB called directly: cumsum of 64 Mi floats vs cub::DeviceScan::InclusiveSum
+  // (and the copy bandwidth); a row-wise cumsum; argsort of 4096 rows x 1024 vs cub::DeviceSegmentedRadixSort
+  // sorting (key, position) pairs of the same size; topk(8) of 4096 x 32768.
+  {
+    std::size_t scan_bytes = 0;
+    TEXPR_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, a.data(), y.data(), n, tx::cuda_stream()));
+    tx::detail::device_scratch scan_temp(scan_bytes, nullptr);
+    const double cub_scan_ms = time_ms([&] {
+      TEXPR_CUDA_CHECK(cub::DeviceScan::InclusiveSum(scan_temp.p, scan_bytes, a.data(), y.data(), n, tx::cuda_stream()));
+    });
+    const double cumsum_ms = time_ms([&] { y = tx::cumsum(a, 0); });
+    row("cumsum (64 Mi float, one line)", cumsum_ms, "cub InclusiveSum", cub_scan_ms, 2 * fbytes, 0);
+    row("cumsum (64 Mi float) vs copy", cumsum_ms, "D2D copy, same bytes", copy_ms, 2 * fbytes, 0);
+    tx::tensor<float, 2, tx::cuda> rows_out(tx::shape_t<2>{m, m});
+    const double cumsum_rows_ms = time_ms([&] { rows_out = tx::cumsum(x, 1); });
+    row("cumsum axis 1 (8192^2 float)", cumsum_rows_ms, "D2D copy, same bytes", copy_ms * mbytes / fbytes, 2 * mbytes, 0);
+
+    const int lines = 4096, len = 1024, total = lines * len;
+    tx::tensor<float, 2, tx::cuda> keys = pattern(lines, len, 0.3, 10.0);
+    tx::tensor<std::int64_t, 2, tx::cuda> order(tx::shape_t<2>{lines, len});
+    // CUB's side: 32-bit keys (the floats' bits, copied once before timing) with int positions.
+    tx::detail::device_scratch k_in(sizeof(unsigned) * total, nullptr), k_out(sizeof(unsigned) * total, nullptr);
+    tx::detail::device_scratch v_in(sizeof(int) * total, nullptr), v_out(sizeof(int) * total, nullptr);
+    tx::detail::device_scratch offsets(sizeof(int) * (lines + 1), nullptr);
+    {
+      std::vector<int> off(lines + 1), pos(total);
+      for (int i = 0; i <= lines; ++i) off[i] = i * len;
+      for (int i = 0; i < total; ++i) pos[i] = i % len;
+      TEXPR_CUDA_CHECK(cudaMemcpy(offsets.p, off.data(), sizeof(int) * off.size(), cudaMemcpyHostToDevice));
+      TEXPR_CUDA_CHECK(cudaMemcpy(v_in.p, pos.data(), sizeof(int) * pos.size(), cudaMemcpyHostToDevice));
+      TEXPR_CUDA_CHECK(cudaMemcpy(k_in.p, keys.data(), sizeof(float) * total, cudaMemcpyDeviceToDevice));
+    }
+    const auto* ko = static_cast<const int*>(offsets.p);
+    std::size_t sort_bytes = 0;
+    TEXPR_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(nullptr, sort_bytes, static_cast<const unsigned*>(k_in.p),
+                                                              static_cast<unsigned*>(k_out.p), static_cast<const int*>(v_in.p),
+                                                              static_cast<int*>(v_out.p), total, lines, ko, ko + 1, 0, 32,
+                                                              tx::cuda_stream()));
+    tx::detail::device_scratch sort_temp(sort_bytes, nullptr);
+    const double cub_sort_ms = time_ms([&] {
+      TEXPR_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(sort_temp.p, sort_bytes, static_cast<const unsigned*>(k_in.p),
+                                                                static_cast<unsigned*>(k_out.p), static_cast<const int*>(v_in.p),
+                                                                static_cast<int*>(v_out.p), total, lines, ko, ko + 1, 0, 32,
+                                                                tx::cuda_stream()));
+    });
+    const double argsort_ms = time_ms([&] { order = tx::argsort(keys, 1); });
+    row("argsort 4096 x 1024 float", argsort_ms, "cub SegmentedRadixSort", cub_sort_ms, 0, 0);
+    tx::tensor<float, 2, tx::cuda> wide = pattern(4096, 32768, 0.9, 10.0);
+    auto [tv, ti] = tx::topk(wide, 8, 1);
+    auto [values, positions] = tx::eval_all(tv, ti);
+    const double topk_ms = time_ms([&] { std::tie(values, positions) = tx::eval_all(tv, ti); });
+    row("topk(8) of 4096 x 32768 float", topk_ms, "argsort of 4096 x 1024", argsort_ms, 0, 0);
   }
 
   std::printf("\n");

@@ -167,7 +167,11 @@ PAIRS = [("6-op chain (fused)", "6-op chain (eager, unfused)"), ("sum (64 Mi flo
          ("MLP forward captured, batch 64", "MLP forward CUDA graph, batch 64"),
          ("SGD step captured, batch 128", "SGD step CUDA graph, batch 128"),
          ("matmul float 4096^3", "matmul float 4096^3"), ("matmul double 4096^3", "matmul double 4096^3"),
-         ("matmul half 8192^3", "matmul half 8192^3"), ("matmul bfloat16 8192^3", "matmul bfloat16 8192^3")]
+         ("matmul half 8192^3", "matmul half 8192^3"), ("matmul bfloat16 8192^3", "matmul bfloat16 8192^3"),
+         ("cumsum (64 Mi float, one line)", "cumsum (64 Mi float, one line)"),
+         ("cumsum axis 1 (8192^2 float)", "cumsum axis 1 (8192^2 float)"),
+         ("argsort 4096 x 1024 float", "argsort 4096 x 1024 float"),
+         ("topk(8) of 4096 x 32768 float", "topk(8) of 4096 x 32768 float")]
 
 
 def texpr_times(path):
@@ -231,6 +235,12 @@ def main():
     row("mean axis 1 (8192^2 float)", time_ms(lambda: torch.mean(x, 1)), mb)
     x3 = torch.ones((64, 1024, 1024), device="cuda")
     row("mean axis 0 (64x1024x1024 float)", time_ms(lambda: torch.mean(x3, 0)), mb)
+    row("cumsum (64 Mi float, one line)", time_ms(lambda: torch.cumsum(a, 0)), 2 * fb)
+    row("cumsum axis 1 (8192^2 float)", time_ms(lambda: torch.cumsum(x, 1)), 2 * mb)
+    keys = pattern(4096, 1024, 0.3, 10.0)
+    row("argsort 4096 x 1024 float", time_ms(lambda: torch.argsort(keys, 1, stable=True)))
+    wide = pattern(4096, 32768, 0.9, 10.0)
+    row("topk(8) of 4096 x 32768 float", time_ms(lambda: torch.topk(wide, 8, 1)))
     print()
     bench_mlp()
     print()

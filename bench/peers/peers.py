@@ -2,7 +2,7 @@
 """The peers' side of bench/peers/run.sh: NumPy, PyTorch (CPU) and JAX (XLA:CPU, jit) on the same cases as
 texpr_peer.cpp, reading the same .npy inputs.
 
-  peers.py make DIR                      write the inputs (seeded NumPy draws)
+  peers.py make DIR                      write the inputs (seeded NumPy draws; make_family: only FAMILY_CASES')
   peers.py run LIB CASE THREADS DIR      time one case (prints "median_ms T") and save its output
   peers.py check DIR CASE...             compare every library's output with NumPy's float64 reference
 """
@@ -12,8 +12,13 @@ import time
 
 CASES = ["fused_sum", "mean_axis1", "elu_chain", "matmul", "mlp_forward", "sgd_step", "adam_step", "softmax",
          "cross_entropy"]
+# Scans, sorts, top-k and einsum (issue 37): bench/peers/run.sh runs them with PEER_CASES=family.
+FAMILY_CASES = ["copy_flat", "cumsum_flat", "cumsum_axis0", "cumsum_axis1", "sort_flat", "argsort_flat", "sort_rows",
+                "argsort_rows", "topk", "einsum_bmm", "bmm"]
 REPS = {"fused_sum": 15, "mean_axis1": 15, "elu_chain": 11, "matmul": 11, "mlp_forward": 31, "sgd_step": 21,
-        "adam_step": 51, "softmax": 11, "cross_entropy": 15}
+        "adam_step": 51, "softmax": 11, "cross_entropy": 15, "copy_flat": 15, "cumsum_flat": 11, "cumsum_axis0": 7,
+        "cumsum_axis1": 7, "sort_flat": 7, "argsort_flat": 7, "sort_rows": 5, "argsort_rows": 5, "topk": 5,
+        "einsum_bmm": 9, "bmm": 9}
 LR = 0.1
 # adam_step: torch.optim.AdamW's defaults but these; its inputs are the seed MLP's six parameters and a gradient each.
 ADAM = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 1e-2}
@@ -48,6 +53,19 @@ def make(d):
     for name, shape in {"1": (784, 256), "2": (256, 256), "3": (256, 10)}.items():
         save("gw" + name, (0.01 * grng.standard_normal(shape)).astype(f32))
         save("gb" + name, (0.01 * grng.standard_normal(shape[1])).astype(f32))
+
+
+def make_family(d):
+    """The inputs of FAMILY_CASES, from a generator of their own (the other inputs stay as they were)."""
+    import numpy as np
+    rng = np.random.default_rng(2037)
+    f32 = np.float32
+    save = lambda name, a: np.save(os.path.join(d, name + ".npy"), a)
+    save("sflat", rng.standard_normal(1 << 20, dtype=f32))
+    save("srows", rng.standard_normal((4096, 1024), dtype=f32))
+    save("tk", rng.standard_normal((4096, 32768), dtype=f32))
+    save("ea", rng.standard_normal((64, 128, 128), dtype=f32))
+    save("eb", rng.standard_normal((64, 128, 128), dtype=f32))
 
 
 def load(d, *names):
@@ -108,7 +126,23 @@ def numpy_cases(d):
         lse = m[:, 0] + np.log(np.exp(z - m).sum(1))
         return np.mean(lse - z[np.arange(z.shape[0]), l])
 
+    def topk(x):  # NumPy has none: argpartition, then the k sorted (what a NumPy user writes)
+        part = np.argpartition(-x, 8, axis=1)[:, :8]
+        v = np.take_along_axis(x, part, 1)
+        return -np.sort(-v, axis=1)
+
     return np, {
+        "copy_flat": (lambda a: np.copy(a), ("a",)),
+        "cumsum_flat": (lambda a: np.cumsum(a), ("a",)),
+        "cumsum_axis0": (lambda x: np.cumsum(x, 0), ("x",)),
+        "cumsum_axis1": (lambda x: np.cumsum(x, 1), ("x",)),
+        "sort_flat": (lambda x: np.sort(x, kind="stable"), ("sflat",)),
+        "argsort_flat": (lambda x: np.argsort(x, kind="stable"), ("sflat",)),
+        "sort_rows": (lambda x: np.sort(x, 1, kind="stable"), ("srows",)),
+        "argsort_rows": (lambda x: np.argsort(x, 1, kind="stable"), ("srows",)),
+        "topk": (topk, ("tk",)),
+        "einsum_bmm": (lambda a, b: np.einsum("bij,bjk->bik", a, b), ("ea", "eb")),
+        "bmm": (lambda a, b: a @ b, ("ea", "eb")),
         "fused_sum": (lambda a, b, c: np.sum(a * b + c), ("a", "b", "c")),
         "mean_axis1": (lambda x: x.mean(1), ("x",)),
         "elu_chain": (lambda x, mu, s, b: elu((x - mu) * s + b) * np.float32(0.5) + x, ("x", "mu", "s", "bias")),
@@ -155,6 +189,17 @@ def torch_cases(threads):
         return state["first"]
 
     return torch, {
+        "copy_flat": (lambda a: a.clone(), ("a",)),
+        "cumsum_flat": (lambda a: torch.cumsum(a, 0), ("a",)),
+        "cumsum_axis0": (lambda x: torch.cumsum(x, 0), ("x",)),
+        "cumsum_axis1": (lambda x: torch.cumsum(x, 1), ("x",)),
+        "sort_flat": (lambda x: torch.sort(x, stable=True).values, ("sflat",)),
+        "argsort_flat": (lambda x: torch.argsort(x, stable=True), ("sflat",)),
+        "sort_rows": (lambda x: torch.sort(x, 1, stable=True).values, ("srows",)),
+        "argsort_rows": (lambda x: torch.argsort(x, 1, stable=True), ("srows",)),
+        "topk": (lambda x: torch.topk(x, 8, 1).values, ("tk",)),
+        "einsum_bmm": (lambda a, b: torch.einsum("bij,bjk->bik", a, b), ("ea", "eb")),
+        "bmm": (lambda a, b: torch.bmm(a, b), ("ea", "eb")),
         "fused_sum": (lambda a, b, c: torch.sum(a * b + c), ("a", "b", "c")),
         "mean_axis1": (lambda x: x.mean(1), ("x",)),
         "elu_chain": (lambda x, mu, s, b: F.elu((x - mu) * s + b) * 0.5 + x, ("x", "mu", "s", "bias")),
@@ -205,6 +250,17 @@ def jax_cases():
 
     j = jax.jit
     return jnp, {
+        "copy_flat": (j(lambda a: a * 1), ("a",)),
+        "cumsum_flat": (j(lambda a: jnp.cumsum(a)), ("a",)),
+        "cumsum_axis0": (j(lambda x: jnp.cumsum(x, 0)), ("x",)),
+        "cumsum_axis1": (j(lambda x: jnp.cumsum(x, 1)), ("x",)),
+        "sort_flat": (j(lambda x: jnp.sort(x, stable=True)), ("sflat",)),
+        "argsort_flat": (j(lambda x: jnp.argsort(x, stable=True)), ("sflat",)),
+        "sort_rows": (j(lambda x: jnp.sort(x, 1, stable=True)), ("srows",)),
+        "argsort_rows": (j(lambda x: jnp.argsort(x, 1, stable=True)), ("srows",)),
+        "topk": (j(lambda x: jax.lax.top_k(x, 8)[0]), ("tk",)),
+        "einsum_bmm": (j(lambda a, b: jnp.einsum("bij,bjk->bik", a, b)), ("ea", "eb")),
+        "bmm": (j(lambda a, b: a @ b), ("ea", "eb")),
         "fused_sum": (j(lambda a, b, c: jnp.sum(a * b + c)), ("a", "b", "c")),
         "mean_axis1": (j(lambda x: x.mean(1)), ("x",)),
         "elu_chain": (j(lambda x, mu, s, b: jax.nn.elu((x - mu) * s + b) * 0.5 + x), ("x", "mu", "s", "bias")),
@@ -271,7 +327,8 @@ def check(d, cases):
             got = np.load(p).astype(np.float64) - base
             err = float(np.max(np.abs(got - ref))) / scale if got.shape == ref.shape else float("inf")
             # fused_sum: 2^24 float terms in any order; sgd_step: the update lr * dW relative to its own size.
-            tol = 2e-2 if case == "fused_sum" else (1e-3 if step else 1e-4)
+            # cumsum: a float running sum of 2^24 terms (NumPy's own is sequential); einsum and bmm: 128-term products.
+            tol = 2e-2 if case in ("fused_sum", "cumsum_flat", "cumsum_axis0", "cumsum_axis1") else (1e-3 if step else 1e-4)
             ok = err <= tol
             bad += not ok
             print(f"check {case:14s} {lib:6s} max |error| / max|ref| = {err:.2e} {'ok' if ok else 'MISMATCH'}")
@@ -282,6 +339,9 @@ if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "make":
         make(sys.argv[2])
+        make_family(sys.argv[2])
+    elif cmd == "make_family":
+        make_family(sys.argv[2])
     elif cmd == "run":
         run(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
     else:

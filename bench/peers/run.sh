@@ -32,9 +32,13 @@ versions=$("$py" -c "import numpy, torch, jax; print(f'NumPy {numpy.__version__}
 exe="$root/build/peers/texpr_peer"
 g++ -std=c++20 -O3 -march=native -DNDEBUG -I"$root/include" "$root/bench/peers/texpr_peer.cpp" -o "$exe" -pthread
 [[ -f "$data/gw1.npy" ]] || "$py" "$root/bench/peers/peers.py" make "$data"
+[[ -f "$data/tk.npy" ]] || "$py" "$root/bench/peers/peers.py" make_family "$data"
 
-# PEER_CASES="matmul sgd_step" bench/peers/run.sh 3 runs a subset.
-read -r -a cases <<<"${PEER_CASES:-fused_sum mean_axis1 elu_chain matmul mlp_forward sgd_step adam_step softmax cross_entropy}"
+# PEER_CASES="matmul sgd_step" bench/peers/run.sh 3 runs a subset; PEER_CASES=family the scans, sorts, top-k and einsum.
+family="copy_flat cumsum_flat cumsum_axis0 cumsum_axis1 sort_flat argsort_flat sort_rows argsort_rows topk einsum_bmm bmm"
+selected=${PEER_CASES:-fused_sum mean_axis1 elu_chain matmul mlp_forward sgd_step adam_step softmax cross_entropy}
+[[ $selected == family ]] && selected=$family
+read -r -a cases <<<"$selected"
 libs=(texpr numpy torch jax)
 declare -A times
 # On 1 thread every process is also pinned to one CPU: thread-count settings are requests, and XLA's CPU runtime

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <texpr/interop/npy.hpp>
+#include <texpr/sort.hpp>
 #include <texpr/texpr.hpp>
 
 namespace tx = texpr;
@@ -136,6 +137,56 @@ int main(int argc, char** argv) {
     auto l = tx::load_npy<std::int64_t, 1>(in("labels"));
     tx::tensor<float, 0> r = tx::cross_entropy(z, l);
     ms = median_ms([&] { r = tx::cross_entropy(z, l); }, 15);
+    tx::save_npy(out, r);
+  } else if (c == "copy_flat") {
+    auto a = tx::load_npy<float, 1>(in("a"));
+    tx::tensor<float, 1> r = a.clone();
+    ms = median_ms([&] { r = a; }, 15);  // the memory-bandwidth anchor of the scans
+    tx::save_npy(out, r);
+  } else if (c == "cumsum_flat") {
+    auto a = tx::load_npy<float, 1>(in("a"));
+    tx::tensor<float, 1> r = tx::cumsum(a, 0);
+    ms = median_ms([&] { r = tx::cumsum(a, 0); }, 11);
+    tx::save_npy(out, r);
+  } else if (c == "cumsum_axis0" || c == "cumsum_axis1") {
+    auto x = tx::load_npy<float, 2>(in("x"));
+    const tx::index_t axis = c == "cumsum_axis0" ? 0 : 1;
+    tx::tensor<float, 2> r = tx::cumsum(x, axis);
+    ms = median_ms([&] { r = tx::cumsum(x, axis); }, 7);
+    tx::save_npy(out, r);
+  } else if (c == "sort_flat" || c == "argsort_flat") {
+    auto x = tx::load_npy<float, 1>(in("sflat"));
+    if (c == "sort_flat") {
+      tx::tensor<float, 1> r = tx::sort(x);
+      ms = median_ms([&] { r = tx::sort(x); }, 7);
+      tx::save_npy(out, r);
+    } else {
+      tx::tensor<std::int64_t, 1> r = tx::argsort(x);
+      ms = median_ms([&] { r = tx::argsort(x); }, 7);
+      tx::save_npy(out, r);
+    }
+  } else if (c == "sort_rows" || c == "argsort_rows") {
+    auto x = tx::load_npy<float, 2>(in("srows"));
+    if (c == "sort_rows") {
+      tx::tensor<float, 2> r = tx::sort(x, 1);
+      ms = median_ms([&] { r = tx::sort(x, 1); }, 5);
+      tx::save_npy(out, r);
+    } else {
+      tx::tensor<std::int64_t, 2> r = tx::argsort(x, 1);
+      ms = median_ms([&] { r = tx::argsort(x, 1); }, 5);
+      tx::save_npy(out, r);
+    }
+  } else if (c == "topk") {
+    auto x = tx::load_npy<float, 2>(in("tk"));
+    auto [v, i] = tx::topk(x, 8, 1);
+    auto [values, indices] = tx::eval_all(v, i);  // both results, as the peers compute both
+    ms = median_ms([&] { std::tie(values, indices) = tx::eval_all(v, i); }, 5);
+    tx::save_npy(out, values);
+  } else if (c == "einsum_bmm" || c == "bmm") {
+    auto a = tx::load_npy<float, 3>(in("ea")), b = tx::load_npy<float, 3>(in("eb"));
+    tx::tensor<float, 3> r = tx::matmul(a, b);
+    if (c == "einsum_bmm") ms = median_ms([&] { r = tx::einsum<"bij,bjk->bik">(a, b); }, 9);
+    else ms = median_ms([&] { r = tx::matmul(a, b); }, 9);  // what the einsum lowers to
     tx::save_npy(out, r);
   } else {
     std::fprintf(stderr, "texpr_peer: unknown case %s\n", c.c_str());
