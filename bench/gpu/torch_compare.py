@@ -238,7 +238,7 @@ def main():
     row("cumsum (64 Mi float, one line)", time_ms(lambda: torch.cumsum(a, 0)), 2 * fb)
     row("cumsum axis 1 (8192^2 float)", time_ms(lambda: torch.cumsum(x, 1)), 2 * mb)
     keys = pattern(4096, 1024, 0.3, 10.0)
-    row("argsort 4096 x 1024 float", time_ms(lambda: torch.argsort(keys, 1, stable=True)))
+    row("argsort 4096 x 1024 float", time_ms(lambda: torch.argsort(keys, dim=1, stable=True)))
     wide = pattern(4096, 32768, 0.9, 10.0)
     row("topk(8) of 4096 x 32768 float", time_ms(lambda: torch.topk(wide, 8, 1)))
     print()
