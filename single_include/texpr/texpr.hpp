@@ -6759,7 +6759,7 @@ inline constexpr int max_rank = 16;       // axes of a term
 inline constexpr int ellipsis_base = 52;  // labels 0..51 are 'A'..'Z', 'a'..'z' (NumPy's implicit order), then '...'
 
 /// What can be wrong with subscripts (each has its own static_assert message in check()).
-enum class error { none, character, operands, arrow, ellipsis, rank, unknown_output, repeated_output, missing_ellipsis, too_many };
+enum class fault { none, character, operands, arrow, ellipsis, rank, unknown_output, repeated_output, missing_ellipsis, too_many };
 
 /// Labels of a term, one per axis.
 struct labels {
@@ -6780,7 +6780,7 @@ struct labels {
 
 /// The parsed subscripts for operands of the given ranks: each input term's labels, and the output's.
 struct parsed {
-  error err = error::none;
+  fault err = fault::none;
   int operands = 0;
   labels in[2];
   labels out;
@@ -6796,12 +6796,12 @@ constexpr char character(int l) { return l < 26 ? static_cast<char>('A' + l) : l
 
 /// Parses text[b, e) as a term: its letters and where its ellipsis is (-1: none); false when malformed.
 template <std::size_t N>
-constexpr bool scan_term(const char (&text)[N], std::size_t b, std::size_t e, labels& letters, int& ellipsis_at, error& err) {
+constexpr bool scan_term(const char (&text)[N], std::size_t b, std::size_t e, labels& letters, int& ellipsis_at, fault& err) {
   ellipsis_at = -1;
   for (std::size_t i = b; i < e;) {
     if (text[i] == '.') {
       if (ellipsis_at >= 0 || i + 2 >= e || text[i + 1] != '.' || text[i + 2] != '.') {
-        err = error::ellipsis;
+        err = fault::ellipsis;
         return false;
       }
       ellipsis_at = letters.n;
@@ -6810,11 +6810,11 @@ constexpr bool scan_term(const char (&text)[N], std::size_t b, std::size_t e, la
     }
     const int l = letter(text[i]);
     if (l < 0) {
-      err = error::character;
+      err = fault::character;
       return false;
     }
     if (letters.n == max_rank) {
-      err = error::too_many;
+      err = fault::too_many;
       return false;
     }
     letters.push(l);
@@ -6833,12 +6833,12 @@ template <std::size_t N> constexpr parsed parse(const char (&text)[N], int given
   for (std::size_t i = 0; i < len; ++i) {
     if (text[i] == '-') {
       if (arrow != len || i + 1 >= len || text[i + 1] != '>') {
-        p.err = error::arrow;
+        p.err = fault::arrow;
         return p;
       }
       arrow = i;
     } else if (text[i] == '>' && (i == 0 || text[i - 1] != '-')) {
-      p.err = error::arrow;
+      p.err = fault::arrow;
       return p;
     }
   }
@@ -6850,7 +6850,7 @@ template <std::size_t N> constexpr parsed parse(const char (&text)[N], int given
   for (std::size_t i = 0; i <= arrow; ++i) {
     if (i == arrow || text[i] == ',') {
       if (p.operands == 2) {
-        p.err = error::operands;
+        p.err = fault::operands;
         return p;
       }
       if (!scan_term(text, begin, i, letters[p.operands], ellipsis_at[p.operands], p.err)) return p;
@@ -6859,7 +6859,7 @@ template <std::size_t N> constexpr parsed parse(const char (&text)[N], int given
     }
   }
   if (p.operands != given) {
-    p.err = error::operands;
+    p.err = fault::operands;
     return p;
   }
   // ellipsis lengths, right-aligned across the operands
@@ -6868,7 +6868,7 @@ template <std::size_t N> constexpr parsed parse(const char (&text)[N], int given
   for (int k = 0; k != p.operands; ++k) {
     const int explicit_axes = letters[k].n;
     if (ellipsis_at[k] < 0 ? explicit_axes != ranks[k] : explicit_axes > ranks[k]) {
-      p.err = error::rank;
+      p.err = fault::rank;
       return p;
     }
     width[k] = ellipsis_at[k] < 0 ? 0 : ranks[k] - explicit_axes;
@@ -6897,7 +6897,7 @@ template <std::size_t N> constexpr parsed parse(const char (&text)[N], int given
     int out_ellipsis = -1;
     if (!scan_term(text, arrow + 2, len, out_letters, out_ellipsis, p.err)) return p;
     if (out_ellipsis < 0 && widest > 0) {
-      p.err = error::missing_ellipsis;
+      p.err = fault::missing_ellipsis;
       return p;
     }
     for (int i = 0; i != out_letters.n; ++i) {
@@ -6905,11 +6905,11 @@ template <std::size_t N> constexpr parsed parse(const char (&text)[N], int given
         for (int e = 0; e != widest; ++e) p.out.push(ellipsis_base + e);
       const int l = out_letters.v[i];
       if (occurrences(l) == 0) {
-        p.err = error::unknown_output;
+        p.err = fault::unknown_output;
         return p;
       }
       if (p.out.has(l)) {
-        p.err = error::repeated_output;
+        p.err = fault::repeated_output;
         return p;
       }
       p.out.push(l);
@@ -6917,7 +6917,7 @@ template <std::size_t N> constexpr parsed parse(const char (&text)[N], int given
     if (out_ellipsis == out_letters.n)
       for (int e = 0; e != widest; ++e) p.out.push(ellipsis_base + e);
   }
-  if (p.out.n > max_rank) p.err = error::too_many;
+  if (p.out.n > max_rank) p.err = fault::too_many;
   return p;
 }
 
@@ -7108,17 +7108,17 @@ template <std::size_t N> constexpr std::size_t written_output_rank(const char (&
 
 /// The compile-time checks, one message per mistake.
 template <parsed P> constexpr bool check() {
-  static_assert(P.err != error::character, "texpr: einsum: a subscript is not a letter, ',', '->' or '...'");
-  static_assert(P.err != error::operands, "texpr: einsum: the subscripts name another number of operands than given (1 or 2)");
-  static_assert(P.err != error::arrow, "texpr: einsum: '->' appears once at most, '-' and '>' only there");
-  static_assert(P.err != error::ellipsis, "texpr: einsum: '.' only as one '...' per term");
-  static_assert(P.err != error::rank, "texpr: einsum: a term has another number of labels than its operand has axes");
-  static_assert(P.err != error::unknown_output, "texpr: einsum: an output label appears in no input term");
-  static_assert(P.err != error::repeated_output, "texpr: einsum: an output label appears twice");
-  static_assert(P.err != error::missing_ellipsis,
+  static_assert(P.err != fault::character, "texpr: einsum: a subscript is not a letter, ',', '->' or '...'");
+  static_assert(P.err != fault::operands, "texpr: einsum: the subscripts name another number of operands than given (1 or 2)");
+  static_assert(P.err != fault::arrow, "texpr: einsum: '->' appears once at most, '-' and '>' only there");
+  static_assert(P.err != fault::ellipsis, "texpr: einsum: '.' only as one '...' per term");
+  static_assert(P.err != fault::rank, "texpr: einsum: a term has another number of labels than its operand has axes");
+  static_assert(P.err != fault::unknown_output, "texpr: einsum: an output label appears in no input term");
+  static_assert(P.err != fault::repeated_output, "texpr: einsum: an output label appears twice");
+  static_assert(P.err != fault::missing_ellipsis,
                 "texpr: einsum: the inputs have '...' axes, so the output names them too ('...' in the output term)");
-  static_assert(P.err != error::too_many, "texpr: einsum: a term has more than 16 axes");
-  return P.err == error::none;
+  static_assert(P.err != fault::too_many, "texpr: einsum: a term has more than 16 axes");
+  return P.err == fault::none;
 }
 
 /// One operand: diagonals, the sum over labels the output lacks, then the output's order.
@@ -9691,13 +9691,18 @@ template <class VA, class VB, class A, class B> struct pair_accessor {
   using value_type = op::value_pair<VA, VB>;
   A a;  ///< The first operand's accessor.
   B b;  ///< The second's.
+  /// Both dense.
   TEXPR_HOST_DEVICE bool dense() const { return a.dense() && b.dense(); }
+  /// Element i of each (both dense).
   TEXPR_HOST_DEVICE value_type linear(index_t i) const { return {a.linear(i), b.linear(i)}; }
+  /// The element of each at idx.
   TEXPR_HOST_DEVICE value_type at(const index_t* idx) const { return {a.at(idx), b.at(idx)}; }
+  /// Positions both on the line through idx along axis.
   TEXPR_HOST_DEVICE void seek(const index_t* idx, std::size_t axis) {
     a.seek(idx, axis);
     b.seek(idx, axis);
   }
+  /// Element j of each one's line.
   TEXPR_HOST_DEVICE value_type along(index_t j) const { return {a.along(j), b.along(j)}; }
   /// (host) The two operands' chunk readers.
   struct chunk_reader {
