@@ -8,7 +8,7 @@
 # so that the README's test command runs the whole suite on a fresh machine.
 set(_texpr_test_packages
   "doctest-dev|every test program (doctest/doctest.h)"
-  "clang|compile-failure snippets and the sanitizer build on clang++"
+  "clang|the test build (clang++ with ASan and UBSan) and the compile-failure snippets"
   "libbenchmark-dev|bench/ (Google Benchmark)"
   "libeigen3-dev|the Eigen interop tests and benchmark peers"
   "libopenblas-dev|the OpenBLAS benchmark peer"

@@ -1330,8 +1330,7 @@ template <class T, std::size_t R> tx::tensor<T, R> ordering_input(const tx::shap
   for (tx::index_t i = 0; i < t.size(); ++i) {
     const double v = std::round(static_cast<double>(test::wide(t.data()[i])));
     if constexpr (test::is_int<T>) {
-      const double extreme = i % 97 == 5 ? static_cast<double>(std::numeric_limits<T>::max()) : i % 89 == 7 ? static_cast<double>(std::numeric_limits<T>::min()) : v;
-      t.data()[i] = static_cast<T>(extreme);
+      t.data()[i] = i % 97 == 5 ? std::numeric_limits<T>::max() : i % 89 == 7 ? std::numeric_limits<T>::min() : static_cast<T>(v);
     } else {
       double w = v;
       if (i % 23 == 3) w = std::numeric_limits<double>::quiet_NaN();
