@@ -39,16 +39,19 @@ done
 have_jax=0
 if "$py" -c "import jax" 2>/dev/null; then have_jax=1; fi
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-declare -A t
+declare -A t mem
 for ((r = 0; r < rounds; ++r)); do
   for c in "${configs[@]}"; do
     name=${c%%:*}
     read -r l h w ctx <<<"${c#*:}"
     for threads in 1 2; do
       cpus=$((threads - 1))
-      a=$(TEXPR_NUM_THREADS=$threads taskset -c 0-$cpus "$out/gpt_$name" --steps "$steps" --print-every 100000 | awk '/median step/ {print $3}')
-      b=$(OMP_NUM_THREADS=$threads taskset -c 0-$cpus "$py" "$root/bench/gpt/torch_gpt.py" "$text" "$steps" "$threads" "$l" "$w" "$ctx" 8 |
-        awk '/median step/ {print $3}')
+      ta=$(TEXPR_NUM_THREADS=$threads taskset -c 0-$cpus "$out/gpt_$name" --steps "$steps" --print-every 100000)
+      tb=$(OMP_NUM_THREADS=$threads taskset -c 0-$cpus "$py" "$root/bench/gpt/torch_gpt.py" "$text" "$steps" "$threads" "$l" "$w" "$ctx" 8)
+      a=$(awk '/median step/ {print $3}' <<<"$ta")
+      b=$(awk '/median step/ {print $3}' <<<"$tb")
+      mem[$name.texpr]=$(awk '/step memory/ {print $4}' <<<"$ta")  # (MiB; the same every round)
+      mem[$name.torch]=$(awk '/step memory/ {print $4}' <<<"$tb")
       t[$name.$threads.texpr]+="$a "
       t[$name.$threads.torch]+="$b "
       if ((have_jax)); then
@@ -74,4 +77,11 @@ for c in "${configs[@]}"; do
       "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" \
       "$(if [[ $j == - ]]; then echo -; else awk -v a="$a" -v b="$j" 'BEGIN {printf "%.2f", a / b}'; fi)"
   done
+done
+echo
+echo "Peak memory of a step's forward and backward (MiB): texpr's tx::kernel_log::peak_bytes, PyTorch's allocations"
+echo "through torch.profiler (profile_memory), each from the step's start"
+for c in "${configs[@]}"; do
+  name=${c%%:*}
+  echo "$name: texpr ${mem[$name.texpr]:-?}, PyTorch ${mem[$name.torch]:-?}"
 done

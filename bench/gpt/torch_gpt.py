@@ -77,6 +77,20 @@ def main():
     warm = sorted(times[min(10, len(times) - 1):])
     print(f"loss {first:.4f} -> {last:.4f}")
     print(f"median step {warm[len(warm) // 2]:.3f} ms")
+    # Peak memory of one more step's forward and backward (what gpt.cpp's kernel_log measures: the loss and every
+    # gradient, with the temporaries between): PyTorch's profiler records each CPU allocation and free; their
+    # running sum from the step's start, at its highest.
+    opt.zero_grad(set_to_none=True)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof:
+        loss = loss_of(ids, targets)
+        loss.backward()
+    # (each allocation and free is a "[memory]" record of the profiler's raw results, with its signed byte count)
+    events = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events() if e.name() == "[memory]")
+    held = peak = 0
+    for _, nbytes in events:
+        held += nbytes
+        peak = max(peak, held)
+    print(f"step memory: peak {peak / 2 ** 20:.2f} MiB allocated (torch.profiler, profile_memory)")
 
 
 if __name__ == "__main__":

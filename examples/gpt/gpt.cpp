@@ -215,9 +215,12 @@ int main(int argc, char** argv) {
       }
     }
     const bool check = step == 1 && flag(argc, argv, "--check");
-    std::optional<tx::kernel_log> log;  // recording only when asked
-    if (check) log.emplace();
+    std::optional<tx::kernel_log> log;  // recording the second step only (the first fills texpr's caches)
+    if (step == 1) log.emplace();
     const auto result = tx::eval_all(train_step(ids, targets, mask, m));
+    if (step == 1)
+      std::printf("step memory: peak %.2f MiB held by tensors and temporaries (tx::kernel_log::peak_bytes)\n",
+                  static_cast<double>(log->peak_bytes()) / (1 << 20));
     if (check) {
       // Forward per block: qkv, q k^T, attention v, the projection, fc, out (6); the head (1). Backward per block:
       // both operands of each of those 6; the head's 2 (its input and the tied embedding); the embedding's lookup

@@ -155,3 +155,29 @@ TEST_CASE("placement and the kernel log agree on where a GEMM epilogue runs") {
     (void)r;
   }
 }
+
+TEST_CASE("kernel_log's peak_bytes: the most memory texpr's tensors and temporaries held at once") {
+  const tx::tensor<float, 2> a = tx::random::normal<float>({256, 128}, 1), b = tx::random::normal<float>({128, 512}, 2);
+  const std::size_t product = sizeof(float) * 256 * 512;  // the matmul's temporary: 512 KiB
+  tx::tensor<float, 0> r(tx::shape_t<0>{});
+  {
+    tx::kernel_log log;
+    r = tx::sum(tx::exp(tx::matmul(a, b) * 0.01f));  // the product is materialised, then reduced fused
+    CHECK(log.peak_bytes() >= product);
+    CHECK(log.peak_bytes() < 2 * product);  // (a size class, a header, the reduction's small partials)
+    CHECK(log.held_bytes() == 0);           // the temporary is given back when the evaluation ends
+    CHECK(log.peak_bytes(true) == 0);       // nothing on a device
+  }
+  {
+    tx::kernel_log log;
+    r = tx::sum(a * 2.0f);  // fused: no temporary of a's size
+    CHECK(log.peak_bytes() < sizeof(float) * 256 * 128);
+  }
+  {
+    tx::kernel_log log;
+    tx::tensor<float, 2> kept = tx::matmul(a, b);  // a result the caller keeps: held when the log ends
+    CHECK(log.held_bytes() >= static_cast<long long>(product));
+    CHECK(log.peak_bytes() >= product);
+    (void)kept;
+  }
+}

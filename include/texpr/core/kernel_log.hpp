@@ -62,17 +62,25 @@ class kernel_log {
   std::size_t allocated_bytes() const { return allocated_bytes_; }
   /// Host waits on a device so far.
   std::size_t syncs() const { return syncs_; }
+  /// The most bytes texpr held at once on the host (device: on devices) beyond what it held when the log began:
+  /// blocks handed to tensors and temporaries, from the system or from texpr's caches, less those given back. A
+  /// step's peak working memory (blocks a cache keeps but no tensor holds are not counted).
+  std::size_t peak_bytes(bool device = false) const { return static_cast<std::size_t>(peak_[device ? 1 : 0]); }
+  /// Bytes held now beyond those held when the log began (negative: fewer).
+  long long held_bytes(bool device = false) const { return held_[device ? 1 : 0]; }
   /// Forgets everything recorded so far (the log keeps recording).
   void clear() {
     entries_.clear();
     allocations_ = allocated_bytes_ = syncs_ = 0;
+    held_[0] = held_[1] = peak_[0] = peak_[1] = 0;
   }
   /// One line per entry and the counters: what a test prints when a budget fails.
   std::string str() const {
     std::string s;
     for (const auto& e : entries_) s += e.backend + " " + e.implementation + " " + e.op + " " + e.dtype + "\n";
     s += std::to_string(entries_.size()) + " kernels, " + std::to_string(allocations_) + " allocations (" +
-         std::to_string(allocated_bytes_) + " bytes), " + std::to_string(syncs_) + " syncs\n";
+         std::to_string(allocated_bytes_) + " bytes), " + std::to_string(syncs_) + " syncs, peak " +
+         std::to_string(peak_[0]) + " host bytes and " + std::to_string(peak_[1]) + " device bytes held\n";
     return s;
   }
 
@@ -86,6 +94,18 @@ class kernel_log {
   static void record_allocation(std::size_t bytes) noexcept {
     for (kernel_log* l = detail::current_kernel_log; l; l = l->outer_) ++l->allocations_, l->allocated_bytes_ += bytes;
   }
+  /// Records that texpr handed a block of `bytes` to a tensor or temporary, on the host or (device) a device.
+  static void record_hold(std::size_t bytes, bool device) noexcept {
+    const int d = device ? 1 : 0;
+    for (kernel_log* l = detail::current_kernel_log; l; l = l->outer_) {
+      l->held_[d] += static_cast<long long>(bytes);
+      if (l->held_[d] > l->peak_[d]) l->peak_[d] = l->held_[d];
+    }
+  }
+  /// Records that a block of `bytes` came back from a tensor or temporary.
+  static void record_give_back(std::size_t bytes, bool device) noexcept {
+    for (kernel_log* l = detail::current_kernel_log; l; l = l->outer_) l->held_[device ? 1 : 0] -= static_cast<long long>(bytes);
+  }
   /// Records a host wait on a device.
   static void record_sync() noexcept {
     for (kernel_log* l = detail::current_kernel_log; l; l = l->outer_) ++l->syncs_;
@@ -97,6 +117,7 @@ class kernel_log {
   kernel_log* outer_;
   std::vector<kernel_record> entries_;
   std::size_t allocations_ = 0, allocated_bytes_ = 0, syncs_ = 0;
+  long long held_[2] = {0, 0}, peak_[2] = {0, 0};  // host, device
 };
 
 } // namespace texpr

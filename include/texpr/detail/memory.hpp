@@ -247,6 +247,7 @@ template <> struct memory<host> {
     bool fresh = false;
     auto* p = static_cast<unsigned char*>(host_block_cache::instance().take(total, fresh));
     if (fresh) kernel_log::record_allocation(total);
+    kernel_log::record_hold(total, false);
     std::memcpy(p, &total, sizeof total);
     return p + alignment;
   }
@@ -255,6 +256,7 @@ template <> struct memory<host> {
     auto* p = static_cast<unsigned char*>(ptr) - alignment;
     std::size_t total = 0;
     std::memcpy(&total, p, sizeof total);
+    kernel_log::record_give_back(total, false);
     host_block_cache::instance().give(p, total);
   }
   static void zero(void* p, std::size_t bytes, stream_t) {

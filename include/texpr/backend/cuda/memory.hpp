@@ -270,6 +270,7 @@ template <> struct memory<cuda> {
       TEXPR_CUDA_CHECK(e);
       kernel_log::record_allocation(total);
     }
+    kernel_log::record_hold(total, true);
     try {
       cache.note(p, total);
     } catch (...) {
@@ -289,6 +290,7 @@ template <> struct memory<cuda> {
       }
     }
     const std::size_t total = device_block_cache::instance().forget(p);
+    kernel_log::record_give_back(total, true);
     int dev = 0;
     if (total && cudaGetDevice(&dev) == cudaSuccess &&
         device_block_cache::instance().give(dev, stream, p, total, active_graph_pool()))
