@@ -3854,6 +3854,49 @@ template <class T> TEXPR_HOST_DEVICE inline order_key_t<T> order_key(T x, bool d
 } // namespace texpr::detail
 #endif // TEXPR_SI_TEXPR_OP_SORT_HPP
 // ---- end texpr/op/sort.hpp ----
+// ---- begin texpr/op/linalg.hpp ----
+#ifndef TEXPR_SI_TEXPR_OP_LINALG_HPP
+#define TEXPR_SI_TEXPR_OP_LINALG_HPP
+// Dense linear algebra op tags (the family texpr/linalg.hpp adds): factorisations and solves of the square matrices
+// in the last two axes, batched over the leading ones, computed by a library (LAPACK on the host). Each reads its
+// operands from memory (evaluated first when they are expressions): the libraries take matrices, not accessors.
+
+namespace texpr::op {
+
+/// Base of the linear algebra ops: computed by a library call per matrix, on float and double (the libraries have
+/// no integer or 16-bit factorisations).
+struct linalg_op {
+  static constexpr kind category = kind::computed;                  ///< Evaluated by a library call.
+  static constexpr auto dtypes = floating;                          ///< float and double.
+  static constexpr std::string_view header = "texpr/linalg.hpp";  ///< The opt-in header that brings the op.
+};
+
+/// The lower Cholesky factor L of each symmetric positive definite matrix (A = L Lᵀ; numpy.linalg.cholesky). Only
+/// A's lower triangle is read; a matrix that is not positive definite is a tx::linalg_error.
+struct cholesky : linalg_op {
+  static constexpr std::string_view name = "cholesky";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "lower Cholesky factor L of each symmetric positive definite matrix, A = L Lᵀ (numpy.linalg.cholesky); reads "
+      "A's lower triangle";
+};
+/// X with A X = B for each triangular A (lower or upper; scipy.linalg.solve_triangular, torch.linalg.
+/// solve_triangular): only A's triangle is read; a zero on its diagonal is a tx::linalg_error.
+struct solve_triangular : linalg_op {
+  static constexpr std::string_view name = "solve_triangular";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "X with A X = B for triangular A (lower or upper triangle read), by substitution (torch.linalg.solve_triangular)";
+};
+/// X with A X = B for each square A, by LU factorisation with partial pivoting (numpy.linalg.solve); an exactly
+/// singular A is a tx::linalg_error.
+struct solve : linalg_op {
+  static constexpr std::string_view name = "solve";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "X with A X = B for square A, LU with partial pivoting (numpy.linalg.solve); singular A is an error";
+};
+
+} // namespace texpr::op
+#endif // TEXPR_SI_TEXPR_OP_LINALG_HPP
+// ---- end texpr/op/linalg.hpp ----
 // ---- begin texpr/registry/epilogue.hpp ----
 #ifndef TEXPR_SI_TEXPR_REGISTRY_EPILOGUE_HPP
 #define TEXPR_SI_TEXPR_REGISTRY_EPILOGUE_HPP
@@ -4431,6 +4474,27 @@ struct scatter_rows {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// cholesky through LAPACK's potrf, a matrix of the batch per call (linalg.hpp, with texpr/linalg.hpp).
+struct lapack_potrf {
+  static constexpr std::string_view name = "lapack_potrf";  ///< Shown by tx::placement.
+  /// dest = the cholesky node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// solve_triangular through LAPACK's trtrs (linalg.hpp, with texpr/linalg.hpp).
+struct lapack_trtrs {
+  static constexpr std::string_view name = "lapack_trtrs";  ///< Shown by tx::placement.
+  /// dest = the solve_triangular node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// solve through LAPACK's getrf and getrs (LU with partial pivoting; linalg.hpp, with texpr/linalg.hpp).
+struct lapack_gesv {
+  static constexpr std::string_view name = "lapack_gesv";  ///< Shown by tx::placement.
+  /// dest = the solve node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -4550,6 +4614,9 @@ struct gemm_epilogue {
   X(topk,           declared,              top_k_select) \
   X(topk_values,    declared,              composed) \
   X(scatter,        declared,              scatter_rows) \
+  X(cholesky,       declared,              lapack_potrf) \
+  X(solve_triangular, declared,            lapack_trtrs) \
+  X(solve,          declared,              lapack_gesv) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
@@ -5096,17 +5163,25 @@ class kernel_log {
   std::size_t allocated_bytes() const { return allocated_bytes_; }
   /// Host waits on a device so far.
   std::size_t syncs() const { return syncs_; }
+  /// The most bytes texpr held at once on the host (device: on devices) beyond what it held when the log began:
+  /// blocks handed to tensors and temporaries, from the system or from texpr's caches, less those given back. A
+  /// step's peak working memory (blocks a cache keeps but no tensor holds are not counted).
+  std::size_t peak_bytes(bool device = false) const { return static_cast<std::size_t>(peak_[device ? 1 : 0]); }
+  /// Bytes held now beyond those held when the log began (negative: fewer).
+  long long held_bytes(bool device = false) const { return held_[device ? 1 : 0]; }
   /// Forgets everything recorded so far (the log keeps recording).
   void clear() {
     entries_.clear();
     allocations_ = allocated_bytes_ = syncs_ = 0;
+    held_[0] = held_[1] = peak_[0] = peak_[1] = 0;
   }
   /// One line per entry and the counters: what a test prints when a budget fails.
   std::string str() const {
     std::string s;
     for (const auto& e : entries_) s += e.backend + " " + e.implementation + " " + e.op + " " + e.dtype + "\n";
     s += std::to_string(entries_.size()) + " kernels, " + std::to_string(allocations_) + " allocations (" +
-         std::to_string(allocated_bytes_) + " bytes), " + std::to_string(syncs_) + " syncs\n";
+         std::to_string(allocated_bytes_) + " bytes), " + std::to_string(syncs_) + " syncs, peak " +
+         std::to_string(peak_[0]) + " host bytes and " + std::to_string(peak_[1]) + " device bytes held\n";
     return s;
   }
 
@@ -5120,6 +5195,18 @@ class kernel_log {
   static void record_allocation(std::size_t bytes) noexcept {
     for (kernel_log* l = detail::current_kernel_log; l; l = l->outer_) ++l->allocations_, l->allocated_bytes_ += bytes;
   }
+  /// Records that texpr handed a block of `bytes` to a tensor or temporary, on the host or (device) a device.
+  static void record_hold(std::size_t bytes, bool device) noexcept {
+    const int d = device ? 1 : 0;
+    for (kernel_log* l = detail::current_kernel_log; l; l = l->outer_) {
+      l->held_[d] += static_cast<long long>(bytes);
+      if (l->held_[d] > l->peak_[d]) l->peak_[d] = l->held_[d];
+    }
+  }
+  /// Records that a block of `bytes` came back from a tensor or temporary.
+  static void record_give_back(std::size_t bytes, bool device) noexcept {
+    for (kernel_log* l = detail::current_kernel_log; l; l = l->outer_) l->held_[device ? 1 : 0] -= static_cast<long long>(bytes);
+  }
   /// Records a host wait on a device.
   static void record_sync() noexcept {
     for (kernel_log* l = detail::current_kernel_log; l; l = l->outer_) ++l->syncs_;
@@ -5131,6 +5218,7 @@ class kernel_log {
   kernel_log* outer_;
   std::vector<kernel_record> entries_;
   std::size_t allocations_ = 0, allocated_bytes_ = 0, syncs_ = 0;
+  long long held_[2] = {0, 0}, peak_[2] = {0, 0};  // host, device
 };
 
 } // namespace texpr
@@ -5418,6 +5506,7 @@ template <> struct memory<host> {
     bool fresh = false;
     auto* p = static_cast<unsigned char*>(host_block_cache::instance().take(total, fresh));
     if (fresh) kernel_log::record_allocation(total);
+    kernel_log::record_hold(total, false);
     std::memcpy(p, &total, sizeof total);
     return p + alignment;
   }
@@ -5426,6 +5515,7 @@ template <> struct memory<host> {
     auto* p = static_cast<unsigned char*>(ptr) - alignment;
     std::size_t total = 0;
     std::memcpy(&total, p, sizeof total);
+    kernel_log::record_give_back(total, false);
     host_block_cache::instance().give(p, total);
   }
   static void zero(void* p, std::size_t bytes, stream_t) {
@@ -15977,6 +16067,7 @@ template <> struct memory<cuda> {
       TEXPR_CUDA_CHECK(e);
       kernel_log::record_allocation(total);
     }
+    kernel_log::record_hold(total, true);
     try {
       cache.note(p, total);
     } catch (...) {
@@ -15996,6 +16087,7 @@ template <> struct memory<cuda> {
       }
     }
     const std::size_t total = device_block_cache::instance().forget(p);
+    kernel_log::record_give_back(total, true);
     int dev = 0;
     if (total && cudaGetDevice(&dev) == cudaSuccess &&
         device_block_cache::instance().give(dev, stream, p, total, active_graph_pool()))

@@ -14,9 +14,11 @@
 #include "core/reference.hpp"
 
 #include <texpr/sort.hpp>
+#include <texpr/linalg.hpp>
 
 #include <algorithm>
 #include <array>
+#include <random>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -1600,6 +1602,89 @@ template <class B, class T> void check_scaled_matmul() {
   REQUIRE(failures == 0);
 }
 
+// ---- linear algebra (texpr/linalg.hpp) ---------------------------------------------------------------------
+
+template <class Op> inline constexpr bool is_linalg = std::is_base_of_v<tx::op::linalg_op, Op>;
+
+/// cholesky, solve_triangular, solve: a batch of 3 matrices of order 6 (A given as a strided view, B as an
+/// expression) checked by the defining identity in long double (L Lᵀ = A with L lower and a positive diagonal;
+/// A X = B), relative to the sizes of the terms: 1e-5 (float), 1e-12 (double). Both triangles are tried where the
+/// op reads one, with noise in the other.
+template <class B, class Op, class T> void check_linalg() {
+  constexpr tx::index_t n = 6, k = 2, batches = 3;
+  const ld tol = std::is_same_v<T, float> ? 1e-5L : 1e-12L;
+  std::mt19937_64 g(7);
+  std::normal_distribution<double> nd;
+  tx::tensor<T, 3> m({batches, n, n}), rhs({batches, n, k}), noise({batches, n, n});
+  for (auto* t : {&m, &noise}) for (tx::index_t i = 0; i < t->size(); ++i) t->data()[i] = static_cast<T>(nd(g));
+  for (tx::index_t i = 0; i < rhs.size(); ++i) rhs.data()[i] = static_cast<T>(nd(g));
+  auto at = [](const tx::tensor<T, 3>& t, tx::index_t q, tx::index_t i, tx::index_t j) { return static_cast<ld>(t(q, i, j)); };
+  // A: m mᵀ + n I (positive definite) for cholesky; m + 4 I off the triangle noise for the solves.
+  tx::tensor<T, 3> a({batches, n, n});
+  for (tx::index_t q = 0; q < batches; ++q)
+    for (tx::index_t i = 0; i < n; ++i)
+      for (tx::index_t j = 0; j < n; ++j) {
+        ld v = 0;
+        if constexpr (std::is_same_v<Op, tx::op::cholesky>) {
+          for (tx::index_t l = 0; l < n; ++l) v += at(m, q, i, l) * at(m, q, j, l);
+          if (j > i) v = at(noise, q, i, j);  // never read
+        } else {
+          v = at(m, q, i, j);
+        }
+        a(q, i, j) = static_cast<T>(v + (i == j ? ld(n) : 0));
+      }
+  const auto a_dev = on<B>::up(tx::tensor<T, 3>(tx::eval(tx::transpose(a))));
+  const auto a_view = tx::transpose(a_dev);  // a strided view: materialised before the library call
+  const auto rhs_dev = on<B>::up(rhs);
+  auto worst = [&](auto&& residual) {
+    ld w = 0;
+    for (tx::index_t q = 0; q < batches; ++q) w = std::max(w, residual(q));
+    return w;
+  };
+  if constexpr (std::is_same_v<Op, tx::op::cholesky>) {
+    const tx::tensor<T, 3> l = on<B>::down(tx::linalg::cholesky(a_view));
+    const ld r = worst([&](tx::index_t q) {
+      ld e = 0;
+      for (tx::index_t i = 0; i < n; ++i) {
+        if (!(at(l, q, i, i) > 0)) e = 1;
+        for (tx::index_t j = 0; j < n; ++j) {
+          if (j > i && at(l, q, i, j) != 0) e = 1;
+          if (j > i) continue;
+          ld s = 0, mag = 0;
+          for (tx::index_t c = 0; c < n; ++c) s += at(l, q, i, c) * at(l, q, j, c), mag += std::fabs(at(l, q, i, c) * at(l, q, j, c));
+          e = std::max(e, std::fabs(s - at(a, q, i, j)) / (mag + 1));
+        }
+      }
+      return e;
+    });
+    CHECK_MESSAGE(r <= tol, "cholesky " << tx::dtype_name_v<T> << ": L Lᵀ - A relative " << static_cast<double>(r));
+  } else {
+    const bool triangular = std::is_same_v<Op, tx::op::solve_triangular>;
+    for (const bool upper : {false, true}) {
+      if (!triangular && upper) break;
+      const tx::tensor<T, 3> x = [&] {
+        if constexpr (std::is_same_v<Op, tx::op::solve>) return on<B>::down(tx::linalg::solve(a_view, rhs_dev * T(2)));
+        else return on<B>::down(tx::linalg::solve_triangular(a_view, rhs_dev * T(2), upper ? tx::linalg::triangle::upper : tx::linalg::triangle::lower));
+      }();
+      const ld r = worst([&](tx::index_t q) {
+        ld e = 0;
+        for (tx::index_t i = 0; i < n; ++i)
+          for (tx::index_t c = 0; c < k; ++c) {
+            ld s = 0, mag = 0;
+            for (tx::index_t j = 0; j < n; ++j) {
+              if (triangular && (upper ? j < i : j > i)) continue;  // the triangle not read
+              s += at(a, q, i, j) * at(x, q, j, c);
+              mag += std::fabs(at(a, q, i, j) * at(x, q, j, c));
+            }
+            e = std::max(e, std::fabs(s - 2 * at(rhs, q, i, c)) / (mag + 1));
+          }
+        return e;
+      });
+      CHECK_MESSAGE(r <= tol, Op::name << (upper ? " upper " : " ") << tx::dtype_name_v<T> << ": A X - B relative " << static_cast<double>(r));
+    }
+  }
+}
+
 // ---- the whole table ----------------------------------------------------------------------------------------
 
 /// Runs the check of every row of Rows for which Select<index> holds (the cuda suite splits the table in parts);
@@ -1647,6 +1732,9 @@ template <class B, class Rows, class Select> std::size_t check_rows(Select selec
         ++checked;
       } else if constexpr (is_ordering<Op>) {
         check_ordering<B, Op, T>();
+        ++checked;
+      } else if constexpr (is_linalg<Op>) {
+        check_linalg<B, Op, T>();
         ++checked;
       } else if constexpr (std::is_base_of_v<tx::op::indexing_op, Op> || std::is_base_of_v<tx::op::scatter_op, Op>) {
         check_indexing<B, Op, T>();

@@ -30,16 +30,23 @@ TEST_CASE("every host registry row has a passing numeric test") {
 }
 
 TEST_CASE("host and cuda tables differ only where the cuda table says they do") {
-  // The stated differences: cuda adds the 16-bit floats to every op that computes in float, has no integer
+  // The stated differences: the host-only families below; cuda adds the 16-bit floats to every op that computes in float, has no integer
   // matmul and no float8_e5m2 scaled_matmul. Anything else (a row on one side only, a dtype missing) is a mistake in one of the tables.
   const auto host = table_of<tx::host_rows>();
   const auto cuda = table_of<tx::cuda_rows>();
   std::set<std::string> ops;
   for (const auto& [op, d] : host) ops.insert(op);
   for (const auto& [op, d] : cuda) ops.insert(op);
+  // The linear algebra family (texpr/linalg.hpp) has host rows only: its cuda rows (cuSOLVER) are not built yet,
+  // so evaluating one on cuda is the compile error naming op, dtype and cuda (tests/compile_fail/cholesky_on_cuda.cpp).
+  const std::set<std::string> host_only = {"cholesky", "solve_triangular", "solve"};
   for (const auto& op : ops) {
     INFO("op ", op);
     REQUIRE(host.count(op) == 1);
+    if (host_only.count(op)) {
+      CHECK(cuda.count(op) == 0);
+      continue;
+    }
     REQUIRE(cuda.count(op) == 1);
     std::set<std::string> expect = host.at(op);
     if (expect.count("float32") && !expect.count("float16")) expect.insert({"float16", "bfloat16"});

@@ -3,6 +3,7 @@
 // the tx::gradient_rule specialisations themselves. CTest compares it with docs/gradients.md.
 #include <texpr/texpr.hpp>
 #include <texpr/sort.hpp>  // the opt-in families' rules
+#include <texpr/linalg.hpp>
 
 #include <iostream>
 #include <set>

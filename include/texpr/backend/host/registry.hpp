@@ -18,6 +18,7 @@
 #include "texpr/op/reduction.hpp"
 #include "texpr/op/scan.hpp"
 #include "texpr/op/sort.hpp"
+#include "texpr/op/linalg.hpp"
 #include "texpr/registry/epilogue.hpp"
 #include "texpr/registry/kernel.hpp"
 #include "texpr/tensor/view.hpp"
@@ -93,6 +94,27 @@ struct top_k_select {
 struct scatter_rows {
   static constexpr std::string_view name = "scatter_rows";  ///< Shown by tx::placement.
   /// dest = the scatter node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// cholesky through LAPACK's potrf, a matrix of the batch per call (linalg.hpp, with texpr/linalg.hpp).
+struct lapack_potrf {
+  static constexpr std::string_view name = "lapack_potrf";  ///< Shown by tx::placement.
+  /// dest = the cholesky node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// solve_triangular through LAPACK's trtrs (linalg.hpp, with texpr/linalg.hpp).
+struct lapack_trtrs {
+  static constexpr std::string_view name = "lapack_trtrs";  ///< Shown by tx::placement.
+  /// dest = the solve_triangular node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// solve through LAPACK's getrf and getrs (LU with partial pivoting; linalg.hpp, with texpr/linalg.hpp).
+struct lapack_gesv {
+  static constexpr std::string_view name = "lapack_gesv";  ///< Shown by tx::placement.
+  /// dest = the solve node n (dest contiguous).
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
@@ -215,6 +237,9 @@ struct gemm_epilogue {
   X(topk,           declared,              top_k_select) \
   X(topk_values,    declared,              composed) \
   X(scatter,        declared,              scatter_rows) \
+  X(cholesky,       declared,              lapack_potrf) \
+  X(solve_triangular, declared,            lapack_trtrs) \
+  X(solve,          declared,              lapack_gesv) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \

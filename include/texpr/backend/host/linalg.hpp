@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The host's linear algebra kernels (texpr/linalg.hpp includes this): LAPACK through its Fortran ABI (link
+// texpr::linalg: Debian's liblapack-dev or OpenBLAS's LAPACK). LAPACK is column-major and texpr row-major: a
+// row-major matrix is its transpose to LAPACK, so a lower factor is LAPACK's upper one, and solves ask LAPACK for
+// the transposed system. Small matrices of a batch go to the pool a batch per task; large ones run one at a time
+// (the LAPACK library may thread them itself).
+#pragma once
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "texpr/backend/host/loops.hpp"
+#include "texpr/backend/host/registry.hpp"
+#include "texpr/core/context.hpp"
+#include "texpr/eval/evaluate.hpp"
+#include "texpr/eval/read.hpp"
+#include "texpr/expr/linalg.hpp"
+#include "texpr/tensor/view.hpp"
+
+// LAPACK's Fortran entry points, declared as LAPACKE's lapack.h declares them (32-bit integers; the hidden length
+// of each character argument last, as gfortran passes it), so a program that includes lapack.h as well still compiles.
+extern "C" {
+void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info, std::size_t);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, std::size_t);
+void strtrs_(const char* uplo, const char* trans, const char* diag, const int* n, const int* nrhs, const float* a,
+             const int* lda, float* b, const int* ldb, int* info, std::size_t, std::size_t, std::size_t);
+void dtrtrs_(const char* uplo, const char* trans, const char* diag, const int* n, const int* nrhs, const double* a,
+             const int* lda, double* b, const int* ldb, int* info, std::size_t, std::size_t, std::size_t);
+void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
+void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
+void sgetrs_(const char* trans, const int* n, const int* nrhs, const float* a, const int* lda, const int* ipiv,
+             float* b, const int* ldb, int* info, std::size_t);
+void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
+             double* b, const int* ldb, int* info, std::size_t);
+}
+
+namespace texpr::detail::host_impl {
+
+/// Matrices up to this order are spread a batch per task; larger ones run one at a time.
+inline constexpr index_t linalg_parallel_order = 96;
+
+inline int lapack_potrf(float* a, int n) {
+  int info = 0;
+  const int lda = std::max(n, 1);
+  spotrf_("U", &n, a, &lda, &info, 1);
+  return info;
+}
+inline int lapack_potrf(double* a, int n) {
+  int info = 0;
+  const int lda = std::max(n, 1);
+  dpotrf_("U", &n, a, &lda, &info, 1);
+  return info;
+}
+inline int lapack_trtrs(const char* uplo, const float* a, int n, float* b, int k) {
+  int info = 0;
+  const int ld = std::max(n, 1);
+  strtrs_(uplo, "T", "N", &n, &k, a, &ld, b, &ld, &info, 1, 1, 1);
+  return info;
+}
+inline int lapack_trtrs(const char* uplo, const double* a, int n, double* b, int k) {
+  int info = 0;
+  const int ld = std::max(n, 1);
+  dtrtrs_(uplo, "T", "N", &n, &k, a, &ld, b, &ld, &info, 1, 1, 1);
+  return info;
+}
+inline int lapack_gesv_transposed(float* a, int n, int* pivots, float* b, int k) {
+  int info = 0;
+  const int ld = std::max(n, 1);
+  sgetrf_(&n, &n, a, &ld, pivots, &info);
+  if (info == 0) sgetrs_("T", &n, &k, a, &ld, pivots, b, &ld, &info, 1);
+  return info;
+}
+inline int lapack_gesv_transposed(double* a, int n, int* pivots, double* b, int k) {
+  int info = 0;
+  const int ld = std::max(n, 1);
+  dgetrf_(&n, &n, a, &ld, pivots, &info);
+  if (info == 0) dgetrs_("T", &n, &k, a, &ld, pivots, b, &ld, &info, 1);
+  return info;
+}
+
+/// The order n, the right-hand sides k and the batch count of a linalg node's result shape (k = n for cholesky);
+/// throws when an extent exceeds LAPACK's 32-bit integers.
+template <std::size_t R> void linalg_extents(const shape_t<R>& s, std::string_view op, index_t& rows, index_t& cols, index_t& batches) {
+  rows = s[R - 2];
+  cols = s[R - 1];
+  batches = 1;
+  for (std::size_t d = 0; d + 2 < R; ++d) batches *= s[d];
+  if (rows > INT_MAX || cols > INT_MAX || rows * std::max<index_t>(rows, cols) > INT_MAX)
+    throw shape_error("texpr: linalg::" + std::string(op) + " of shape " + to_string(s) +
+                      ": LAPACK's 32-bit integers cannot address matrices that large");
+}
+
+/// Runs f(q) for every batch q (the pool for small orders), then throws the linalg_error of the lowest batch whose
+/// f returned a nonzero info.
+template <class F> void for_each_matrix(std::string_view op, index_t batches, index_t order, F&& f, const char* why) {
+  std::vector<int> info(static_cast<std::size_t>(batches), 0);
+  auto run = [&](index_t q0, index_t q1) {
+    for (index_t q = q0; q < q1; ++q) info[static_cast<std::size_t>(q)] = f(q);
+  };
+  if (order <= linalg_parallel_order && batches > 1) for_ranges(batches, std::max<index_t>(1, 4096 / (order * order + 1)), run);
+  else run(0, batches);
+  for (index_t q = 0; q < batches; ++q)
+    if (const int i = info[static_cast<std::size_t>(q)]; i != 0)
+      throw linalg_error(op, q, i, i < 0 ? "LAPACK rejected argument " + std::to_string(-i) + " (a texpr bug: please report it)"
+                                         : std::string(why) + " (at order " + std::to_string(i) + ")");
+}
+
+/// b (n x k, row-major) into col (n x k, column-major), and back.
+template <class T> void to_columns(const T* b, index_t n, index_t k, T* col) {
+  for (index_t i = 0; i < n; ++i)
+    for (index_t j = 0; j < k; ++j) col[j * n + i] = b[i * k + j];
+}
+template <class T> void from_columns(const T* col, index_t n, index_t k, T* b) {
+  for (index_t i = 0; i < n; ++i)
+    for (index_t j = 0; j < k; ++j) b[i * k + j] = col[j * n + i];
+}
+
+} // namespace texpr::detail::host_impl
+
+namespace texpr::host_kernels {
+
+template <class N, class T, std::size_t R> void lapack_potrf::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  namespace hi = detail::host_impl;
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, cols = 0, batches = 0;
+  hi::linalg_extents(n.shape(), "cholesky", m, cols, batches);
+  T* out = dest.data();
+  if (out != a.data()) std::copy(a.data(), a.data() + batches * m * m, out);
+  hi::for_each_matrix("cholesky", batches, m, [&](index_t q) {
+    T* l = out + q * m * m;
+    const int info = hi::lapack_potrf(l, static_cast<int>(m));  // row-major lower = LAPACK's upper
+    for (index_t i = 0; i < m; ++i) std::fill(l + i * m + i + 1, l + (i + 1) * m, T(0));
+    return info;
+  }, "the matrix is not positive definite");
+}
+
+template <class N, class T, std::size_t R> void lapack_trtrs::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  namespace hi = detail::host_impl;
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  const auto b = detail::materialize_contiguous(detail::get<1>(n.operands()), ctx);
+  index_t m = 0, k = 0, batches = 0;
+  hi::linalg_extents(n.shape(), "solve_triangular", m, k, batches);
+  T* out = dest.data();
+  const char* uplo = n.upper() ? "L" : "U";  // the transpose of a row-major lower (upper) matrix
+  hi::for_each_matrix("solve_triangular", batches, m, [&](index_t q) {
+    std::vector<T> col(static_cast<std::size_t>(m * k));
+    hi::to_columns(b.data() + q * m * k, m, k, col.data());
+    const int info = hi::lapack_trtrs(uplo, a.data() + q * m * m, static_cast<int>(m), col.data(), static_cast<int>(k));
+    hi::from_columns(col.data(), m, k, out + q * m * k);
+    return info;
+  }, "the triangular matrix has a zero on its diagonal");
+}
+
+template <class N, class T, std::size_t R> void lapack_gesv::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  namespace hi = detail::host_impl;
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  const auto b = detail::materialize_contiguous(detail::get<1>(n.operands()), ctx);
+  index_t m = 0, k = 0, batches = 0;
+  hi::linalg_extents(n.shape(), "solve", m, k, batches);
+  T* out = dest.data();
+  hi::for_each_matrix("solve", batches, m, [&](index_t q) {
+    std::vector<T> lu(a.data() + q * m * m, a.data() + (q + 1) * m * m), col(static_cast<std::size_t>(m * k));
+    std::vector<int> pivots(static_cast<std::size_t>(std::max<index_t>(m, 1)));
+    hi::to_columns(b.data() + q * m * k, m, k, col.data());
+    const int info = hi::lapack_gesv_transposed(lu.data(), static_cast<int>(m), pivots.data(), col.data(), static_cast<int>(k));
+    hi::from_columns(col.data(), m, k, out + q * m * k);
+    return info;
+  }, "the matrix is singular (an exactly zero pivot)");
+}
+
+} // namespace texpr::host_kernels

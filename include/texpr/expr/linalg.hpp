@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// Linear algebra nodes (op/linalg.hpp): linalg_expr, one library call per matrix of the last two axes, batched over
+// the leading ones; tx::linalg_error, what a failed factorisation throws; the builders tx::linalg::cholesky,
+// solve_triangular and solve. Reached through texpr/linalg.hpp.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "texpr/core/shape.hpp"
+#include "texpr/core/source_location.hpp"
+#include "texpr/expr/node.hpp"
+#include "texpr/op/linalg.hpp"
+
+namespace texpr {
+
+/// A factorisation or solve the library could not complete for one matrix of a batch (not positive definite,
+/// singular): names the op, the batch index (the matrix's position in the flattened leading axes) and the
+/// library's `info` (LAPACK's: the order of the failing minor or pivot, 1-based).
+struct linalg_error : std::runtime_error {
+  /// The message names op, batch and info; the fields keep them for code that handles the error.
+  linalg_error(std::string_view op, index_t batch, long long info, const std::string& why)
+      : std::runtime_error("texpr: " + std::string(op) + " failed for matrix " + std::to_string(batch) +
+                           " of the batch (info " + std::to_string(info) + "): " + why),
+        op_name(op), batch_index(batch), library_info(info) {}
+  std::string_view op_name;  ///< The op (cholesky, solve, ...).
+  index_t batch_index;       ///< Which matrix: its index in the leading axes flattened row-major.
+  long long library_info;    ///< The library's info code (LAPACK: > 0 names the failing row/column, 1-based).
+};
+
+namespace linalg {
+/// Which triangle of a triangular matrix is read.
+enum class triangle { lower, upper };
+} // namespace linalg
+
+/// Op of the matrices in the last two axes of its operands (A; or A and B), batched over the leading axes, which
+/// are equal for every operand. The result has the last operand's shape. `upper` selects the triangle the op reads
+/// (solve_triangular).
+template <class Op, class... Cs> class linalg_expr : public expr_base<linalg_expr<Op, Cs...>> {
+  using last = detail::tuple_element_t<sizeof...(Cs) - 1, detail::tuple<Cs...>>;
+  using first = detail::tuple_element_t<0, detail::tuple<Cs...>>;
+
+ public:
+  using texpr_node = void;
+  using op_type = Op;
+  using children = detail::type_list<Cs...>;
+  using value_type = typename first::value_type;
+  using kernel_dtype = value_type;
+  using backend = typename detail::common_backend<typename Cs::backend...>::type;
+  static constexpr std::size_t rank = last::rank;
+
+  /// Op of the operands (checked by the builders), reading the upper triangle when `upper`.
+  explicit linalg_expr(bool upper, Cs... c) : c_{{std::move(c)}...}, upper_(upper) {}
+  /// The result shape: the last operand's.
+  shape_t<rank> shape() const { return detail::get<sizeof...(Cs) - 1>(c_).shape(); }
+  /// The operands.
+  const detail::tuple<Cs...>& operands() const { return c_; }
+  /// True when the op reads the upper triangle of A (solve_triangular).
+  bool upper() const { return upper_; }
+  /// The same op over other operands of the same shapes.
+  template <class... Ds> linalg_expr<Op, Ds...> with_operands(Ds... d) const { return linalg_expr<Op, Ds...>(upper_, std::move(d)...); }
+
+ private:
+  detail::tuple<Cs...> c_;
+  bool upper_;
+};
+
+namespace detail {
+
+/// Checks that a is a batch of square matrices; throws the shape_error naming op and a's shape otherwise.
+template <std::size_t R> void check_square(const shape_t<R>& a, std::string_view op, const texpr::source_location& loc) {
+  if (a[R - 2] != a[R - 1])
+    throw shape_error(at(loc) + "texpr: linalg::" + std::string(op) + " needs square matrices in the last two axes; got shape " +
+                      to_string(a));
+}
+
+/// Checks that b holds right-hand sides for a (same leading axes, as many rows as a); throws naming both shapes.
+template <std::size_t R> void check_right_hand_side(const shape_t<R>& a, const shape_t<R>& b, std::string_view op, const texpr::source_location& loc) {
+  bool ok = b[R - 2] == a[R - 1];
+  for (std::size_t d = 0; d + 2 < R; ++d) ok = ok && a[d] == b[d];
+  if (!ok)
+    throw shape_error(at(loc) + "texpr: linalg::" + std::string(op) + " of A of shape " + to_string(a) + " and B of shape " +
+                      to_string(b) + ": B needs A's leading axes and A's order as its rows (A (..., n, n), B (..., n, k))");
+}
+
+template <class Op, class A, class B> auto linalg_solve_node(A&& a, B&& b, bool upper, const texpr::source_location& loc) {
+  using CA = captured_t<A>;
+  using CB = captured_t<B>;
+  static_assert(CA::rank >= 2 && CB::rank == CA::rank,
+                "texpr: linalg solves take A (..., n, n) and B (..., n, k) of the same rank (a vector b: unsqueeze(b, -1))");
+  static_assert(std::is_same_v<typename CA::value_type, typename CB::value_type>, "texpr: linalg solves need A and B of one dtype");
+  auto ca = capture(std::forward<A>(a));
+  auto cb = capture(std::forward<B>(b));
+  check_square(ca.shape(), Op::name, loc);
+  check_right_hand_side(ca.shape(), cb.shape(), Op::name, loc);
+  return linalg_expr<Op, CA, CB>(upper, std::move(ca), std::move(cb));
+}
+
+} // namespace detail
+
+namespace linalg {
+
+/// Lazy lower Cholesky factor L of each symmetric positive definite matrix in a's last two axes (A = L Lᵀ,
+/// numpy.linalg.cholesky): only the lower triangle is read; L's strict upper triangle is zero. A matrix that is not
+/// positive definite throws tx::linalg_error at evaluation (its batch index and the failing minor's order).
+template <operand A> auto cholesky(A&& a, texpr::source_location loc = texpr::source_location::current()) {
+  using CA = detail::captured_t<A>;
+  static_assert(CA::rank >= 2, "texpr: linalg::cholesky needs matrices (rank 2 or more)");
+  auto ca = detail::capture(std::forward<A>(a));
+  detail::check_square(ca.shape(), "cholesky", loc);
+  return linalg_expr<op::cholesky, CA>(false, std::move(ca));
+}
+
+/// Lazy X with A X = B for triangular A (the `which` triangle of A is read, the rest ignored; non-unit diagonal):
+/// A (..., n, n), B (..., n, k). A zero on the diagonal throws tx::linalg_error at evaluation.
+template <operand A, operand B>
+auto solve_triangular(A&& a, B&& b, triangle which, texpr::source_location loc = texpr::source_location::current()) {
+  return detail::linalg_solve_node<op::solve_triangular>(std::forward<A>(a), std::forward<B>(b), which == triangle::upper, loc);
+}
+
+/// Lazy X with A X = B (numpy.linalg.solve) by LU with partial pivoting: A (..., n, n), B (..., n, k). An exactly
+/// singular A throws tx::linalg_error at evaluation.
+template <operand A, operand B> auto solve(A&& a, B&& b, texpr::source_location loc = texpr::source_location::current()) {
+  return detail::linalg_solve_node<op::solve>(std::forward<A>(a), std::forward<B>(b), false, loc);
+}
+
+} // namespace linalg
+} // namespace texpr

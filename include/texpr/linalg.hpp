@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// Dense linear algebra, opt-in (texpr/texpr.hpp does not include it): tx::linalg::cholesky, solve_triangular,
+// solve and inv, batched over leading axes, with gradients. The host rows call LAPACK: link texpr::linalg (CMake),
+// which links the LAPACK CMake finds (Debian: liblapack-dev, or OpenBLAS's). The rows are in the host registry
+// table as usual; cuda has none yet, so evaluating one on cuda is the usual compile error naming op, dtype, cuda.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <utility>
+
+#include "texpr/texpr.hpp"
+#include "texpr/expr/linalg.hpp"
+#include "texpr/backend/host/linalg.hpp"
+
+namespace texpr {
+namespace detail {
+
+/// Row and column positions of an n x n matrix on backend B, as [n, 1] and [1, n] (int64): masks of triangles.
+template <class B> auto matrix_rows(index_t n) { return unsqueeze(arange<std::int64_t, B>(n), -1); }
+template <class B> auto matrix_columns(index_t n) { return unsqueeze(arange<std::int64_t, B>(n), 0); }
+
+/// m's triangle (lower: i >= j; upper: i <= j), the rest zero; m's matrices are n x n.
+template <class B, class T, class M> auto triangle_of(M&& m, index_t n, bool upper) {
+  return where((matrix_columns<B>(n) - matrix_rows<B>(n)) * std::int64_t(upper ? 1 : -1) >= std::int64_t(0), std::forward<M>(m), T(0));
+}
+
+/// The identity matrices of shape s (the last two axes n x n), dtype T, on backend B.
+template <class T, class B, std::size_t R> auto identity_like(const shape_t<R>& s) {
+  const index_t n = s[R - 1];
+  return broadcast_to(cast<T>(matrix_rows<B>(n) == matrix_columns<B>(n)), s);
+}
+
+} // namespace detail
+
+namespace linalg {
+
+/// Lazy inverse of each square matrix in a's last two axes (numpy.linalg.inv): solve(a, I), LU with partial
+/// pivoting; an exactly singular matrix throws tx::linalg_error at evaluation. Prefer solve(a, b) to inv(a) b.
+template <operand A> auto inv(A&& a, texpr::source_location loc = texpr::source_location::current()) {
+  using CA = detail::captured_t<A>;
+  static_assert(CA::rank >= 2, "texpr: linalg::inv needs matrices (rank 2 or more)");
+  auto ca = detail::capture(std::forward<A>(a));
+  detail::check_square(ca.shape(), "inv", loc);
+  auto eye = detail::identity_like<typename CA::value_type, typename CA::backend>(ca.shape());
+  return solve(std::move(ca), std::move(eye), loc);
+}
+
+} // namespace linalg
+
+/// cholesky: the symmetric gradient (PyTorch's): A's lower triangle is what is read, so a perturbation of A is taken
+/// to be symmetric.
+template <> struct gradient_rule<op::cholesky> {
+  static constexpr std::string_view derivative =
+      "dA = sym(L⁻ᵀ Φ(Lᵀ g) L⁻¹): Φ keeps the lower triangle and halves the diagonal, sym(X) = (X + Xᵀ) / 2 "
+      "(symmetric perturbations of A, as PyTorch); two triangular solves with L";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class A> static auto partial(const N& n, const G& g, const Out& l, const A&) {
+    using T = typename N::value_type;
+    using B = typename N::backend;
+    const index_t m = n.shape()[N::rank - 1];
+    const auto lower = detail::matrix_columns<B>(m) <= detail::matrix_rows<B>(m);
+    const auto diagonal = detail::matrix_columns<B>(m) == detail::matrix_rows<B>(m);
+    auto p = matmul(transpose(l), g) * (cast<T>(lower) - cast<T>(diagonal) * T(0.5));
+    auto y = linalg::solve_triangular(transpose(l), std::move(p), linalg::triangle::upper);  // L⁻ᵀ Φ
+    auto z = share(transpose(linalg::solve_triangular(transpose(l), transpose(std::move(y)), linalg::triangle::upper)));  // (L⁻ᵀ Φ) L⁻¹
+    return (z + transpose(z)) * T(0.5);
+  }
+};
+
+/// solve_triangular (operands A, B; result X): dB = A⁻ᵀ g (the other triangle's solve), dA = -(dB Xᵀ) on A's triangle.
+template <> struct gradient_rule<op::solve_triangular> {
+  static constexpr std::string_view derivative =
+      "dB = solve_triangular(Aᵀ, g) (the other triangle), dA = -dB Xᵀ kept on A's triangle (the rest of A is not read)";
+  template <std::size_t I> static constexpr unsigned uses = I == 0 ? (detail::uses_operand(0) | detail::uses_out) : detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class A, class Bm>
+  static auto partial(const N& n, const G& g, const Out& x, const A& a, const Bm&) {
+    using T = typename N::value_type;
+    const auto other = n.upper() ? linalg::triangle::lower : linalg::triangle::upper;
+    auto db = linalg::solve_triangular(transpose(a), g, other);
+    if constexpr (I == 1) {
+      return db;
+    } else {
+      const index_t m = n.shape()[N::rank - 2];
+      return -detail::triangle_of<typename N::backend, T>(matmul(std::move(db), transpose(x)), m, n.upper());
+    }
+  }
+};
+
+/// solve (operands A, B; result X): dB = A⁻ᵀ g, dA = -dB Xᵀ.
+template <> struct gradient_rule<op::solve> {
+  static constexpr std::string_view derivative = "dB = solve(Aᵀ, g), dA = -dB Xᵀ";
+  template <std::size_t I> static constexpr unsigned uses = I == 0 ? (detail::uses_operand(0) | detail::uses_out) : detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class A, class Bm>
+  static auto partial(const N&, const G& g, const Out& x, const A& a, const Bm&) {
+    auto db = linalg::solve(transpose(a), g);
+    if constexpr (I == 1) return db;
+    else return -matmul(std::move(db), transpose(x));
+  }
+};
+
+} // namespace texpr

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// Dense linear algebra op tags (the family texpr/linalg.hpp adds): factorisations and solves of the square matrices
+// in the last two axes, batched over the leading ones, computed by a library (LAPACK on the host). Each reads its
+// operands from memory (evaluated first when they are expressions): the libraries take matrices, not accessors.
+#pragma once
+
+#include <string_view>
+
+#include "texpr/core/dtype_set.hpp"
+#include "texpr/op/kind.hpp"
+
+namespace texpr::op {
+
+/// Base of the linear algebra ops: computed by a library call per matrix, on float and double (the libraries have
+/// no integer or 16-bit factorisations).
+struct linalg_op {
+  static constexpr kind category = kind::computed;                  ///< Evaluated by a library call.
+  static constexpr auto dtypes = floating;                          ///< float and double.
+  static constexpr std::string_view header = "texpr/linalg.hpp";  ///< The opt-in header that brings the op.
+};
+
+/// The lower Cholesky factor L of each symmetric positive definite matrix (A = L Lᵀ; numpy.linalg.cholesky). Only
+/// A's lower triangle is read; a matrix that is not positive definite is a tx::linalg_error.
+struct cholesky : linalg_op {
+  static constexpr std::string_view name = "cholesky";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "lower Cholesky factor L of each symmetric positive definite matrix, A = L Lᵀ (numpy.linalg.cholesky); reads "
+      "A's lower triangle";
+};
+/// X with A X = B for each triangular A (lower or upper; scipy.linalg.solve_triangular, torch.linalg.
+/// solve_triangular): only A's triangle is read; a zero on its diagonal is a tx::linalg_error.
+struct solve_triangular : linalg_op {
+  static constexpr std::string_view name = "solve_triangular";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "X with A X = B for triangular A (lower or upper triangle read), by substitution (torch.linalg.solve_triangular)";
+};
+/// X with A X = B for each square A, by LU factorisation with partial pivoting (numpy.linalg.solve); an exactly
+/// singular A is a tx::linalg_error.
+struct solve : linalg_op {
+  static constexpr std::string_view name = "solve";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "X with A X = B for square A, LU with partial pivoting (numpy.linalg.solve); singular A is an error";
+};
+
+} // namespace texpr::op

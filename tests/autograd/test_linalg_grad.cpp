@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// Gradients through texpr/linalg.hpp's ops against central differences in float64, batched (2 matrices of order 4):
+// cholesky (through a symmetric positive definite p pᵀ + I, so each perturbation stays symmetric), solve and inv
+// (both operands), solve_triangular in each triangle (the unread triangle's derivative is 0, which the check also
+// asserts), and a chain of them.
+#include "grad_check.hpp"
+
+#include <texpr/linalg.hpp>
+
+namespace tx = texpr;
+using grad_check::check;
+using grad_check::random;
+
+namespace {
+/// n I + p: diagonally dominant enough for these orders to be well conditioned.
+template <class P> auto shifted(P&& p, double by) {
+  return std::forward<P>(p) + tx::detail::identity_like<double, tx::host>(tx::shape_t<3>{2, 4, 4}) * by;
+}
+} // namespace
+
+TEST_CASE("cholesky: the symmetric gradient, through A = p pᵀ + I") {
+  auto g = grad_check::rng(51);
+  auto x = random(tx::shape_t<3>{2, 4, 4}, g);
+  auto w = random(tx::shape_t<3>{2, 4, 4}, g);
+  check("cholesky", [&](auto p) { return tx::sum(tx::linalg::cholesky(shifted(tx::matmul(p, tx::transpose(p)), 1.0)) * w); }, x);
+  // A read through its lower triangle only: a symmetric parametrisation (p + pᵀ) / 2 + 6 I
+  check("cholesky of a symmetric sum", [&](auto p) {
+    return tx::sum(tx::linalg::cholesky(shifted((p + tx::transpose(p)) * 0.5, 6.0)) * w);
+  }, x);
+}
+
+TEST_CASE("solve and inv: both operands") {
+  auto g = grad_check::rng(52);
+  auto a = random(tx::shape_t<3>{2, 4, 4}, g);
+  auto b = random(tx::shape_t<3>{2, 4, 3}, g);
+  auto w = random(tx::shape_t<3>{2, 4, 3}, g);
+  auto wi = random(tx::shape_t<3>{2, 4, 4}, g);
+  check("solve", [&](auto pa, auto pb) { return tx::sum(tx::linalg::solve(shifted(pa, 3.0), tx::tanh(pb)) * w); }, a, b);
+  check("inv", [&](auto pa) { return tx::sum(tx::linalg::inv(shifted(pa, 3.0)) * wi); }, a);
+}
+
+TEST_CASE("solve_triangular: each triangle; the triangle not read gets no gradient") {
+  auto g = grad_check::rng(53);
+  auto a = random(tx::shape_t<3>{2, 4, 4}, g);
+  auto b = random(tx::shape_t<3>{2, 4, 2}, g);
+  auto w = random(tx::shape_t<3>{2, 4, 2}, g);
+  for (const auto which : {tx::linalg::triangle::lower, tx::linalg::triangle::upper}) {
+    check(which == tx::linalg::triangle::lower ? "solve_triangular lower" : "solve_triangular upper",
+          [&](auto pa, auto pb) { return tx::sum(tx::linalg::solve_triangular(shifted(pa, 4.0), pb, which) * w); }, a, b);
+  }
+  // and the zeros are exact: the strict upper triangle of dA for a lower solve
+  auto pa = tx::param<grad_check::tag<0>>(a);
+  const auto [da] = tx::eval_all(tx::grad(tx::sum(tx::linalg::solve_triangular(shifted(pa, 4.0), b, tx::linalg::triangle::lower) * w), pa));
+  bool upper_zero = true, lower_nonzero = true;
+  for (tx::index_t q = 0; q < 2; ++q)
+    for (tx::index_t i = 0; i < 4; ++i)
+      for (tx::index_t j = 0; j < 4; ++j) {
+        if (j > i) upper_zero = upper_zero && da(q, i, j) == 0.0;
+        else lower_nonzero = lower_nonzero && da(q, i, j) != 0.0;
+      }
+  CHECK(upper_zero);
+  CHECK(lower_nonzero);
+}
+
+TEST_CASE("a chain: the solve of a Cholesky factor by a triangular solve, read twice") {
+  auto g = grad_check::rng(54);
+  auto x = random(tx::shape_t<3>{2, 4, 4}, g);
+  auto b = random(tx::shape_t<3>{2, 4, 3}, g);
+  check("cholesky then two triangular solves", [&](auto p, auto pb) {
+    auto l = tx::share(tx::linalg::cholesky(shifted(tx::matmul(p, tx::transpose(p)), 2.0)));
+    auto y = tx::linalg::solve_triangular(l, pb, tx::linalg::triangle::lower);
+    auto z = tx::linalg::solve_triangular(tx::transpose(l), y, tx::linalg::triangle::upper);  // (p pᵀ + 2I)⁻¹ b
+    return tx::sum(z * z);
+  }, x, b);
+}

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// Linear algebra on the host beyond the registry's row checks (tests/core/registry_checks.hpp): NumPy's results
+// (committed fixture tests/core/fixtures/linalg.npz from numpy_linalg.py: batches, an ill-conditioned matrix,
+// noise in the triangle an op must not read), strided and expression operands, errors that name the op, the batch
+// index and LAPACK's info, empty batches, order 0 and 1, threads, placement and the kernel log.
+#include <doctest/doctest.h>
+#include <texpr/interop/npz.hpp>
+#include <texpr/linalg.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+namespace tx = texpr;
+
+namespace {
+
+std::string fixture() {
+  const char* dir = std::getenv("TEXPR_CORE_FIXTURES");
+  REQUIRE_MESSAGE(dir != nullptr, "TEXPR_CORE_FIXTURES names tests/core/fixtures (CTest sets it)");
+  return std::string(dir) + "/linalg.npz";
+}
+
+/// max |got - want| / (1 + max |want|), over the first `batches` matrices.
+template <class T> double relative_error(const tx::tensor<T, 3>& got, const tx::tensor<double, 3>& want, tx::index_t batches) {
+  REQUIRE(got.shape()[1] == want.shape()[1]);
+  REQUIRE(got.shape()[2] == want.shape()[2]);
+  double err = 0, mag = 0;
+  for (tx::index_t q = 0; q < batches; ++q)
+    for (tx::index_t i = 0; i < want.shape()[1]; ++i)
+      for (tx::index_t j = 0; j < want.shape()[2]; ++j) {
+        err = std::max(err, std::abs(static_cast<double>(got(q, i, j)) - want(q, i, j)));
+        mag = std::max(mag, std::abs(want(q, i, j)));
+      }
+  return err / (1 + mag);
+}
+
+/// The fixture's first `batches` matrices of `key`, in T.
+template <class T> tx::tensor<T, 3> input(const tx::npz_archive& f, const std::string& key, tx::index_t batches) {
+  const auto all = f.get<double, 3>(key);
+  return tx::eval(tx::cast<T>(tx::slice(all, 0, 0, batches)));
+}
+
+/// Every op against NumPy: double on all 4 matrices (the ill-conditioned one at cond 1e7 within 1e-8), float on the
+/// 3 well-conditioned ones within 2e-5 (float32's eps times the conditioning of these matrices, about 80).
+template <class T> void check_against_numpy(const tx::npz_archive& f) {
+  const bool is_double = std::is_same_v<T, double>;
+  const tx::index_t batches = is_double ? 4 : 3;
+  const double tol = is_double ? 1e-11 : 2e-5;
+  INFO(tx::dtype_name_v<T>);
+  const auto spd = input<T>(f, "spd_upper_noise", batches);
+  const auto l = tx::eval(tx::linalg::cholesky(spd));
+  CHECK(relative_error(l, f.get<double, 3>("cholesky"), std::min<tx::index_t>(batches, 3)) <= tol);
+  if (is_double) CHECK(relative_error(tx::eval(tx::slice(l, 0, 3, 4)), tx::eval(tx::slice(f.get<double, 3>("cholesky"), 0, 3, 4)), 1) <= 1e-8);
+  const auto a = input<T>(f, "a", batches), b = input<T>(f, "b", batches);
+  CHECK(relative_error(tx::eval(tx::linalg::solve(a, b)), f.get<double, 3>("solve"), batches) <= tol);
+  CHECK(relative_error(tx::eval(tx::linalg::inv(a)), f.get<double, 3>("inv"), batches) <= tol);
+  CHECK(relative_error(tx::eval(tx::linalg::solve_triangular(input<T>(f, "lower_noisy", batches), b, tx::linalg::triangle::lower)),
+                       f.get<double, 3>("solve_lower"), batches) <= tol);
+  CHECK(relative_error(tx::eval(tx::linalg::solve_triangular(input<T>(f, "upper_noisy", batches), b, tx::linalg::triangle::upper)),
+                       f.get<double, 3>("solve_upper"), batches) <= tol);
+}
+
+} // namespace
+
+TEST_CASE("linalg: cholesky, solve, inv and solve_triangular against NumPy, float and double") {
+  const auto f = tx::load_npz(fixture());
+  check_against_numpy<double>(f);
+  check_against_numpy<float>(f);
+}
+
+TEST_CASE("linalg: strided views and expressions as operands give the same results as contiguous memory") {
+  const auto f = tx::load_npz(fixture());
+  const auto a = f.get<double, 3>("a"), b = f.get<double, 3>("b");
+  const tx::tensor<double, 3> at = tx::eval(tx::transpose(a));  // a's transpose in memory: transpose(at) is a strided a
+  const auto want = f.get<double, 3>("solve");
+  CHECK(relative_error(tx::eval(tx::linalg::solve(tx::transpose(at), b)), want, 4) <= 1e-11);
+  CHECK(relative_error(tx::eval(tx::linalg::solve(a * 2.0, b * 2.0)), want, 4) <= 1e-11);  // operands are expressions
+  const tx::tensor<double, 3> wide = tx::eval(tx::concat(2, b, b));                          // (4, 7, 6): a strided slice of it
+  CHECK(relative_error(tx::eval(tx::linalg::solve(a, tx::slice(wide, 2, 3, 6))), want, 4) <= 1e-11);
+  // the result written into a strided destination
+  tx::tensor<double, 3> xt({4, 3, 7});
+  tx::transpose(xt) = tx::linalg::solve(a, b);
+  CHECK(relative_error(tx::eval(tx::transpose(xt)), want, 4) <= 1e-11);
+}
+
+TEST_CASE("linalg: failures name the op, the batch index and LAPACK's info; the other matrices are not the issue") {
+  const auto f = tx::load_npz(fixture());
+  tx::tensor<double, 3> spd = f.get<double, 3>("spd");
+  for (tx::index_t j = 0; j < 7; ++j) spd(2, 4, j) = spd(2, j, 4) = 0;  // matrix 2: row and column 4 zero
+  try {
+    (void)tx::eval(tx::linalg::cholesky(spd));
+    FAIL("cholesky of a singular matrix did not throw");
+  } catch (const tx::linalg_error& e) {
+    CHECK(e.op_name == "cholesky");
+    CHECK(e.batch_index == 2);
+    CHECK(e.library_info == 5);  // the leading minor of order 5 is the first that is not positive definite
+    CHECK(std::string(e.what()).find("cholesky failed for matrix 2 of the batch (info 5)") != std::string::npos);
+    CHECK(std::string(e.what()).find("not positive definite") != std::string::npos);
+  }
+  tx::tensor<double, 3> a = f.get<double, 3>("a");
+  for (tx::index_t j = 0; j < 7; ++j) a(1, 3, j) = 0;  // matrix 1 singular
+  CHECK_THROWS_WITH_AS((void)tx::eval(tx::linalg::solve(a, f.get<double, 3>("b"))),
+                       doctest::Contains("solve failed for matrix 1 of the batch"), tx::linalg_error);
+  CHECK_THROWS_WITH_AS((void)tx::eval(tx::linalg::inv(a)), doctest::Contains("singular"), tx::linalg_error);
+  tx::tensor<float, 3> lower = tx::eval(tx::cast<float>(f.get<double, 3>("lower_noisy")));
+  lower(3, 6, 6) = 0;
+  try {
+    (void)tx::eval(tx::linalg::solve_triangular(lower, tx::cast<float>(f.get<double, 3>("b")), tx::linalg::triangle::lower));
+    FAIL("a zero on the diagonal did not throw");
+  } catch (const tx::linalg_error& e) {
+    CHECK(e.batch_index == 3);
+    CHECK(e.library_info == 7);
+    CHECK(std::string(e.what()).find("zero on its diagonal") != std::string::npos);
+  }
+}
+
+TEST_CASE("linalg: shape errors name the op and both shapes, at the caller's line") {
+  const tx::tensor<double, 3> a({2, 3, 4}), sq({2, 3, 3}), b({2, 4, 1}), other_batch({3, 3, 1});
+  CHECK_THROWS_WITH_AS(tx::linalg::cholesky(a), doctest::Contains("linalg::cholesky needs square matrices in the last two axes; got shape (2, 3, 4)"), tx::shape_error);
+  CHECK_THROWS_WITH_AS(tx::linalg::inv(a), doctest::Contains("test_linalg.cpp"), tx::shape_error);
+  CHECK_THROWS_WITH_AS(tx::linalg::solve(sq, b), doctest::Contains("linalg::solve of A of shape (2, 3, 3) and B of shape (2, 4, 1)"), tx::shape_error);
+  CHECK_THROWS_WITH_AS(tx::linalg::solve_triangular(sq, other_batch, tx::linalg::triangle::lower),
+                       doctest::Contains("B of shape (3, 3, 1)"), tx::shape_error);
+}
+
+TEST_CASE("linalg: empty batches, order 0 and order 1") {
+  const tx::tensor<double, 3> none({0, 3, 3}), rhs({0, 3, 2});
+  CHECK(tx::eval(tx::linalg::cholesky(none)).shape() == tx::shape_t<3>{0, 3, 3});
+  CHECK(tx::eval(tx::linalg::solve(none, rhs)).shape() == tx::shape_t<3>{0, 3, 2});
+  const tx::tensor<float, 3> zero_order({2, 0, 0}), zero_rhs({2, 0, 5});
+  CHECK(tx::eval(tx::linalg::solve_triangular(zero_order, zero_rhs, tx::linalg::triangle::upper)).shape() == tx::shape_t<3>{2, 0, 5});
+  const tx::tensor<double, 2> four({1, 1}, {4.0}), six({1, 1}, {-6.0});
+  CHECK(tx::eval(tx::linalg::cholesky(four))(0, 0) == 2.0);
+  CHECK(tx::eval(tx::linalg::solve(four, six))(0, 0) == -1.5);
+  CHECK(tx::eval(tx::linalg::inv(four))(0, 0) == 0.25);
+}
+
+TEST_CASE("linalg: a batch of small solves gives the same bits on 1 and 2 threads") {
+  tx::tensor<double, 3> a = tx::random::normal<double>({64, 8, 8}, 3);
+  const tx::tensor<double, 3> b = tx::random::normal<double>({64, 8, 4}, 4);
+  a = a + tx::detail::identity_like<double, tx::host>(a.shape()) * 3.0;
+  const int old = tx::num_threads();
+  tx::set_num_threads(1);
+  const auto one = tx::eval(tx::linalg::solve(a, b));
+  tx::set_num_threads(2);
+  const auto two = tx::eval(tx::linalg::solve(a, b));
+  tx::set_num_threads(old);
+  CHECK(std::equal(one.data(), one.data() + one.size(), two.data()));
+  // and each is a solution: A X = B
+  CHECK(tx::eval(tx::max(tx::abs(tx::matmul(a, one) - b))).item() < 1e-12);
+}
+
+TEST_CASE("linalg: placement names the LAPACK routine; the kernel log shows one call per node") {
+  const tx::tensor<double, 2> a = tx::eval(tx::random::normal<double>({5, 5}, 5) + tx::detail::identity_like<double, tx::host>(tx::shape_t<2>{5, 5}) * 4.0);
+  const tx::tensor<double, 2> b = tx::random::normal<double>({5, 2}, 6);
+  const std::string p = tx::placement(tx::linalg::solve_triangular(tx::linalg::cholesky(a), b, tx::linalg::triangle::lower));
+  CHECK(p.find("solve_triangular") != std::string::npos);
+  CHECK(p.find("lapack_trtrs") != std::string::npos);
+  CHECK(p.find("lapack_potrf") != std::string::npos);
+  tx::kernel_log log;
+  (void)tx::eval(tx::linalg::inv(a));
+  std::size_t gesv = 0;
+  for (const auto& e : log.entries()) gesv += e.implementation == "lapack_gesv";
+  CHECK_MESSAGE(gesv == 1, log.str());
+}
