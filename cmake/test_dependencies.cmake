@@ -12,7 +12,7 @@ set(_texpr_test_packages
   "libbenchmark-dev|bench/ (Google Benchmark)"
   "libeigen3-dev|the Eigen interop tests and benchmark peers"
   "libopenblas-dev|the OpenBLAS benchmark peer"
-  "liblapack-dev|texpr/linalg.hpp's host rows (LAPACK; the registry checks and the linalg tests)"
+  "liblapack-dev|texpr/linalg.hpp's host rows (LAPACK), in the registry checks and the linalg tests"
   "libdlpack-dev|the DLPack interop tests"
   "python3-numpy|fixtures and the NumPy round trips of .npy/.npz"
   "zlib1g-dev|np.savez_compressed archives (tx::load_npz)"
