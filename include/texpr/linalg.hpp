@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Dense linear algebra, opt-in (texpr/texpr.hpp does not include it): tx::linalg::cholesky, solve_triangular,
-// solve and inv, batched over leading axes, with gradients. The host rows call LAPACK: link texpr::linalg (CMake),
-// which links the LAPACK CMake finds (Debian: liblapack-dev, or OpenBLAS's). The rows are in the host registry
+// solve, inv, slogdet and det, batched over leading axes, with gradients. The host rows call LAPACK: link
+// texpr::linalg (CMake), which links the LAPACK CMake finds (Debian: liblapack-dev, or OpenBLAS's). The rows are in the host registry
 // table as usual; cuda has none yet, so evaluating one on cuda is the usual compile error naming op, dtype, cuda.
 #pragma once
 
@@ -46,7 +46,47 @@ template <operand A> auto inv(A&& a, texpr::source_location loc = texpr::source_
   return solve(std::move(ca), std::move(eye), loc);
 }
 
+/// What tx::linalg::slogdet returns: each matrix's determinant's sign and the log of its absolute value.
+template <class Sign, class Log> struct slogdet_result {
+  Sign sign;      ///< -1, 0 (singular) or 1: a lazy expression.
+  Log logabsdet;  ///< log |det| (-inf when singular): a lazy expression.
+};
+
+/// The sign and log|det| of each square matrix in a's last two axes (numpy.linalg.slogdet), as
+/// `auto [sign, logabsdet] =`: one LU factorisation per matrix (LAPACK's getrf) serves both (a shared value of
+/// op slogdet, packed [sign, log|det|] in a last axis of 2). A singular matrix gives sign 0 and log|det| -inf, as
+/// NumPy: not an error. Gradient through log|det|: A⁻ᵀ (an error where A is singular).
+template <operand A> auto slogdet(A&& a, texpr::source_location loc = texpr::source_location::current()) {
+  using CA = detail::captured_t<A>;
+  static_assert(CA::rank >= 2, "texpr: linalg::slogdet needs matrices (rank 2 or more)");
+  auto ca = detail::capture(std::forward<A>(a));
+  detail::check_square(ca.shape(), "slogdet", loc);
+  auto packed = share(linalg_expr<op::slogdet, CA>(false, std::move(ca)));
+  constexpr index_t last = static_cast<index_t>(CA::rank) - 2;  // the packed axis
+  auto sign = squeeze(slice(packed, last, 0, 1), last);
+  auto logabsdet = squeeze(slice(packed, last, 1, 2), last);
+  return slogdet_result<decltype(sign), decltype(logabsdet)>{std::move(sign), std::move(logabsdet)};
+}
+
+/// Lazy determinant of each square matrix in a's last two axes (numpy.linalg.det): sign * exp(log|det|) of slogdet,
+/// so it neither overflows nor underflows before the last step.
+template <operand A> auto det(A&& a, texpr::source_location loc = texpr::source_location::current()) {
+  auto [sign, logabsdet] = slogdet(std::forward<A>(a), loc);
+  return sign * exp(logabsdet);
+}
+
 } // namespace linalg
+
+/// slogdet (packed [sign, log|det|]): d log|det| / dA = A⁻ᵀ; the sign is piecewise constant (no gradient).
+template <> struct gradient_rule<op::slogdet> {
+  static constexpr std::string_view derivative =
+      "dA = g_log|det| A⁻ᵀ (the sign is piecewise constant: none); A singular: the inverse's tx::linalg_error";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class A> static auto partial(const N&, const G& g, const Out&, const A& a) {
+    constexpr index_t last = static_cast<index_t>(N::rank) - 1;
+    return unsqueeze(slice(g, last, 1, 2), -1) * linalg::inv(transpose(a));
+  }
+};
 
 /// cholesky: the symmetric gradient (PyTorch's): A's lower triangle is what is read, so a perturbation of A is taken
 /// to be symmetric.

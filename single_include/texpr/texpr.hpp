@@ -3894,6 +3894,16 @@ struct solve : linalg_op {
       "X with A X = B for square A, LU with partial pivoting (numpy.linalg.solve); singular A is an error";
 };
 
+/// The sign and the log of the absolute value of each square matrix's determinant (numpy.linalg.slogdet), packed in a
+/// last axis of 2 ([sign, log|det|]), by LU with partial pivoting; a singular matrix gives sign 0 and log|det| -inf
+/// (not an error, as NumPy).
+struct slogdet : linalg_op {
+  static constexpr std::string_view name = "slogdet";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "sign and log|det| of each square matrix, packed as a last axis of 2 (numpy.linalg.slogdet; tx::linalg::slogdet "
+      "and det read it); singular: sign 0, log|det| -inf";
+};
+
 } // namespace texpr::op
 #endif // TEXPR_SI_TEXPR_OP_LINALG_HPP
 // ---- end texpr/op/linalg.hpp ----
@@ -4495,6 +4505,13 @@ struct lapack_gesv {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// slogdet through LAPACK's getrf: the sign and log|det| from U's diagonal and the row swaps (linalg.hpp).
+struct lapack_getrf_det {
+  static constexpr std::string_view name = "lapack_getrf_det";  ///< Shown by tx::placement.
+  /// dest = the slogdet node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -4617,6 +4634,7 @@ struct gemm_epilogue {
   X(cholesky,       declared,              lapack_potrf) \
   X(solve_triangular, declared,            lapack_trtrs) \
   X(solve,          declared,              lapack_gesv) \
+  X(slogdet,        declared,              lapack_getrf_det) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \

@@ -62,6 +62,22 @@ TEST_CASE("solve_triangular: each triangle; the triangle not read gets no gradie
   CHECK(lower_nonzero);
 }
 
+TEST_CASE("slogdet and det: A⁻ᵀ times g, both signs of det") {
+  auto g = grad_check::rng(55);
+  auto a = random(tx::shape_t<3>{2, 4, 4}, g);
+  auto w = random(tx::shape_t<1>{2}, g);
+  check("slogdet's log|det|", [&](auto p) {
+    auto [sign, logabsdet] = tx::linalg::slogdet(shifted(p, 1.0));
+    return tx::sum((logabsdet + sign * 0.0) * w);
+  }, a);
+  // matrix 1's first row negated: its determinant's sign flips, so both signs are differentiated
+  tx::tensor<double, 3> rows({2, 4, 1}, {1, 1, 1, 1, -1, 1, 1, 1});
+  auto [sign, logabsdet] = tx::linalg::slogdet(shifted(a, 1.0) * rows);
+  const auto [signs, logs] = tx::eval_all(sign, logabsdet);
+  REQUIRE(signs(0) * signs(1) < 0);
+  check("det", [&](auto p) { return tx::sum(tx::linalg::det(shifted(p, 1.0) * rows) * w); }, a);
+}
+
 TEST_CASE("a chain: the solve of a Cholesky factor by a triangular solve, read twice") {
   auto g = grad_check::rng(54);
   auto x = random(tx::shape_t<3>{2, 4, 4}, g);

@@ -1606,7 +1606,7 @@ template <class B, class T> void check_scaled_matmul() {
 
 template <class Op> inline constexpr bool is_linalg = std::is_base_of_v<tx::op::linalg_op, Op>;
 
-/// cholesky, solve_triangular, solve: a batch of 3 matrices of order 6 (A given as a strided view, B as an
+/// cholesky, solve_triangular, solve, slogdet: a batch of 3 matrices of order 6 (A given as a strided view, B as an
 /// expression) checked by the defining identity in long double (L Lᵀ = A with L lower and a positive diagonal;
 /// A X = B), relative to the sizes of the terms: 1e-5 (float), 1e-12 (double). Both triangles are tried where the
 /// op reads one, with noise in the other.
@@ -1631,7 +1631,8 @@ template <class B, class Op, class T> void check_linalg() {
         } else {
           v = at(m, q, i, j);
         }
-        a(q, i, j) = static_cast<T>(v + (i == j ? ld(n) : 0));
+        // (slogdet: m itself, so that LU pivots rows and determinants of both signs occur)
+        a(q, i, j) = static_cast<T>(v + (i == j && !std::is_same_v<Op, tx::op::slogdet> ? ld(n) : 0));
       }
   const auto a_dev = on<B>::up(tx::tensor<T, 3>(tx::eval(tx::transpose(a))));
   const auto a_view = tx::transpose(a_dev);  // a strided view: materialised before the library call
@@ -1641,7 +1642,40 @@ template <class B, class Op, class T> void check_linalg() {
     for (tx::index_t q = 0; q < batches; ++q) w = std::max(w, residual(q));
     return w;
   };
-  if constexpr (std::is_same_v<Op, tx::op::cholesky>) {
+  if constexpr (std::is_same_v<Op, tx::op::slogdet>) {
+    // against Gaussian elimination with partial pivoting in long double; one matrix made singular (sign 0, -inf)
+    tx::tensor<T, 3> as = a.clone();
+    for (tx::index_t j = 0; j < n; ++j) as(1, 2, j) = T(0);
+    for (tx::index_t j = 0; j < n; ++j) std::swap(as(0, 0, j), as(0, 3, j));  // matrix 0's determinant negated
+    const auto as_dev = on<B>::up(as);
+    auto [sign_of, log_of] = tx::linalg::slogdet(as_dev);
+    const tx::tensor<T, 1> got_sign = on<B>::down(sign_of), got_log = on<B>::down(log_of);
+    REQUIRE(got_sign.shape() == tx::shape_t<1>{batches});
+    bool negative_seen = false;  // the data reach a negative determinant
+    for (tx::index_t q = 0; q < batches; ++q) {
+      std::vector<ld> u(static_cast<std::size_t>(n * n));
+      for (tx::index_t i = 0; i < n * n; ++i) u[static_cast<std::size_t>(i)] = at(as, q, i / n, i % n);
+      ld sign = 1, log_abs = 0;
+      for (tx::index_t c = 0; c < n && sign != 0; ++c) {
+        tx::index_t p = c;
+        for (tx::index_t r = c + 1; r < n; ++r) if (std::fabs(u[r * n + c]) > std::fabs(u[p * n + c])) p = r;
+        if (u[p * n + c] == 0) { sign = 0; break; }
+        if (p != c) { for (tx::index_t j = 0; j < n; ++j) std::swap(u[p * n + j], u[c * n + j]); sign = -sign; }
+        if (u[c * n + c] < 0) sign = -sign;
+        log_abs += std::log(std::fabs(u[c * n + c]));
+        for (tx::index_t r = c + 1; r < n; ++r) {
+          const ld f = u[r * n + c] / u[c * n + c];
+          for (tx::index_t j = c; j < n; ++j) u[r * n + j] -= f * u[c * n + j];
+        }
+      }
+      INFO("slogdet " << tx::dtype_name_v<T> << " matrix " << q);
+      negative_seen = negative_seen || sign < 0;
+      CHECK(static_cast<ld>(got_sign(q)) == sign);
+      if (sign == 0) CHECK((std::isinf(got_log(q)) && got_log(q) < 0));
+      else CHECK(std::fabs(static_cast<ld>(got_log(q)) - log_abs) <= tol * 10 * (1 + std::fabs(log_abs)));
+    }
+    CHECK(negative_seen);
+  } else if constexpr (std::is_same_v<Op, tx::op::cholesky>) {
     const tx::tensor<T, 3> l = on<B>::down(tx::linalg::cholesky(a_view));
     const ld r = worst([&](tx::index_t q) {
       ld e = 0;

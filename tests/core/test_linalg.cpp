@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Linear algebra on the host beyond the registry's row checks (tests/core/registry_checks.hpp): NumPy's results
+// Linear algebra (cholesky, solves, inv, slogdet, det) on the host beyond the registry's row checks (tests/core/registry_checks.hpp): NumPy's results
 // (committed fixture tests/core/fixtures/linalg.npz from numpy_linalg.py: batches, an ill-conditioned matrix,
 // noise in the triangle an op must not read), strided and expression operands, errors that name the op, the batch
 // index and LAPACK's info, empty batches, order 0 and 1, threads, placement and the kernel log.
@@ -68,6 +68,50 @@ TEST_CASE("linalg: cholesky, solve, inv and solve_triangular against NumPy, floa
   const auto f = tx::load_npz(fixture());
   check_against_numpy<double>(f);
   check_against_numpy<float>(f);
+}
+
+TEST_CASE("linalg: slogdet and det against NumPy; slogdet where det overflows float; singular matrices") {
+  const auto f = tx::load_npz(fixture());
+  const auto a = f.get<double, 3>("a");
+  const auto sign = f.get<double, 1>("sign"), logabsdet = f.get<double, 1>("logabsdet"), det = f.get<double, 1>("det");
+  auto [s, l] = tx::linalg::slogdet(a);
+  const auto [gs, gl, gd] = tx::eval_all(s, l, tx::linalg::det(a));
+  auto [sf, lf] = tx::linalg::slogdet(tx::cast<float>(a));
+  const auto [gsf, glf] = tx::eval_all(sf, lf);
+  for (tx::index_t q = 0; q < 4; ++q) {
+    INFO("matrix " << q);
+    CHECK(gs(q) == sign(q));
+    CHECK(gsf(q) == static_cast<float>(sign(q)));
+    CHECK(std::abs(gl(q) - logabsdet(q)) <= 1e-12 * (1 + std::abs(logabsdet(q))));
+    CHECK(std::abs(glf(q) - logabsdet(q)) <= 1e-5 * (1 + std::abs(logabsdet(q))));
+    CHECK(std::abs(gd(q) - det(q)) <= 1e-12 * std::abs(det(q)));
+  }
+  // |det| near 1e61: beyond float's range, so only slogdet has it in float
+  const auto big = f.get<double, 3>("big");
+  auto [bs, bl] = tx::linalg::slogdet(tx::cast<float>(big));
+  const auto [gbs, gbl] = tx::eval_all(bs, bl);
+  for (tx::index_t q = 0; q < 2; ++q) {
+    CHECK(gbs(q) == static_cast<float>(f.get<double, 1>("big_sign")(q)));
+    CHECK(std::abs(gbl(q) - f.get<double, 1>("big_logabsdet")(q)) <= 1e-4 * f.get<double, 1>("big_logabsdet")(q));
+  }
+  CHECK(std::isinf(tx::eval(tx::linalg::det(tx::cast<float>(big)))(0)));  // det itself overflows float: inf
+  // a singular matrix: sign 0 and -inf, as NumPy; det 0; the other matrices unaffected
+  tx::tensor<double, 3> singular = a.clone();
+  for (tx::index_t j = 0; j < 7; ++j) singular(2, j, 5) = 0;
+  auto [ss, sl] = tx::linalg::slogdet(singular);
+  const auto [gss, gsl, gsd] = tx::eval_all(ss, sl, tx::linalg::det(singular));
+  CHECK(gss(2) == 0.0);
+  CHECK((std::isinf(gsl(2)) && gsl(2) < 0));
+  CHECK(gsd(2) == 0.0);
+  CHECK(gss(1) == sign(1));
+  // one LU per matrix serves sign and log|det|: one lapack_getrf_det in the log
+  tx::kernel_log log;
+  (void)tx::eval_all(s, l);
+  std::size_t runs = 0;
+  for (const auto& e : log.entries()) runs += e.implementation == "lapack_getrf_det";
+  CHECK_MESSAGE(runs == 1, log.str());
+  // order 0: det 1
+  CHECK(tx::eval(tx::linalg::det(tx::tensor<double, 3>({2, 0, 0})))(1) == 1.0);
 }
 
 TEST_CASE("linalg: strided views and expressions as operands give the same results as contiguous memory") {

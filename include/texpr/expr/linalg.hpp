@@ -51,12 +51,24 @@ template <class Op, class... Cs> class linalg_expr : public expr_base<linalg_exp
   using value_type = typename first::value_type;
   using kernel_dtype = value_type;
   using backend = typename detail::common_backend<typename Cs::backend...>::type;
-  static constexpr std::size_t rank = last::rank;
+  /// slogdet packs (sign, log|det|) of each matrix in a last axis of 2; the others have the last operand's rank.
+  static constexpr bool determinant = std::is_same_v<Op, op::slogdet>;
+  static constexpr std::size_t rank = determinant ? last::rank - 1 : last::rank;
 
   /// Op of the operands (checked by the builders), reading the upper triangle when `upper`.
   explicit linalg_expr(bool upper, Cs... c) : c_{{std::move(c)}...}, upper_(upper) {}
-  /// The result shape: the last operand's.
-  shape_t<rank> shape() const { return detail::get<sizeof...(Cs) - 1>(c_).shape(); }
+  /// The result shape: the last operand's (slogdet: A's leading axes, then 2).
+  shape_t<rank> shape() const {
+    const auto s = detail::get<sizeof...(Cs) - 1>(c_).shape();
+    if constexpr (determinant) {
+      shape_t<rank> r{};
+      for (std::size_t d = 0; d + 1 < rank; ++d) r[d] = s[d];
+      r[rank - 1] = 2;
+      return r;
+    } else {
+      return s;
+    }
+  }
   /// The operands.
   const detail::tuple<Cs...>& operands() const { return c_; }
   /// True when the op reads the upper triangle of A (solve_triangular).

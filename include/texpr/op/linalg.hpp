@@ -42,4 +42,14 @@ struct solve : linalg_op {
       "X with A X = B for square A, LU with partial pivoting (numpy.linalg.solve); singular A is an error";
 };
 
+/// The sign and the log of the absolute value of each square matrix's determinant (numpy.linalg.slogdet), packed in a
+/// last axis of 2 ([sign, log|det|]), by LU with partial pivoting; a singular matrix gives sign 0 and log|det| -inf
+/// (not an error, as NumPy).
+struct slogdet : linalg_op {
+  static constexpr std::string_view name = "slogdet";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "sign and log|det| of each square matrix, packed as a last axis of 2 (numpy.linalg.slogdet; tx::linalg::slogdet "
+      "and det read it); singular: sign 0, log|det| -inf";
+};
+
 } // namespace texpr::op

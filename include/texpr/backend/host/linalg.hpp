@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstddef>
+#include <limits>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -79,6 +82,33 @@ inline int lapack_gesv_transposed(double* a, int n, int* pivots, double* b, int 
   dgetrf_(&n, &n, a, &ld, pivots, &info);
   if (info == 0) dgetrs_("T", &n, &k, a, &ld, pivots, b, &ld, &info, 1);
   return info;
+}
+
+/// LU of the n x n matrix a (in place) and its determinant's sign and log|det|: sign 0 and -inf when a pivot is
+/// exactly zero (singular, LAPACK's info > 0); returns info < 0 only (a bad argument).
+template <class T> int lapack_slogdet(T* a, int n, int* pivots, T& sign, T& logabsdet) {
+  int info = 0;
+  const int ld = std::max(n, 1);
+  if constexpr (std::is_same_v<T, float>) sgetrf_(&n, &n, a, &ld, pivots, &info);
+  else dgetrf_(&n, &n, a, &ld, pivots, &info);
+  if (info < 0) return info;
+  if (info > 0) {
+    sign = T(0);
+    logabsdet = -std::numeric_limits<T>::infinity();
+    return 0;
+  }
+  // det = prod(U's diagonal) * (-1)^(row swaps); summed as logs in double, so no product overflows
+  double log_sum = 0;
+  bool negative = false;
+  for (int i = 0; i < n; ++i) {
+    const T u = a[static_cast<std::ptrdiff_t>(i) * ld + i];
+    negative = negative != (u < T(0));
+    negative = negative != (pivots[i] != i + 1);
+    log_sum += std::log(std::fabs(static_cast<double>(u)));
+  }
+  sign = negative ? T(-1) : T(1);
+  logabsdet = static_cast<T>(log_sum);
+  return 0;
 }
 
 /// The order n, the right-hand sides k and the batch count of a linalg node's result shape (k = n for cholesky);
@@ -169,6 +199,19 @@ template <class N, class T, std::size_t R> void lapack_gesv::run(const N& n, con
     hi::from_columns(col.data(), m, k, out + q * m * k);
     return info;
   }, "the matrix is singular (an exactly zero pivot)");
+}
+
+template <class N, class T, std::size_t R> void lapack_getrf_det::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  namespace hi = detail::host_impl;
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, cols = 0, batches = 0;
+  hi::linalg_extents(a.shape(), "slogdet", m, cols, batches);
+  T* out = dest.data();  // [sign, log|det|] per matrix
+  hi::for_each_matrix("slogdet", batches, m, [&](index_t q) {
+    std::vector<T> lu(a.data() + q * m * m, a.data() + (q + 1) * m * m);  // Aᵀ to LAPACK: the same determinant
+    std::vector<int> pivots(static_cast<std::size_t>(std::max<index_t>(m, 1)));
+    return hi::lapack_slogdet(lu.data(), static_cast<int>(m), pivots.data(), out[2 * q], out[2 * q + 1]);
+  }, "unreachable: a singular matrix is a result here");
 }
 
 } // namespace texpr::host_kernels

@@ -118,6 +118,13 @@ struct lapack_gesv {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// slogdet through LAPACK's getrf: the sign and log|det| from U's diagonal and the row swaps (linalg.hpp).
+struct lapack_getrf_det {
+  static constexpr std::string_view name = "lapack_getrf_det";  ///< Shown by tx::placement.
+  /// dest = the slogdet node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -240,6 +247,7 @@ struct gemm_epilogue {
   X(cholesky,       declared,              lapack_potrf) \
   X(solve_triangular, declared,            lapack_trtrs) \
   X(solve,          declared,              lapack_gesv) \
+  X(slogdet,        declared,              lapack_getrf_det) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
