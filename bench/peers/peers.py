@@ -15,7 +15,9 @@ CASES = ["fused_sum", "mean_axis1", "elu_chain", "matmul", "mlp_forward", "sgd_s
 # Scans, sorts, top-k and einsum (issue 37): bench/peers/run.sh runs them with PEER_CASES=family.
 FAMILY_CASES = ["copy_flat", "cumsum_flat", "cumsum_axis0", "cumsum_axis1", "sort_flat", "argsort_flat", "sort_rows",
                 "argsort_rows", "topk", "einsum_bmm", "bmm"]
-REPS = {"fused_sum": 15, "mean_axis1": 15, "elu_chain": 11, "matmul": 11, "mlp_forward": 31, "sgd_step": 21,
+# Linear algebra (issue 38): PEER_CASES=linalg. float64, as NumPy's linalg is mostly used.
+LINALG_CASES = ["cholesky_256", "cholesky_1024", "solve_256", "solve_1024", "solve_batched"]
+REPS = {"cholesky_256": 21, "cholesky_1024": 7, "solve_256": 21, "solve_1024": 7, "solve_batched": 21, "fused_sum": 15, "mean_axis1": 15, "elu_chain": 11, "matmul": 11, "mlp_forward": 31, "sgd_step": 21,
         "adam_step": 51, "softmax": 11, "cross_entropy": 15, "copy_flat": 15, "cumsum_flat": 11, "cumsum_axis0": 7,
         "cumsum_axis1": 7, "sort_flat": 7, "argsort_flat": 7, "sort_rows": 5, "argsort_rows": 5, "topk": 5,
         "einsum_bmm": 9, "bmm": 9}
@@ -66,6 +68,21 @@ def make_family(d):
     save("tk", rng.standard_normal((4096, 32768), dtype=f32))
     save("ea", rng.standard_normal((64, 128, 128), dtype=f32))
     save("eb", rng.standard_normal((64, 128, 128), dtype=f32))
+
+
+def make_linalg(d):
+    """The inputs of LINALG_CASES, from a generator of their own: symmetric positive definite m mᵀ / n + I, general
+    matrices with a shifted diagonal (well conditioned), right-hand sides; float64."""
+    import numpy as np
+    rng = np.random.default_rng(2038)
+    save = lambda name, a: np.save(os.path.join(d, name + ".npy"), a)
+    for n in (256, 1024):
+        m = rng.standard_normal((n, n))
+        save(f"spd{n}", m @ m.T / n + np.eye(n))
+        save(f"ga{n}", rng.standard_normal((n, n)) + 4 * np.sqrt(n) * np.eye(n))
+        save(f"gb{n}", rng.standard_normal((n, 16)))
+    save("ba", rng.standard_normal((64, 32, 32)) + 8 * np.eye(32))
+    save("bb", rng.standard_normal((64, 32, 1)))
 
 
 def load(d, *names):
@@ -132,6 +149,11 @@ def numpy_cases(d):
         return -np.sort(-v, axis=1)
 
     return np, {
+        "cholesky_256": (lambda a: np.linalg.cholesky(a), ("spd256",)),
+        "cholesky_1024": (lambda a: np.linalg.cholesky(a), ("spd1024",)),
+        "solve_256": (lambda a, b: np.linalg.solve(a, b), ("ga256", "gb256")),
+        "solve_1024": (lambda a, b: np.linalg.solve(a, b), ("ga1024", "gb1024")),
+        "solve_batched": (lambda a, b: np.linalg.solve(a, b), ("ba", "bb")),
         "copy_flat": (lambda a: np.copy(a), ("a",)),
         "cumsum_flat": (lambda a: np.cumsum(a), ("a",)),
         "cumsum_axis0": (lambda x: np.cumsum(x, 0), ("x",)),
@@ -189,6 +211,11 @@ def torch_cases(threads):
         return state["first"]
 
     return torch, {
+        "cholesky_256": (lambda a: torch.linalg.cholesky(a), ("spd256",)),
+        "cholesky_1024": (lambda a: torch.linalg.cholesky(a), ("spd1024",)),
+        "solve_256": (lambda a, b: torch.linalg.solve(a, b), ("ga256", "gb256")),
+        "solve_1024": (lambda a, b: torch.linalg.solve(a, b), ("ga1024", "gb1024")),
+        "solve_batched": (lambda a, b: torch.linalg.solve(a, b), ("ba", "bb")),
         "copy_flat": (lambda a: a.clone(), ("a",)),
         "cumsum_flat": (lambda a: torch.cumsum(a, 0), ("a",)),
         "cumsum_axis0": (lambda x: torch.cumsum(x, 0), ("x",)),
@@ -250,6 +277,11 @@ def jax_cases():
 
     j = jax.jit
     return jnp, {
+        "cholesky_256": (j(lambda a: jnp.linalg.cholesky(a)), ("spd256",)),
+        "cholesky_1024": (j(lambda a: jnp.linalg.cholesky(a)), ("spd1024",)),
+        "solve_256": (j(lambda a, b: jnp.linalg.solve(a, b)), ("ga256", "gb256")),
+        "solve_1024": (j(lambda a, b: jnp.linalg.solve(a, b)), ("ga1024", "gb1024")),
+        "solve_batched": (j(lambda a, b: jnp.linalg.solve(a, b)), ("ba", "bb")),
         "copy_flat": (j(lambda a: a * 1), ("a",)),
         "cumsum_flat": (j(lambda a: jnp.cumsum(a)), ("a",)),
         "cumsum_axis0": (j(lambda x: jnp.cumsum(x, 0)), ("x",)),
@@ -283,6 +315,9 @@ def run(lib, case, threads, d):
         _, cases = torch_cases(threads)
         conv, block = torch.from_numpy, (lambda r: r)
     else:
+        if case in LINALG_CASES:  # JAX computes in float32 unless asked: float64, as the others do
+            import jax
+            jax.config.update("jax_enable_x64", True)
         _, cases = jax_cases()
         import jax.numpy as jnp
         import jax
@@ -340,8 +375,11 @@ if __name__ == "__main__":
     if cmd == "make":
         make(sys.argv[2])
         make_family(sys.argv[2])
+        make_linalg(sys.argv[2])
     elif cmd == "make_family":
         make_family(sys.argv[2])
+    elif cmd == "make_linalg":
+        make_linalg(sys.argv[2])
     elif cmd == "run":
         run(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
     else:

@@ -30,14 +30,16 @@ export LD_LIBRARY_PATH="$sp/nvidia/cu13/lib:$sp/nvidia/nvshmem/lib:$sp/nvidia/nc
 versions=$("$py" -c "import numpy, torch, jax; print(f'NumPy {numpy.__version__}, PyTorch {torch.__version__}, JAX {jax.__version__}')")
 
 exe="$root/build/peers/texpr_peer"
-g++ -std=c++20 -O3 -march=native -DNDEBUG -I"$root/include" "$root/bench/peers/texpr_peer.cpp" -o "$exe" -pthread
+g++ -std=c++20 -O3 -march=native -DNDEBUG -I"$root/include" "$root/bench/peers/texpr_peer.cpp" -o "$exe" -pthread -llapack
 [[ -f "$data/gw1.npy" ]] || "$py" "$root/bench/peers/peers.py" make "$data"
 [[ -f "$data/tk.npy" ]] || "$py" "$root/bench/peers/peers.py" make_family "$data"
+[[ -f "$data/ba.npy" ]] || "$py" "$root/bench/peers/peers.py" make_linalg "$data"
 
 # PEER_CASES="matmul sgd_step" bench/peers/run.sh 3 runs a subset; PEER_CASES=family the scans, sorts, top-k and einsum.
 family="copy_flat cumsum_flat cumsum_axis0 cumsum_axis1 sort_flat argsort_flat sort_rows argsort_rows topk einsum_bmm bmm"
 selected=${PEER_CASES:-fused_sum mean_axis1 elu_chain matmul mlp_forward sgd_step adam_step softmax cross_entropy}
 [[ $selected == family ]] && selected=$family
+[[ $selected == linalg ]] && selected="cholesky_256 cholesky_1024 solve_256 solve_1024 solve_batched"
 read -r -a cases <<<"$selected"
 libs=(texpr numpy torch jax)
 declare -A times
@@ -50,7 +52,7 @@ time_one() {  # lib case threads -> median ms
   local p=()
   [[ $t == 1 ]] && p=("${pin[@]}")
   if [[ $lib == texpr ]]; then
-    "${p[@]}" "$exe" "$case" "$t" "$data"
+    OPENBLAS_NUM_THREADS=$t "${p[@]}" "$exe" "$case" "$t" "$data"  # (texpr's LAPACK is Debian's OpenBLAS)
   elif [[ $lib == jax ]]; then
     local flags="--xla_force_host_platform_device_count=1"
     [[ $t == 1 ]] && flags="$flags --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"

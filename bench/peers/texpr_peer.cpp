@@ -12,6 +12,7 @@
 
 #include <texpr/interop/npy.hpp>
 #include <texpr/sort.hpp>
+#include <texpr/linalg.hpp>
 #include <texpr/texpr.hpp>
 
 namespace tx = texpr;
@@ -187,6 +188,21 @@ int main(int argc, char** argv) {
     tx::tensor<float, 3> r = tx::matmul(a, b);
     if (c == "einsum_bmm") ms = median_ms([&] { r = tx::einsum<"bij,bjk->bik">(a, b); }, 9);
     else ms = median_ms([&] { r = tx::matmul(a, b); }, 9);  // what the einsum lowers to
+    tx::save_npy(out, r);
+  } else if (c.rfind("cholesky_", 0) == 0) {
+    auto a = tx::load_npy<double, 2>(in(("spd" + c.substr(9)).c_str()));
+    tx::tensor<double, 2> r = tx::linalg::cholesky(a);
+    ms = median_ms([&] { r = tx::linalg::cholesky(a); }, c == "cholesky_256" ? 21 : 7);
+    tx::save_npy(out, r);
+  } else if (c == "solve_256" || c == "solve_1024") {
+    auto a = tx::load_npy<double, 2>(in(("ga" + c.substr(6)).c_str())), b = tx::load_npy<double, 2>(in(("gb" + c.substr(6)).c_str()));
+    tx::tensor<double, 2> r = tx::linalg::solve(a, b);
+    ms = median_ms([&] { r = tx::linalg::solve(a, b); }, c == "solve_256" ? 21 : 7);
+    tx::save_npy(out, r);
+  } else if (c == "solve_batched") {
+    auto a = tx::load_npy<double, 3>(in("ba")), b = tx::load_npy<double, 3>(in("bb"));
+    tx::tensor<double, 3> r = tx::linalg::solve(a, b);
+    ms = median_ms([&] { r = tx::linalg::solve(a, b); }, 21);
     tx::save_npy(out, r);
   } else {
     std::fprintf(stderr, "texpr_peer: unknown case %s\n", c.c_str());
