@@ -38,10 +38,8 @@ namespace linalg {
 /// Lazy inverse of each square matrix in a's last two axes (numpy.linalg.inv): solve(a, I), LU with partial
 /// pivoting; an exactly singular matrix throws tx::linalg_error at evaluation. Prefer solve(a, b) to inv(a) b.
 template <operand A> auto inv(A&& a, texpr::source_location loc = texpr::source_location::current()) {
-  using CA = detail::captured_t<A>;
-  static_assert(CA::rank >= 2, "texpr: linalg::inv needs matrices (rank 2 or more)");
-  auto ca = detail::capture(std::forward<A>(a));
-  detail::check_square(ca.shape(), "inv", loc);
+  auto ca = detail::square_matrices(std::forward<A>(a), "inv", loc);
+  using CA = decltype(ca);
   auto eye = detail::identity_like<typename CA::value_type, typename CA::backend>(ca.shape());
   return solve(std::move(ca), std::move(eye), loc);
 }
@@ -57,10 +55,8 @@ template <class Sign, class Log> struct slogdet_result {
 /// op slogdet, packed [sign, log|det|] in a last axis of 2). A singular matrix gives sign 0 and log|det| -inf, as
 /// NumPy: not an error. Gradient through log|det|: A⁻ᵀ (an error where A is singular).
 template <operand A> auto slogdet(A&& a, texpr::source_location loc = texpr::source_location::current()) {
-  using CA = detail::captured_t<A>;
-  static_assert(CA::rank >= 2, "texpr: linalg::slogdet needs matrices (rank 2 or more)");
-  auto ca = detail::capture(std::forward<A>(a));
-  detail::check_square(ca.shape(), "slogdet", loc);
+  auto ca = detail::square_matrices(std::forward<A>(a), "slogdet", loc);
+  using CA = decltype(ca);
   auto packed = share(linalg_expr<op::slogdet, CA>(false, std::move(ca)));
   constexpr index_t last = static_cast<index_t>(CA::rank) - 2;  // the packed axis
   auto sign = squeeze(slice(packed, last, 0, 1), last);

@@ -99,6 +99,14 @@ template <std::size_t R> void check_right_hand_side(const shape_t<R>& a, const s
                       to_string(b) + ": B needs A's leading axes and A's order as its rows (A (..., n, n), B (..., n, k))");
 }
 
+/// a captured, checked to be a batch of square matrices (rank 2 or more; the shape_error names op and a's shape).
+template <class A> auto square_matrices(A&& a, std::string_view op, const texpr::source_location& loc) {
+  static_assert(captured_t<A>::rank >= 2, "texpr: linalg's ops need matrices (rank 2 or more)");
+  auto ca = capture(std::forward<A>(a));
+  check_square(ca.shape(), op, loc);
+  return ca;
+}
+
 template <class Op, class A, class B> auto linalg_solve_node(A&& a, B&& b, bool upper, const texpr::source_location& loc) {
   using CA = captured_t<A>;
   using CB = captured_t<B>;
@@ -120,11 +128,8 @@ namespace linalg {
 /// numpy.linalg.cholesky): only the lower triangle is read; L's strict upper triangle is zero. A matrix that is not
 /// positive definite throws tx::linalg_error at evaluation (its batch index and the failing minor's order).
 template <operand A> auto cholesky(A&& a, texpr::source_location loc = texpr::source_location::current()) {
-  using CA = detail::captured_t<A>;
-  static_assert(CA::rank >= 2, "texpr: linalg::cholesky needs matrices (rank 2 or more)");
-  auto ca = detail::capture(std::forward<A>(a));
-  detail::check_square(ca.shape(), "cholesky", loc);
-  return linalg_expr<op::cholesky, CA>(false, std::move(ca));
+  auto ca = detail::square_matrices(std::forward<A>(a), "cholesky", loc);
+  return linalg_expr<op::cholesky, decltype(ca)>(false, std::move(ca));
 }
 
 /// Lazy X with A X = B for triangular A (the `which` triangle of A is read, the rest ignored; non-unit diagonal):
