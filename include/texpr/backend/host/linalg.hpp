@@ -11,8 +11,8 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
-#include <type_traits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "texpr/backend/host/loops.hpp"
@@ -69,17 +69,27 @@ inline int lapack_trtrs(const char* uplo, const double* a, int n, double* b, int
   dtrtrs_(uplo, "T", "N", &n, &k, a, &ld, b, &ld, &info, 1, 1, 1);
   return info;
 }
-inline int lapack_gesv_transposed(float* a, int n, int* pivots, float* b, int k) {
+inline int lapack_getrf(float* a, int n, int* pivots) {
   int info = 0;
   const int ld = std::max(n, 1);
   sgetrf_(&n, &n, a, &ld, pivots, &info);
+  return info;
+}
+inline int lapack_getrf(double* a, int n, int* pivots) {
+  int info = 0;
+  const int ld = std::max(n, 1);
+  dgetrf_(&n, &n, a, &ld, pivots, &info);
+  return info;
+}
+inline int lapack_gesv_transposed(float* a, int n, int* pivots, float* b, int k) {
+  int info = lapack_getrf(a, n, pivots);
+  const int ld = std::max(n, 1);
   if (info == 0) sgetrs_("T", &n, &k, a, &ld, pivots, b, &ld, &info, 1);
   return info;
 }
 inline int lapack_gesv_transposed(double* a, int n, int* pivots, double* b, int k) {
-  int info = 0;
+  int info = lapack_getrf(a, n, pivots);
   const int ld = std::max(n, 1);
-  dgetrf_(&n, &n, a, &ld, pivots, &info);
   if (info == 0) dgetrs_("T", &n, &k, a, &ld, pivots, b, &ld, &info, 1);
   return info;
 }
@@ -87,10 +97,8 @@ inline int lapack_gesv_transposed(double* a, int n, int* pivots, double* b, int 
 /// LU of the n x n matrix a (in place) and its determinant's sign and log|det|: sign 0 and -inf when a pivot is
 /// exactly zero (singular, LAPACK's info > 0); returns info < 0 only (a bad argument).
 template <class T> int lapack_slogdet(T* a, int n, int* pivots, T& sign, T& logabsdet) {
-  int info = 0;
+  const int info = lapack_getrf(a, n, pivots);
   const int ld = std::max(n, 1);
-  if constexpr (std::is_same_v<T, float>) sgetrf_(&n, &n, a, &ld, pivots, &info);
-  else dgetrf_(&n, &n, a, &ld, pivots, &info);
   if (info < 0) return info;
   if (info > 0) {
     sign = T(0);
