@@ -372,14 +372,32 @@ inline std::uint64_t next_context_id() {
 }
 } // namespace detail
 
-/// State of one evaluation on Backend: its stream, the temporaries that sub-results were materialised into (they
-/// live as long as the context), and an identity that shared sub-results (autograd's saved values) are cached by.
-/// Graphs evaluated in one context (tx::eval_all) compute each shared sub-result once.
+/// State of one evaluation on Backend: its stream, the temporaries that sub-results were materialised into, the
+/// saved values (autograd's, tx::share's) computed so far, and an identity those values are cached by. Graphs
+/// evaluated in one context (tx::eval_all) compute each saved value once.
 template <class Backend> struct context {
   stream_t stream = nullptr;                   ///< The stream every kernel is enqueued on (ignored on host).
-  std::vector<std::shared_ptr<void>> keep;     ///< Temporaries kept until the context ends.
+  std::vector<std::shared_ptr<void>> keep;     ///< Temporaries, kept until the computation that made them ends.
+  std::vector<std::shared_ptr<void>> values;   ///< Saved values computed here, kept until their last reader is done.
   std::uint64_t id = detail::next_context_id();  ///< Unique per context.
 };
+
+namespace detail {
+/// Scopes the temporaries made from here to the end of a computation (a saved value's, or one graph of
+/// tx::eval_all): they are released when it ends, since only it reads them. Saved values are not temporaries.
+template <class Backend> class temporaries_scope {
+ public:
+  /// Marks ctx's temporaries now.
+  explicit temporaries_scope(context<Backend>& ctx) : ctx_(ctx), mark_(ctx.keep.size()) {}
+  ~temporaries_scope() { ctx_.keep.erase(ctx_.keep.begin() + static_cast<std::ptrdiff_t>(mark_), ctx_.keep.end()); }
+  temporaries_scope(const temporaries_scope&) = delete;
+  temporaries_scope& operator=(const temporaries_scope&) = delete;
+
+ private:
+  context<Backend>& ctx_;
+  std::size_t mark_;
+};
+} // namespace detail
 
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_CORE_CONTEXT_HPP
@@ -7819,13 +7837,36 @@ template <class T, std::size_t R, class Backend> class slot : public slot_base {
   /// Whether write_column_sums was given sums (still alive).
   bool writes_column_sums() const { return !column_sums_.expired(); }
 
+  /// Counts one reader of the value in evaluation context `context_id` (tx::eval_all counts every reader before it
+  /// evaluates); the first count in a context also counts the readers the value's own computation holds.
+  virtual void count_reader(std::uint64_t context_id) const {
+    if (readers_context_ != context_id) {
+      readers_context_ = context_id;
+      readers_ = 0;
+      count_inputs(context_id);
+    }
+    ++readers_;
+  }
+  /// A counted reader is done with the value in ctx: after the last, its memory goes back (a later read, which the
+  /// count says cannot happen, would compute it again). Uncounted contexts keep every value to their end.
+  virtual void reader_done(context<Backend>& ctx) const {
+    if (readers_context_ != ctx.id || readers_ == 0) return;
+    if (--readers_ == 0) release(ctx);
+  }
+
  protected:
   /// A slot of `shape`, described as `what` in errors.
   slot(const shape_t<R>& shape, std::string what) : slot_base(std::move(what)), shape_(shape) {}
+  /// Counts the readers of other saved values that computing this one holds (its computation's saved leaves).
+  virtual void count_inputs(std::uint64_t context_id) const { (void)context_id; }
+  /// Gives back the memory of the value computed in ctx (nothing where it is not this slot's own).
+  virtual void release(context<Backend>& ctx) const { (void)ctx; }
   std::weak_ptr<column_sums_sink<T, Backend>> column_sums_;  ///< what write_column_sums gave
 
  private:
   shape_t<R> shape_;
+  mutable std::uint64_t readers_context_ = 0;  // the context readers_ counts in
+  mutable std::size_t readers_ = 0;            // readers not yet done there
 };
 
 /// The placement check of a saved value's computation, as a saved leaf carries it: offender_summary<void> when
@@ -7928,6 +7969,32 @@ template <class N, class O, class S> struct is_shared<shared_value<N, O, S>> : s
 template <class N> inline constexpr bool is_saved_v = detail::is_saved<std::remove_cvref_t<N>>::value;
 /// True for shared values (tx::share).
 template <class N> inline constexpr bool is_shared_v = detail::is_shared<std::remove_cvref_t<N>>::value;
+
+namespace detail {
+/// Calls f(leaf) for each saved leaf in node n's graph (once per occurrence, left to right), not looking inside them.
+template <class N, class F> void for_each_saved(const N& n, F&& f) {
+  if constexpr (is_saved_v<N>) {
+    f(n);
+  } else {
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      (for_each_saved(get<J>(n.operands()), f), ...);
+    }(std::make_index_sequence<N::children::size>{});
+  }
+}
+/// Tells saved value s that one of its readers in ctx is done (values of another backend count in their own).
+template <class S, class B> void reader_done_in(const S& s, context<B>& ctx) {
+  if constexpr (requires { s.reader_done(ctx); }) s.reader_done(ctx);
+}
+/// Counts graph n's reads of saved values as readers in ctx, before ctx evaluates it: a value whose readers are all
+/// counted gives its memory back after the last of them (in a context that counted nothing, values live to its end).
+template <class N, class B> void count_saved_readers(const N& n, context<B>& ctx) {
+  for_each_saved(n, [&](const auto& s) { s.get_slot().count_reader(ctx.id); });
+}
+/// Graph n, evaluated in ctx, is done with the saved values it read.
+template <class N, class B> void saved_readers_done(const N& n, context<B>& ctx) {
+  for_each_saved(n, [&](const auto& s) { reader_done_in(s.get_slot(), ctx); });
+}
+} // namespace detail
 
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_EXPR_SAVED_HPP
@@ -10294,7 +10361,8 @@ void evaluate_to(evaluation_entry, tensor<T, R, B>& t, E&& e, stream_t stream, c
     diagnose_rank<RE, R>();
   } else {
     located(loc, [&] {
-      context<B> ctx{memory<B>::resolve(stream ? stream : preferred_stream(n)), {}};
+      context<B> ctx{memory<B>::resolve(stream ? stream : preferred_stream(n)), {}, {}};
+      count_saved_readers(n, ctx);
       if (t.data() == nullptr) {  // no storage yet (default, moved-from or size 0): take e's shape
         tensor<T, R, B> out;
         out.allocate_uninitialized(n.shape(), ctx.stream);
@@ -10316,7 +10384,8 @@ void evaluate_to_view(evaluation_entry, const view<T, R, B>& v, E&& e, const tex
     diagnose_rank<RE, R>();
   } else {
     located(loc, [&] {
-      context<B> ctx{memory<B>::resolve(v.stream() ? v.stream() : preferred_stream(n)), {}};
+      context<B> ctx{memory<B>::resolve(v.stream() ? v.stream() : preferred_stream(n)), {}, {}};
+      count_saved_readers(n, ctx);
       if (v.size() > 0)
         for (std::size_t k = 0; k != R; ++k)
           if (v.shape()[k] > 1 && v.strides()[k] == 0)
@@ -10365,7 +10434,7 @@ template <class Derived> auto expr_base<Derived>::item(texpr::source_location lo
   auto n = detail::capture(self);
   typename N::value_type result{};
   detail::located(&loc, [&] {
-    context<B> ctx{detail::memory<B>::resolve(detail::preferred_stream(n)), {}};
+    context<B> ctx{detail::memory<B>::resolve(detail::preferred_stream(n)), {}, {}};
     auto v = detail::materialize(n, ctx);
     if (v.data() == nullptr) throw shape_error("texpr: item() of an empty rank-0 tensor");
     result = detail::read_element<B>(v.data(), ctx.stream);
@@ -13877,12 +13946,18 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     if constexpr (runs_here) {
       if constexpr (reads_operand_memory<Node>())
         if (passes_through(node_)) return materialize(node_.child(), ctx);  // the operand's memory is the value
-      if constexpr (reduces_saved_value<Node>()) (void)node_.child().storage(ctx);  // may claim() this value
-      if (context_ == ctx.id) {
-        if (bound_) return *bind_dest_;
-        if (auto cached = cache_.lock()) return std::as_const(*static_cast<tensor<T, R, B>*>(cached.get())).view();
+      if constexpr (reduces_saved_value<Node>())
+        if (context_ != ctx.id) (void)node_.child().storage(ctx);  // may claim() this value
+      if (context_ != ctx.id || (!bound_ && cache_.expired())) {
+        // The saved values it reads first, so that theirs are given back before this one takes its memory.
+        for_each_saved(node_, [&](const auto& s) {
+          if constexpr (std::is_same_v<typename std::remove_cvref_t<decltype(s)>::backend, B>) (void)s.storage(ctx);
+        });
+        const view<T, R, B> dest = fresh(ctx);
+        temporaries_scope<B> scope(ctx);
+        compute(dest, ctx);
       }
-      compute(fresh(ctx), ctx);
+      inputs_done(ctx);
       if (bound_) return *bind_dest_;
       return std::as_const(*static_cast<tensor<T, R, B>*>(cache_.lock().get())).view();
     } else {
@@ -13905,6 +13980,16 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     }
   }
   index_t columns() const override { return shape_size(node_.shape()); }
+  // A value that is its operand's memory (get()'s first branch) is read where its readers read it: they count as
+  // the operand's.
+  void count_reader(std::uint64_t context_id) const override {
+    if (is_operand_memory()) for_each_saved(node_, [&](const auto& s) { s.get_slot().count_reader(context_id); });
+    else slot<T, R, B>::count_reader(context_id);
+  }
+  void reader_done(context<B>& ctx) const override {
+    if (is_operand_memory()) for_each_saved(node_, [&](const auto& s) { reader_done_in(s.get_slot(), ctx); });
+    else slot<T, R, B>::reader_done(ctx);
+  }
   TEXPR_REPORT_PATH shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
     auto& st = static_cast<plan_state&>(walk);
     if constexpr (reads_operand_memory<Node>()) {
@@ -13923,6 +14008,10 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     }
     if (st.first_computation(this)) {
       st.elsewhere(number, false, [&] {
+        for_each_saved(node_, [&](const auto& s) {  // get()'s order: the saved values it reads first
+          if constexpr (std::is_same_v<typename std::remove_cvref_t<decltype(s)>::backend, B>)
+            (void)s.get_slot().plan_read(st, static_cast<std::size_t>(st.number(&s.get_slot())));
+        });
         if (const auto sums = fused_sums()) {
           st.column_sums_next = true;
           plan_evaluate<B>(node_, true, st);
@@ -13948,6 +14037,22 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
   }
 
  private:
+  bool is_operand_memory() const {
+    if constexpr (reads_operand_memory<Node>()) return passes_through(node_);
+    else return false;
+  }
+  void count_inputs(std::uint64_t context_id) const override {
+    for_each_saved(node_, [&](const auto& s) { s.get_slot().count_reader(context_id); });
+  }
+  void release(context<B>& ctx) const override {
+    if (context_ == ctx.id && !bound_ && value_index_ < ctx.values.size()) ctx.values[value_index_].reset();
+  }
+  // This value is computed in ctx: its computation's reads of other saved values are done (once per context).
+  void inputs_done(context<B>& ctx) {
+    if (done_context_ == ctx.id) return;
+    done_context_ = ctx.id;
+    for_each_saved(node_, [&](const auto& s) { reader_done_in(s.get_slot(), ctx); });
+  }
   // The memory of this value in ctx (the bound destination, or a new tensor ctx keeps), which now counts as
   // computed there.
   view<T, R, B> fresh(context<B>& ctx) {
@@ -13959,7 +14064,8 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     bound_ = false;
     auto t = std::make_shared<tensor<T, R, B>>();
     t->allocate_uninitialized(node_.shape(), ctx.stream);
-    ctx.keep.push_back(t);
+    value_index_ = ctx.values.size();
+    ctx.values.push_back(t);
     cache_ = t;
     return t->view();
   }
@@ -13995,6 +14101,8 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
   bool bound_ = false;
   std::weak_ptr<void> cache_;
   std::uint64_t context_ = 0;
+  std::size_t value_index_ = 0;     // the value's entry in ctx.values (context_'s)
+  std::uint64_t done_context_ = 0;  // the context in which the computation's reads were reported done
 };
 
 /// A value that is the sum of other saved values (its parts), added once per evaluation context: the gradient of a
@@ -14018,22 +14126,47 @@ class sum_slot final : public slot<T, R, B> {
         if (bound_) return *bind_dest_;
         if (auto cached = cache_.lock()) return std::as_const(*static_cast<tensor<T, R, B>*>(cached.get())).view();
       }
-      const view<T, R, B> dest = fresh(ctx);
+      // Each part is done with once it is added (reported once per context).
+      const bool report = done_context_ != ctx.id;
+      done_context_ = ctx.id;
+      const auto added = [&](std::size_t i) {
+        if (report) parts_[i]->reader_done(ctx);
+      };
       if (parts_.empty()) {
+        const view<T, R, B> dest = fresh(ctx);
         evaluate_into(dest, constant_expr<T, R, B>(T(0), this->shape()), ctx);
-      } else {
-        const auto first = parts_[0]->get(ctx);
-        const auto second = parts_[1]->get(ctx);
+        return dest;
+      }
+      const auto first = parts_[0]->get(ctx);
+      const auto second = parts_[1]->get(ctx);
+      const view<T, R, B> dest = fresh(ctx);
+      {
+        temporaries_scope<B> scope(ctx);
         evaluate_into(dest, first + second, ctx);
-        for (std::size_t i = 2; i != parts_.size(); ++i) {
+      }
+      added(0);
+      added(1);
+      for (std::size_t i = 2; i != parts_.size(); ++i) {
+        {
           const auto part = parts_[i]->get(ctx);
+          temporaries_scope<B> scope(ctx);
           evaluate_into(dest, view<const T, R, B>(dest) + part, ctx);
         }
+        added(i);
       }
       return dest;
     } else {
       throw std::logic_error("texpr: a saved value that cannot be evaluated here was evaluated");
     }
+  }
+  // One part is read in place: this value's readers count as that part's.
+  void count_reader(std::uint64_t context_id) const override {
+    if (parts_.size() == 1) parts_[0]->count_reader(context_id);
+    else slot<T, R, B>::count_reader(context_id);
+  }
+  void reader_done(context<B>& ctx) const override {
+    if (parts_.size() == 1) parts_[0]->reader_done(ctx);
+    else slot<T, R, B>::reader_done(ctx);
   }
   bool bind(context<B>& ctx, const view<T, R, B>& dest) override {
     if (parts_.size() == 1) return parts_[0]->bind(ctx, dest);
@@ -14077,9 +14210,16 @@ class sum_slot final : public slot<T, R, B> {
     bound_ = false;
     auto t = std::make_shared<tensor<T, R, B>>();
     t->allocate_uninitialized(this->shape(), ctx.stream);
-    ctx.keep.push_back(t);
+    value_index_ = ctx.values.size();
+    ctx.values.push_back(t);
     cache_ = t;
     return t->view();
+  }
+  void count_inputs(std::uint64_t context_id) const override {
+    for (const auto& p : parts_) p->count_reader(context_id);
+  }
+  void release(context<B>& ctx) const override {
+    if (context_ == ctx.id && !bound_ && value_index_ < ctx.values.size()) ctx.values[value_index_].reset();
   }
 
   std::vector<std::shared_ptr<slot<T, R, B>>> parts_;
@@ -14088,6 +14228,8 @@ class sum_slot final : public slot<T, R, B> {
   bool bound_ = false;
   std::weak_ptr<void> cache_;
   std::uint64_t context_ = 0;
+  std::size_t value_index_ = 0;
+  std::uint64_t done_context_ = 0;
 };
 
 /// The slot of a shared value (tx::share): its computation, until autograd differentiates it; from then on the
@@ -14105,6 +14247,8 @@ template <class N, class B> class shared_slot final : public slot<typename N::va
 
   view<const T, R, B> get(context<B>& ctx) override { return current().get(ctx); }
   bool bind(context<B>& ctx, const view<T, R, B>& dest) override { return current().bind(ctx, dest); }
+  void count_reader(std::uint64_t context_id) const override { current().count_reader(context_id); }
+  void reader_done(context<B>& ctx) const override { current().reader_done(ctx); }
   TEXPR_REPORT_PATH shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
     return current().plan_read(walk, number);
   }
@@ -14529,18 +14673,25 @@ template <class E, class B> auto result_for(const E& e, context<B>& ctx, bool& b
   return out;
 }
 // Evaluates graph e into its result `out` inside the shared context ctx.
+// Then the graph's reads of saved values are done (eval_all counted them as readers).
 template <class E, class T, std::size_t R, class B> void eval_in(const E& e, tensor<T, R, B>& out, bool bound, context<B>& ctx) {
   auto n = capture(e);
-  if constexpr (is_saved_v<decltype(n)>)
-    if (bound) {
-      (void)n.storage(ctx);  // computed into out, here or by an earlier graph
-      return;
+  {
+    temporaries_scope<B> scope(ctx);
+    bool computed = false;
+    if constexpr (is_saved_v<decltype(n)>) {
+      if (bound) (void)n.storage(ctx);  // computed into out, here or by an earlier graph
+      computed = bound;
     }
-  evaluate_into(out.view(), n, ctx);
+    if (!computed) evaluate_into(out.view(), n, ctx);
+  }
+  saved_readers_done(n, ctx);
 }
 template <class... E, std::size_t... I, class B>
 auto eval_all_in(context<B>& ctx, std::index_sequence<I...>, const E&... e) {
   bool bound[sizeof...(E) > 0 ? sizeof...(E) : 1] = {};
+  // Every reader of every saved value, counted first: each value's memory goes back after its last reader.
+  (count_saved_readers(capture(e), ctx), ...);
   auto results = std::tuple{result_for(e, ctx, bound[I])...};
   (eval_in(e, std::get<I>(results), bound[I], ctx), ...);
   return results;
@@ -14595,7 +14746,7 @@ template <operand... E> auto eval_all(const E&... e) {
   detail::require_backend_compiler<B>();
   stream_t stream = nullptr;
   ((stream = stream ? stream : detail::preferred_stream(detail::capture(e))), ...);
-  context<B> ctx{detail::memory<B>::resolve(stream), {}};
+  context<B> ctx{detail::memory<B>::resolve(stream), {}, {}};
   return detail::eval_all_in(ctx, std::index_sequence_for<E...>{}, e...);
 }
 /// eval_all over a tuple of expressions (what tx::grad and tx::value_and_grad return).

@@ -6,6 +6,7 @@
 
 #include <texpr/texpr.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <random>
@@ -97,6 +98,40 @@ TEST_CASE("tx::share: copies of a shared value are one value; placement lists it
   CHECK(planned_gemms == 3);
   REQUIRE(planned.size() == logged.size());
   for (std::size_t i = 0; i != planned.size(); ++i) CHECK(planned[i].implementation == logged[i].implementation);
+}
+
+TEST_CASE("tx::share: a shared value's memory goes back after its last reader, in eval_all and in assignment") {
+  // Eight shared layers of (64, 64) doubles, each read twice by the next layer's computation only: once x_{k+1}
+  // is computed, x_k has no reader left. Kept to the end, the chain would hold all eight and the result at once.
+  constexpr std::size_t layers = 8;
+  constexpr tx::index_t n = 64;
+  auto g = grad_check::rng(17);
+  auto x = grad_check::random<2>({n, n}, g, -1, 1);
+  std::array<tx::tensor<double, 2>, layers> w;
+  for (auto& t : w) t = grad_check::random<2>({n, n}, g, -0.2, 0.2);
+  const auto weights = std::apply([](const auto&... t) { return std::make_tuple(tx::tensor_ref<const tx::tensor<double, 2>>(t)...); }, w);
+  const tx::tensor<double, 2> expect = stack<false, layers>(x, weights);  // the tree: every copy evaluated
+  std::size_t block = 0;  // the memory one value of x's shape takes (its allocator size class)
+  {
+    tx::kernel_log log;
+    const tx::tensor<double, 2> one = x * 2.0;
+    block = log.peak_bytes();
+  }
+  REQUIRE(block >= sizeof(double) * n * n);
+
+  for (const bool through_eval_all : {true, false}) {
+    CAPTURE(through_eval_all);
+    auto top = stack<true, layers>(x, weights);
+    tx::kernel_log log;
+    tx::tensor<double, 2> y;
+    if (through_eval_all) y = std::move(std::get<0>(tx::eval_all(top * 1.0)));
+    else y = top * 1.0;
+    CHECK(gemms(log) == layers);  // no value computed twice (a value given back too early would be)
+    CHECK(max_difference(y, expect) == 0.0);
+    // x_k and x_{k+1} while the GEMM writes x_{k+1} (its epilogue adds x_k), and the result: three blocks.
+    CHECK(log.peak_bytes() == 3 * block);
+    CHECK(log.allocations() <= 3);  // the blocks given back are taken again
+  }
 }
 
 TEST_CASE("tx::share: gradients through shared values equal the tree's, and the step's GEMMs grow linearly") {

@@ -77,12 +77,18 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     if constexpr (runs_here) {
       if constexpr (reads_operand_memory<Node>())
         if (passes_through(node_)) return materialize(node_.child(), ctx);  // the operand's memory is the value
-      if constexpr (reduces_saved_value<Node>()) (void)node_.child().storage(ctx);  // may claim() this value
-      if (context_ == ctx.id) {
-        if (bound_) return *bind_dest_;
-        if (auto cached = cache_.lock()) return std::as_const(*static_cast<tensor<T, R, B>*>(cached.get())).view();
+      if constexpr (reduces_saved_value<Node>())
+        if (context_ != ctx.id) (void)node_.child().storage(ctx);  // may claim() this value
+      if (context_ != ctx.id || (!bound_ && cache_.expired())) {
+        // The saved values it reads first, so that theirs are given back before this one takes its memory.
+        for_each_saved(node_, [&](const auto& s) {
+          if constexpr (std::is_same_v<typename std::remove_cvref_t<decltype(s)>::backend, B>) (void)s.storage(ctx);
+        });
+        const view<T, R, B> dest = fresh(ctx);
+        temporaries_scope<B> scope(ctx);
+        compute(dest, ctx);
       }
-      compute(fresh(ctx), ctx);
+      inputs_done(ctx);
       if (bound_) return *bind_dest_;
       return std::as_const(*static_cast<tensor<T, R, B>*>(cache_.lock().get())).view();
     } else {
@@ -105,6 +111,16 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     }
   }
   index_t columns() const override { return shape_size(node_.shape()); }
+  // A value that is its operand's memory (get()'s first branch) is read where its readers read it: they count as
+  // the operand's.
+  void count_reader(std::uint64_t context_id) const override {
+    if (is_operand_memory()) for_each_saved(node_, [&](const auto& s) { s.get_slot().count_reader(context_id); });
+    else slot<T, R, B>::count_reader(context_id);
+  }
+  void reader_done(context<B>& ctx) const override {
+    if (is_operand_memory()) for_each_saved(node_, [&](const auto& s) { reader_done_in(s.get_slot(), ctx); });
+    else slot<T, R, B>::reader_done(ctx);
+  }
   TEXPR_REPORT_PATH shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
     auto& st = static_cast<plan_state&>(walk);
     if constexpr (reads_operand_memory<Node>()) {
@@ -123,6 +139,10 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     }
     if (st.first_computation(this)) {
       st.elsewhere(number, false, [&] {
+        for_each_saved(node_, [&](const auto& s) {  // get()'s order: the saved values it reads first
+          if constexpr (std::is_same_v<typename std::remove_cvref_t<decltype(s)>::backend, B>)
+            (void)s.get_slot().plan_read(st, static_cast<std::size_t>(st.number(&s.get_slot())));
+        });
         if (const auto sums = fused_sums()) {
           st.column_sums_next = true;
           plan_evaluate<B>(node_, true, st);
@@ -148,6 +168,22 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
   }
 
  private:
+  bool is_operand_memory() const {
+    if constexpr (reads_operand_memory<Node>()) return passes_through(node_);
+    else return false;
+  }
+  void count_inputs(std::uint64_t context_id) const override {
+    for_each_saved(node_, [&](const auto& s) { s.get_slot().count_reader(context_id); });
+  }
+  void release(context<B>& ctx) const override {
+    if (context_ == ctx.id && !bound_ && value_index_ < ctx.values.size()) ctx.values[value_index_].reset();
+  }
+  // This value is computed in ctx: its computation's reads of other saved values are done (once per context).
+  void inputs_done(context<B>& ctx) {
+    if (done_context_ == ctx.id) return;
+    done_context_ = ctx.id;
+    for_each_saved(node_, [&](const auto& s) { reader_done_in(s.get_slot(), ctx); });
+  }
   // The memory of this value in ctx (the bound destination, or a new tensor ctx keeps), which now counts as
   // computed there.
   view<T, R, B> fresh(context<B>& ctx) {
@@ -159,7 +195,8 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
     bound_ = false;
     auto t = std::make_shared<tensor<T, R, B>>();
     t->allocate_uninitialized(node_.shape(), ctx.stream);
-    ctx.keep.push_back(t);
+    value_index_ = ctx.values.size();
+    ctx.values.push_back(t);
     cache_ = t;
     return t->view();
   }
@@ -195,6 +232,8 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
   bool bound_ = false;
   std::weak_ptr<void> cache_;
   std::uint64_t context_ = 0;
+  std::size_t value_index_ = 0;     // the value's entry in ctx.values (context_'s)
+  std::uint64_t done_context_ = 0;  // the context in which the computation's reads were reported done
 };
 
 /// A value that is the sum of other saved values (its parts), added once per evaluation context: the gradient of a
@@ -218,22 +257,47 @@ class sum_slot final : public slot<T, R, B> {
         if (bound_) return *bind_dest_;
         if (auto cached = cache_.lock()) return std::as_const(*static_cast<tensor<T, R, B>*>(cached.get())).view();
       }
-      const view<T, R, B> dest = fresh(ctx);
+      // Each part is done with once it is added (reported once per context).
+      const bool report = done_context_ != ctx.id;
+      done_context_ = ctx.id;
+      const auto added = [&](std::size_t i) {
+        if (report) parts_[i]->reader_done(ctx);
+      };
       if (parts_.empty()) {
+        const view<T, R, B> dest = fresh(ctx);
         evaluate_into(dest, constant_expr<T, R, B>(T(0), this->shape()), ctx);
-      } else {
-        const auto first = parts_[0]->get(ctx);
-        const auto second = parts_[1]->get(ctx);
+        return dest;
+      }
+      const auto first = parts_[0]->get(ctx);
+      const auto second = parts_[1]->get(ctx);
+      const view<T, R, B> dest = fresh(ctx);
+      {
+        temporaries_scope<B> scope(ctx);
         evaluate_into(dest, first + second, ctx);
-        for (std::size_t i = 2; i != parts_.size(); ++i) {
+      }
+      added(0);
+      added(1);
+      for (std::size_t i = 2; i != parts_.size(); ++i) {
+        {
           const auto part = parts_[i]->get(ctx);
+          temporaries_scope<B> scope(ctx);
           evaluate_into(dest, view<const T, R, B>(dest) + part, ctx);
         }
+        added(i);
       }
       return dest;
     } else {
       throw std::logic_error("texpr: a saved value that cannot be evaluated here was evaluated");
     }
+  }
+  // One part is read in place: this value's readers count as that part's.
+  void count_reader(std::uint64_t context_id) const override {
+    if (parts_.size() == 1) parts_[0]->count_reader(context_id);
+    else slot<T, R, B>::count_reader(context_id);
+  }
+  void reader_done(context<B>& ctx) const override {
+    if (parts_.size() == 1) parts_[0]->reader_done(ctx);
+    else slot<T, R, B>::reader_done(ctx);
   }
   bool bind(context<B>& ctx, const view<T, R, B>& dest) override {
     if (parts_.size() == 1) return parts_[0]->bind(ctx, dest);
@@ -277,9 +341,16 @@ class sum_slot final : public slot<T, R, B> {
     bound_ = false;
     auto t = std::make_shared<tensor<T, R, B>>();
     t->allocate_uninitialized(this->shape(), ctx.stream);
-    ctx.keep.push_back(t);
+    value_index_ = ctx.values.size();
+    ctx.values.push_back(t);
     cache_ = t;
     return t->view();
+  }
+  void count_inputs(std::uint64_t context_id) const override {
+    for (const auto& p : parts_) p->count_reader(context_id);
+  }
+  void release(context<B>& ctx) const override {
+    if (context_ == ctx.id && !bound_ && value_index_ < ctx.values.size()) ctx.values[value_index_].reset();
   }
 
   std::vector<std::shared_ptr<slot<T, R, B>>> parts_;
@@ -288,6 +359,8 @@ class sum_slot final : public slot<T, R, B> {
   bool bound_ = false;
   std::weak_ptr<void> cache_;
   std::uint64_t context_ = 0;
+  std::size_t value_index_ = 0;
+  std::uint64_t done_context_ = 0;
 };
 
 /// The slot of a shared value (tx::share): its computation, until autograd differentiates it; from then on the
@@ -305,6 +378,8 @@ template <class N, class B> class shared_slot final : public slot<typename N::va
 
   view<const T, R, B> get(context<B>& ctx) override { return current().get(ctx); }
   bool bind(context<B>& ctx, const view<T, R, B>& dest) override { return current().bind(ctx, dest); }
+  void count_reader(std::uint64_t context_id) const override { current().count_reader(context_id); }
+  void reader_done(context<B>& ctx) const override { current().reader_done(ctx); }
   TEXPR_REPORT_PATH shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
     return current().plan_read(walk, number);
   }
@@ -730,18 +805,25 @@ template <class E, class B> auto result_for(const E& e, context<B>& ctx, bool& b
   return out;
 }
 // Evaluates graph e into its result `out` inside the shared context ctx.
+// Then the graph's reads of saved values are done (eval_all counted them as readers).
 template <class E, class T, std::size_t R, class B> void eval_in(const E& e, tensor<T, R, B>& out, bool bound, context<B>& ctx) {
   auto n = capture(e);
-  if constexpr (is_saved_v<decltype(n)>)
-    if (bound) {
-      (void)n.storage(ctx);  // computed into out, here or by an earlier graph
-      return;
+  {
+    temporaries_scope<B> scope(ctx);
+    bool computed = false;
+    if constexpr (is_saved_v<decltype(n)>) {
+      if (bound) (void)n.storage(ctx);  // computed into out, here or by an earlier graph
+      computed = bound;
     }
-  evaluate_into(out.view(), n, ctx);
+    if (!computed) evaluate_into(out.view(), n, ctx);
+  }
+  saved_readers_done(n, ctx);
 }
 template <class... E, std::size_t... I, class B>
 auto eval_all_in(context<B>& ctx, std::index_sequence<I...>, const E&... e) {
   bool bound[sizeof...(E) > 0 ? sizeof...(E) : 1] = {};
+  // Every reader of every saved value, counted first: each value's memory goes back after its last reader.
+  (count_saved_readers(capture(e), ctx), ...);
   auto results = std::tuple{result_for(e, ctx, bound[I])...};
   (eval_in(e, std::get<I>(results), bound[I], ctx), ...);
   return results;
@@ -796,7 +878,7 @@ template <operand... E> auto eval_all(const E&... e) {
   detail::require_backend_compiler<B>();
   stream_t stream = nullptr;
   ((stream = stream ? stream : detail::preferred_stream(detail::capture(e))), ...);
-  context<B> ctx{detail::memory<B>::resolve(stream), {}};
+  context<B> ctx{detail::memory<B>::resolve(stream), {}, {}};
   return detail::eval_all_in(ctx, std::index_sequence_for<E...>{}, e...);
 }
 /// eval_all over a tuple of expressions (what tx::grad and tx::value_and_grad return).

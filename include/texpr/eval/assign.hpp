@@ -17,6 +17,7 @@
 #include "texpr/eval/evaluate.hpp"
 #include "texpr/eval/read.hpp"
 #include "texpr/expr/node.hpp"
+#include "texpr/expr/saved.hpp"
 #include "texpr/tensor/tensor.hpp"
 #include "texpr/tensor/view.hpp"
 
@@ -76,7 +77,8 @@ void evaluate_to(evaluation_entry, tensor<T, R, B>& t, E&& e, stream_t stream, c
     diagnose_rank<RE, R>();
   } else {
     located(loc, [&] {
-      context<B> ctx{memory<B>::resolve(stream ? stream : preferred_stream(n)), {}};
+      context<B> ctx{memory<B>::resolve(stream ? stream : preferred_stream(n)), {}, {}};
+      count_saved_readers(n, ctx);
       if (t.data() == nullptr) {  // no storage yet (default, moved-from or size 0): take e's shape
         tensor<T, R, B> out;
         out.allocate_uninitialized(n.shape(), ctx.stream);
@@ -98,7 +100,8 @@ void evaluate_to_view(evaluation_entry, const view<T, R, B>& v, E&& e, const tex
     diagnose_rank<RE, R>();
   } else {
     located(loc, [&] {
-      context<B> ctx{memory<B>::resolve(v.stream() ? v.stream() : preferred_stream(n)), {}};
+      context<B> ctx{memory<B>::resolve(v.stream() ? v.stream() : preferred_stream(n)), {}, {}};
+      count_saved_readers(n, ctx);
       if (v.size() > 0)
         for (std::size_t k = 0; k != R; ++k)
           if (v.shape()[k] > 1 && v.strides()[k] == 0)
@@ -147,7 +150,7 @@ template <class Derived> auto expr_base<Derived>::item(texpr::source_location lo
   auto n = detail::capture(self);
   typename N::value_type result{};
   detail::located(&loc, [&] {
-    context<B> ctx{detail::memory<B>::resolve(detail::preferred_stream(n)), {}};
+    context<B> ctx{detail::memory<B>::resolve(detail::preferred_stream(n)), {}, {}};
     auto v = detail::materialize(n, ctx);
     if (v.data() == nullptr) throw shape_error("texpr: item() of an empty rank-0 tensor");
     result = detail::read_element<B>(v.data(), ctx.stream);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -85,13 +86,36 @@ template <class T, std::size_t R, class Backend> class slot : public slot_base {
   /// Whether write_column_sums was given sums (still alive).
   bool writes_column_sums() const { return !column_sums_.expired(); }
 
+  /// Counts one reader of the value in evaluation context `context_id` (tx::eval_all counts every reader before it
+  /// evaluates); the first count in a context also counts the readers the value's own computation holds.
+  virtual void count_reader(std::uint64_t context_id) const {
+    if (readers_context_ != context_id) {
+      readers_context_ = context_id;
+      readers_ = 0;
+      count_inputs(context_id);
+    }
+    ++readers_;
+  }
+  /// A counted reader is done with the value in ctx: after the last, its memory goes back (a later read, which the
+  /// count says cannot happen, would compute it again). Uncounted contexts keep every value to their end.
+  virtual void reader_done(context<Backend>& ctx) const {
+    if (readers_context_ != ctx.id || readers_ == 0) return;
+    if (--readers_ == 0) release(ctx);
+  }
+
  protected:
   /// A slot of `shape`, described as `what` in errors.
   slot(const shape_t<R>& shape, std::string what) : slot_base(std::move(what)), shape_(shape) {}
+  /// Counts the readers of other saved values that computing this one holds (its computation's saved leaves).
+  virtual void count_inputs(std::uint64_t context_id) const { (void)context_id; }
+  /// Gives back the memory of the value computed in ctx (nothing where it is not this slot's own).
+  virtual void release(context<Backend>& ctx) const { (void)ctx; }
   std::weak_ptr<column_sums_sink<T, Backend>> column_sums_;  ///< what write_column_sums gave
 
  private:
   shape_t<R> shape_;
+  mutable std::uint64_t readers_context_ = 0;  // the context readers_ counts in
+  mutable std::size_t readers_ = 0;            // readers not yet done there
 };
 
 /// The placement check of a saved value's computation, as a saved leaf carries it: offender_summary<void> when
@@ -194,5 +218,31 @@ template <class N, class O, class S> struct is_shared<shared_value<N, O, S>> : s
 template <class N> inline constexpr bool is_saved_v = detail::is_saved<std::remove_cvref_t<N>>::value;
 /// True for shared values (tx::share).
 template <class N> inline constexpr bool is_shared_v = detail::is_shared<std::remove_cvref_t<N>>::value;
+
+namespace detail {
+/// Calls f(leaf) for each saved leaf in node n's graph (once per occurrence, left to right), not looking inside them.
+template <class N, class F> void for_each_saved(const N& n, F&& f) {
+  if constexpr (is_saved_v<N>) {
+    f(n);
+  } else {
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      (for_each_saved(get<J>(n.operands()), f), ...);
+    }(std::make_index_sequence<N::children::size>{});
+  }
+}
+/// Tells saved value s that one of its readers in ctx is done (values of another backend count in their own).
+template <class S, class B> void reader_done_in(const S& s, context<B>& ctx) {
+  if constexpr (requires { s.reader_done(ctx); }) s.reader_done(ctx);
+}
+/// Counts graph n's reads of saved values as readers in ctx, before ctx evaluates it: a value whose readers are all
+/// counted gives its memory back after the last of them (in a context that counted nothing, values live to its end).
+template <class N, class B> void count_saved_readers(const N& n, context<B>& ctx) {
+  for_each_saved(n, [&](const auto& s) { s.get_slot().count_reader(ctx.id); });
+}
+/// Graph n, evaluated in ctx, is done with the saved values it read.
+template <class N, class B> void saved_readers_done(const N& n, context<B>& ctx) {
+  for_each_saved(n, [&](const auto& s) { reader_done_in(s.get_slot(), ctx); });
+}
+} // namespace detail
 
 } // namespace texpr
