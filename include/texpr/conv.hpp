@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Convolution and pooling, opt-in (texpr/texpr.hpp does not include it): tx::conv2d, tx::conv1d,
-// tx::conv_transpose2d, tx::max_pool2d and tx::avg_pool2d over NCHW images as PyTorch's, with gradients. The host
-// rows use texpr's own GEMM (nothing to link: texpr::texpr is enough). The rows are in the host registry table as
-// usual; cuda has none yet, so evaluating one on cuda is the usual compile error naming op, dtype, cuda.
+// tx::conv_transpose2d, tx::max_pool2d, tx::avg_pool2d and tx::adaptive_avg_pool2d over NCHW images as PyTorch's,
+// with gradients. The host rows use texpr's own GEMM (nothing to link: texpr::texpr is enough). The rows are in the
+// host registry table as usual; cuda has none yet, so evaluating one on cuda is the usual compile error naming op,
+// dtype, cuda.
 #pragma once
 
 #include <cstddef>
@@ -107,6 +108,19 @@ template <operand X> auto avg_pool2d(X&& x, const pool2d_options& o, texpr::sour
   return window_expr<op::avg_pool2d, decltype(cx)>(win, out, std::move(cx));
 }
 
+/// Lazy mean of each cell of an oh x ow grid over each channel of x (N, C, H, W), as
+/// torch.nn.functional.adaptive_avg_pool2d(x, {oh, ow}): cell i of oh covers rows [floor(i H / oh), ceil((i + 1) H /
+/// oh)) (cells overlap when oh does not divide H). An extent below 1 throws tx::shape_error.
+template <operand X> auto adaptive_avg_pool2d(X&& x, pair2d size, texpr::source_location loc = texpr::source_location::current()) {
+  detail::check_image_operand<X>();
+  auto cx = detail::capture(std::forward<X>(x));
+  const auto s = cx.shape();
+  if (size.h < 1 || size.w < 1)
+    detail::window_error("adaptive_avg_pool2d", to_string(s), "", "the output size must be at least 1 x 1, got " + std::to_string(size.h) +
+                                                                   " x " + std::to_string(size.w), loc);
+  return window_expr<op::adaptive_avg_pool2d, decltype(cx)>(detail::window2d{}, shape_t<4>{s[0], s[1], size.h, size.w}, std::move(cx));
+}
+
 // ---- gradients -------------------------------------------------------------------------------------------------
 // conv2d, its two gradients and conv2d_input_grad's transpose pairing close under differentiation: each op's
 // gradients are the other two (or itself) over the same window, so second derivatives need no new kernel.
@@ -183,6 +197,24 @@ template <> struct gradient_rule<op::avg_pool2d_grad> {
   template <std::size_t I> static constexpr unsigned uses = 0;
   template <std::size_t I, class N, class G, class Out, class Dy> static auto partial(const N& n, const G& g, const Out&, const Dy&) {
     return detail::make_window<op::avg_pool2d>(n.window(), detail::get<0>(n.operands()).shape(), g);
+  }
+};
+
+/// adaptive_avg_pool2d (linear): g over each cell's size, spread over the cell.
+template <> struct gradient_rule<op::adaptive_avg_pool2d> {
+  static constexpr std::string_view derivative = "dx = adaptive_avg_pool2d_grad(g): g / cell size spread over each cell, summed where cells overlap";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class X> static auto partial(const N& n, const G& g, const Out&, const X&) {
+    return detail::make_window<op::adaptive_avg_pool2d_grad>(n.window(), detail::get<0>(n.operands()).shape(), g);
+  }
+};
+
+/// adaptive_avg_pool2d_grad (linear, adaptive_avg_pool2d's transpose): d(dy) = adaptive_avg_pool2d(g).
+template <> struct gradient_rule<op::adaptive_avg_pool2d_grad> {
+  static constexpr std::string_view derivative = "d(dy) = adaptive_avg_pool2d(g) (its transpose)";
+  template <std::size_t I> static constexpr unsigned uses = 0;
+  template <std::size_t I, class N, class G, class Out, class Dy> static auto partial(const N& n, const G& g, const Out&, const Dy&) {
+    return detail::make_window<op::adaptive_avg_pool2d>(n.window(), detail::get<0>(n.operands()).shape(), g);
   }
 };
 

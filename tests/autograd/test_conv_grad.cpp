@@ -62,6 +62,12 @@ TEST_CASE("max_pool2d and avg_pool2d") {
           [&](auto px) { return tx::sum(tx::square(tx::avg_pool2d(px, {.kernel = {3, 2}, .stride = {2, 1}, .padding = 1, .count_include_pad = counted}))); }, xa);
 }
 
+TEST_CASE("adaptive_avg_pool2d: overlapping cells") {
+  auto g = grad_check::rng(66);
+  auto x = random(tx::shape_t<4>{2, 2, 7, 5}, g);
+  check("adaptive_avg_pool2d", [&](auto px) { return tx::sum(tx::square(tx::adaptive_avg_pool2d(px, {3, 2}))); }, x);
+}
+
 TEST_CASE("conv, tanh, max pool, conv, avg pool: every parameter") {
   auto g = grad_check::rng(64);
   auto x = random(tx::shape_t<4>{2, 2, 8, 8}, g, -2, 2, 0.05);

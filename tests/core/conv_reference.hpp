@@ -135,6 +135,29 @@ inline image avg_pool2d(const image& x, const window& k, const image* g = nullpt
   return y;
 }
 
+/// adaptive_avg_pool2d to an oh x ow grid and its gradient for upstream g: cell (i, j) the mean of rows
+/// [floor(i h / oh), ceil((i + 1) h / oh)) and the matching columns.
+inline image adaptive_avg_pool2d(const image& x, tx::index_t oh, tx::index_t ow, const image* g = nullptr, image* dx = nullptr) {
+  image y(x.n, x.c, oh, ow);
+  if (dx) *dx = image(x.n, x.c, x.h, x.w);
+  for (tx::index_t b = 0; b < x.n; ++b)
+    for (tx::index_t c = 0; c < x.c; ++c)
+      for (tx::index_t i = 0; i < oh; ++i)
+        for (tx::index_t j = 0; j < ow; ++j) {
+          const tx::index_t y0 = static_cast<tx::index_t>(std::floor(ld(i * x.h) / ld(oh))), y1 = static_cast<tx::index_t>(std::ceil(ld((i + 1) * x.h) / ld(oh)));
+          const tx::index_t x0 = static_cast<tx::index_t>(std::floor(ld(j * x.w) / ld(ow))), x1 = static_cast<tx::index_t>(std::ceil(ld((j + 1) * x.w) / ld(ow)));
+          ld s = 0;
+          for (tx::index_t p = y0; p < y1; ++p)
+            for (tx::index_t q = x0; q < x1; ++q) s += x.at(b, c, p, q);
+          const ld size = ld((y1 - y0) * (x1 - x0));
+          y.at(b, c, i, j) = s / size;
+          if (dx)
+            for (tx::index_t p = y0; p < y1; ++p)
+              for (tx::index_t q = x0; q < x1; ++q) dx->at(b, c, p, q) += g->at(b, c, i, j) / size;
+        }
+  return y;
+}
+
 /// max |got - want| / (1 + max |want|) over every element (shapes must agree: a mismatch returns infinity).
 template <class T> ld relative_error(const tx::tensor<T, 4>& got, const image& want) {
   const auto s = got.shape();

@@ -1783,6 +1783,14 @@ template <class B, class Op, class T> void check_window() {
     } else if constexpr (std::is_same_v<Op, tx::op::avg_pool2d>) {
       want = cr::avg_pool2d(rx, pk);
       return on<B>::down(pool);
+    } else if constexpr (std::is_same_v<Op, tx::op::adaptive_avg_pool2d>) {
+      want = cr::adaptive_avg_pool2d(rx, 4, 3);  // 9 -> 4 rows: overlapping cells; 8 -> 3 columns
+      return on<B>::down(tx::adaptive_avg_pool2d(xd, {4, 3}));
+    } else if constexpr (std::is_same_v<Op, tx::op::adaptive_avg_pool2d_grad>) {
+      const auto grid = filled({2, 4, 4, 3});
+      const auto rgrid = cr::from(grid);
+      cr::adaptive_avg_pool2d(rx, 4, 3, &rgrid, &want);
+      return on<B>::down(d::make_window<Op>(d::window2d{}, x.shape(), on<B>::up(grid)));
     } else {
       static_assert(std::is_same_v<Op, tx::op::avg_pool2d_grad>, "a window op without a check");
       cr::avg_pool2d(rx, pk, &rgp, &want);

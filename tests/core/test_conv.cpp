@@ -178,6 +178,28 @@ TEST_CASE("max_pool2d and avg_pool2d and their gradients against PyTorch and dir
   check_pool_cases<float>(f);
 }
 
+TEST_CASE("adaptive_avg_pool2d and its gradient against PyTorch and the loops") {
+  const auto f = tx::load_npz(fixture());
+  const tx::index_t cases = count(f, "adaptive_count");
+  for (tx::index_t i = 0; i < cases; ++i) {
+    const std::string key = "adaptive" + std::to_string(i) + "_";
+    INFO("adaptive_avg_pool2d case ", i);
+    const auto x = f.get<double, 4>(key + "x"), gy = f.get<double, 4>(key + "gy");
+    const tx::index_t oh = gy.shape()[2], ow = gy.shape()[3];
+    auto px = tx::param<gx_tag>(x);
+    const auto y = tx::eval(tx::adaptive_avg_pool2d(x, {oh, ow}));
+    const auto [dx] = tx::eval_all(tx::grad(tx::sum(tx::adaptive_avg_pool2d(px, {oh, ow}) * gy), px));
+    CHECK(cr::relative_error(y, cr::from(f.get<double, 4>(key + "y"))) <= 1e-12L);
+    CHECK(cr::relative_error(dx, cr::from(f.get<double, 4>(key + "dx"))) <= 1e-12L);
+    const auto rgy = cr::from(gy);
+    cr::image rdx;
+    CHECK(cr::relative_error(y, cr::adaptive_avg_pool2d(cr::from(x), oh, ow, &rgy, &rdx)) <= 1e-12L);
+    CHECK(cr::relative_error(dx, rdx) <= 1e-12L);
+  }
+  tx::tensor<double, 4> x({1, 1, 4, 4});
+  CHECK(error_of([&] { (void)tx::adaptive_avg_pool2d(x, {0, 2}); }).find("adaptive_avg_pool2d of x of shape (1, 1, 4, 4)") != std::string::npos);
+}
+
 TEST_CASE("conv2d: \"same\" padding, asymmetric padding on the pools, expression and strided operands, threads") {
   tx::tensor<double, 4> x({3, 4, 9, 8}), w({6, 2, 3, 4});
   for (tx::index_t i = 0; i < x.size(); ++i) x.data()[i] = std::sin(0.37 * static_cast<double>(i));

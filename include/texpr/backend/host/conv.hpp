@@ -225,6 +225,12 @@ template <class T> index_t window_argmax(const T* plane, const window2d& k, inde
   return at;
 }
 
+/// Cell i of n along an axis of extent in, as adaptive pooling cuts it: [floor(i in / n), ceil((i + 1) in / n)).
+inline void adaptive_cell(index_t i, index_t in, index_t n, index_t& begin, index_t& end) {
+  begin = i * in / n;
+  end = ((i + 1) * in + n - 1) / n;
+}
+
 /// Runs f(plane) for each of `planes` channel planes, spread over the pool by `per_plane` units of work.
 template <class F> void for_each_plane(index_t planes, index_t per_plane, F&& f) {
   for_ranges(planes, std::max<index_t>(1, elementwise_grain / std::max<index_t>(per_plane, 1)), [&](index_t p0, index_t p1) {
@@ -265,7 +271,33 @@ template <class N, class T, std::size_t R> void pool_loops::run(const N& n, cons
   const auto& k = n.window();
   T* out = dest.data();
   const T* in = a.data();
-  if constexpr (std::is_same_v<Op, op::max_pool2d> || std::is_same_v<Op, op::avg_pool2d>) {
+  if constexpr (std::is_same_v<Op, op::adaptive_avg_pool2d> || std::is_same_v<Op, op::adaptive_avg_pool2d_grad>) {
+    // forward: a is x, dest the grid; gradient: a is dy (the grid), dest x's shape
+    constexpr bool forward = std::is_same_v<Op, op::adaptive_avg_pool2d>;
+    const auto& image = forward ? a.shape() : dest.shape();
+    const auto& grid = forward ? dest.shape() : a.shape();
+    const index_t h = image[2], w = image[3], oh = grid[2], ow = grid[3];
+    hi::for_each_plane(dest.shape()[0] * dest.shape()[1], h * w + oh * ow, [&](index_t p) {
+      if constexpr (!forward) std::fill(out + p * h * w, out + (p + 1) * h * w, T(0));
+      for (index_t oy = 0; oy < oh; ++oy)
+        for (index_t ox = 0; ox < ow; ++ox) {
+          index_t y0, y1, x0, x1;
+          hi::adaptive_cell(oy, h, oh, y0, y1);
+          hi::adaptive_cell(ox, w, ow, x0, x1);
+          const T size = static_cast<T>((y1 - y0) * (x1 - x0));
+          if constexpr (forward) {
+            T s = 0;
+            for (index_t y = y0; y < y1; ++y)
+              for (index_t x = x0; x < x1; ++x) s += in[p * h * w + y * w + x];
+            out[p * oh * ow + oy * ow + ox] = s / size;
+          } else {
+            const T share = in[p * oh * ow + oy * ow + ox] / size;
+            for (index_t y = y0; y < y1; ++y)
+              for (index_t x = x0; x < x1; ++x) out[p * h * w + y * w + x] += share;
+          }
+        }
+    });
+  } else if constexpr (std::is_same_v<Op, op::max_pool2d> || std::is_same_v<Op, op::avg_pool2d>) {
     const index_t h = a.shape()[2], w = a.shape()[3], oh = dest.shape()[2], ow = dest.shape()[3];
     hi::for_each_plane(dest.shape()[0] * dest.shape()[1], oh * ow * k.kernel[0] * k.kernel[1], [&](index_t p) {
       const T* plane = in + p * h * w;

@@ -281,6 +281,8 @@ struct gemm_epilogue {
   X(max_pool2d_grad, declared,             pool_loops) \
   X(avg_pool2d,     declared,              pool_loops) \
   X(avg_pool2d_grad, declared,             pool_loops) \
+  X(adaptive_avg_pool2d, declared,         pool_loops) \
+  X(adaptive_avg_pool2d_grad, declared,    pool_loops) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
