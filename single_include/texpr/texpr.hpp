@@ -3973,6 +3973,19 @@ struct avg_pool2d : window_op {
   static constexpr std::string_view summary =
       "mean of each window of each NCHW channel: kernel, stride, zero padding counted or not (torch avg_pool2d)";
 };
+/// The mean of each of a fixed grid of windows of each channel (torch adaptive_avg_pool2d): output cell i of n
+/// along an axis of extent h averages rows [floor(i h / n), ceil((i + 1) h / n)).
+struct adaptive_avg_pool2d : window_op {
+  static constexpr std::string_view name = "adaptive_avg_pool2d";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "mean of each cell of an OH x OW grid over each NCHW channel, cell i covering [floor(i H / OH), ceil((i + 1) H / OH)) "
+      "(torch adaptive_avg_pool2d)";
+};
+/// The gradient of adaptive_avg_pool2d: g over each cell's size, spread over the cell.
+struct adaptive_avg_pool2d_grad : window_op {
+  static constexpr std::string_view name = "adaptive_avg_pool2d_grad";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "adaptive_avg_pool2d's gradient: g divided by each cell's size, spread over the cell";
+};
 /// The gradient of avg_pool2d: g over each window's divisor, spread over the window, summed where windows overlap.
 struct avg_pool2d_grad : window_op {
   static constexpr std::string_view name = "avg_pool2d_grad";  ///< Shown by tx::placement.
@@ -4743,6 +4756,8 @@ struct gemm_epilogue {
   X(max_pool2d_grad, declared,             pool_loops) \
   X(avg_pool2d,     declared,              pool_loops) \
   X(avg_pool2d_grad, declared,             pool_loops) \
+  X(adaptive_avg_pool2d, declared,         pool_loops) \
+  X(adaptive_avg_pool2d_grad, declared,    pool_loops) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
