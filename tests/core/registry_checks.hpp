@@ -12,9 +12,11 @@
 #pragma once
 
 #include "core/reference.hpp"
+#include "core/conv_reference.hpp"
 
 #include <texpr/sort.hpp>
 #include <texpr/linalg.hpp>
+#include <texpr/conv.hpp>
 
 #include <algorithm>
 #include <array>
@@ -1719,6 +1721,86 @@ template <class B, class Op, class T> void check_linalg() {
   }
 }
 
+// ---- convolution and pooling (texpr/conv.hpp) -------------------------------------------------------------
+
+template <class Op> inline constexpr bool is_window = std::is_base_of_v<tx::op::window_op, Op>;
+
+/// Each window op on one case that exercises every option at once (groups 2, unequal strides, asymmetric padding,
+/// dilation; the pools with padding not counted), against the direct loops of core/conv_reference.hpp in long
+/// double, relative to the largest value: 1e-5 (float), 1e-12 (double). The gradient ops are built as tx::grad
+/// builds them, over the forward node's window.
+template <class B, class Op, class T> void check_window() {
+  namespace cr = conv_reference;
+  const ld tol = std::is_same_v<T, float> ? 1e-5L : 1e-12L;
+  std::mt19937_64 g(11);
+  std::normal_distribution<double> nd;
+  auto filled = [&](const tx::shape_t<4>& s) {
+    tx::tensor<T, 4> t(s);
+    for (tx::index_t i = 0; i < t.size(); ++i) t.data()[i] = static_cast<T>(nd(g));
+    return t;
+  };
+  const auto x = filled({2, 4, 9, 8}), w = filled({6, 2, 3, 2});
+  const auto xd = on<B>::up(x), wd = on<B>::up(w);
+  const auto rx = conv_reference::from(x), rw = conv_reference::from(w);
+  const tx::conv2d_options o{.stride = {2, 1}, .padding = {1, 0, 2, 1}, .dilation = {1, 2}, .groups = 2};
+  const cr::window k{3, 2, 2, 1, 1, 0, 2, 1, 1, 2, 2, true};
+  const bool avg = std::is_same_v<Op, tx::op::avg_pool2d> || std::is_same_v<Op, tx::op::avg_pool2d_grad>;
+  const tx::pool2d_options po{.kernel = {3, 2}, .stride = {2, 1}, .padding = {1, 0, 1, 1}, .dilation = {1, avg ? 1 : 2}, .count_include_pad = false};
+  const cr::window pk{3, 2, 2, 1, 1, 0, 1, 1, 1, avg ? 1 : 2, 1, false};
+  const auto conv = tx::conv2d(xd, wd, o);
+  const auto gy = filled(conv.shape());
+  const auto pool = [&] {
+    if constexpr (std::is_same_v<Op, tx::op::avg_pool2d> || std::is_same_v<Op, tx::op::avg_pool2d_grad>) return tx::avg_pool2d(xd, po);
+    else return tx::max_pool2d(xd, po);
+  }();
+  const auto gp = filled(pool.shape());
+  const auto rgy = cr::from(gy), rgp = cr::from(gp);
+  cr::image want, rdx, rdw;
+  const tx::tensor<T, 4> got = [&] {
+    namespace d = tx::detail;
+    if constexpr (std::is_same_v<Op, tx::op::conv2d>) {
+      want = cr::conv2d(rx, rw, k);
+      return on<B>::down(conv);
+    } else if constexpr (std::is_same_v<Op, tx::op::conv2d_input_grad>) {
+      cr::conv2d_grads(rx, rw, rgy, k, want, rdw);
+      return on<B>::down(d::make_window<Op>(conv.window(), x.shape(), on<B>::up(gy), wd));
+    } else if constexpr (std::is_same_v<Op, tx::op::conv_transpose2d>) {
+      // the transpose of the convolution from x's shape: gy's shape to x's, with w read as (C_in, C_out / groups, ..)
+      const tx::conv_transpose2d_options t{.stride = {2, 1}, .padding = {1, 0, 2, 1}, .output_padding = {1, 0}, .dilation = {1, 2}, .groups = 2};
+      const auto node = tx::conv_transpose2d(on<B>::up(gy), wd, t);
+      const tx::shape_t<4> s = node.shape();
+      cr::conv2d_grads(cr::image(s[0], s[1], s[2], s[3]), rw, rgy, k, want, rdw);
+      return on<B>::down(node);
+    } else if constexpr (std::is_same_v<Op, tx::op::conv2d_weight_grad>) {
+      cr::conv2d_grads(rx, rw, rgy, k, rdx, want);
+      return on<B>::down(d::make_window<Op>(conv.window(), w.shape(), xd, on<B>::up(gy)));
+    } else if constexpr (std::is_same_v<Op, tx::op::max_pool2d>) {
+      want = cr::max_pool2d(rx, pk);
+      return on<B>::down(pool);
+    } else if constexpr (std::is_same_v<Op, tx::op::max_pool2d_grad>) {
+      cr::max_pool2d(rx, pk, &rgp, &want);
+      return on<B>::down(d::make_window<Op>(pool.window(), x.shape(), xd, on<B>::up(gp)));
+    } else if constexpr (std::is_same_v<Op, tx::op::avg_pool2d>) {
+      want = cr::avg_pool2d(rx, pk);
+      return on<B>::down(pool);
+    } else if constexpr (std::is_same_v<Op, tx::op::adaptive_avg_pool2d>) {
+      want = cr::adaptive_avg_pool2d(rx, 4, 3);  // 9 -> 4 rows: overlapping cells; 8 -> 3 columns
+      return on<B>::down(tx::adaptive_avg_pool2d(xd, {4, 3}));
+    } else if constexpr (std::is_same_v<Op, tx::op::adaptive_avg_pool2d_grad>) {
+      const auto grid = filled({2, 4, 4, 3});
+      const auto rgrid = cr::from(grid);
+      cr::adaptive_avg_pool2d(rx, 4, 3, &rgrid, &want);
+      return on<B>::down(d::make_window<Op>(d::window2d{}, x.shape(), on<B>::up(grid)));
+    } else {
+      static_assert(std::is_same_v<Op, tx::op::avg_pool2d_grad>, "a window op without a check");
+      cr::avg_pool2d(rx, pk, &rgp, &want);
+      return on<B>::down(d::make_window<Op>(pool.window(), x.shape(), on<B>::up(gp)));
+    }
+  }();
+  const ld r = cr::relative_error(got, want);
+  CHECK_MESSAGE(r <= tol, Op::name << " " << tx::dtype_name_v<T> << ": relative error " << static_cast<double>(r));
+}
+
 // ---- the whole table ----------------------------------------------------------------------------------------
 
 /// Runs the check of every row of Rows for which Select<index> holds (the cuda suite splits the table in parts);
@@ -1769,6 +1851,9 @@ template <class B, class Rows, class Select> std::size_t check_rows(Select selec
         ++checked;
       } else if constexpr (is_linalg<Op>) {
         check_linalg<B, Op, T>();
+        ++checked;
+      } else if constexpr (is_window<Op>) {
+        check_window<B, Op, T>();
         ++checked;
       } else if constexpr (std::is_base_of_v<tx::op::indexing_op, Op> || std::is_base_of_v<tx::op::scatter_op, Op>) {
         check_indexing<B, Op, T>();

@@ -4,6 +4,7 @@
 #include <texpr/texpr.hpp>
 #include <texpr/sort.hpp>  // the opt-in families' rules
 #include <texpr/linalg.hpp>
+#include <texpr/conv.hpp>
 
 #include <iostream>
 #include <set>

@@ -19,6 +19,7 @@
 #include "texpr/op/scan.hpp"
 #include "texpr/op/sort.hpp"
 #include "texpr/op/linalg.hpp"
+#include "texpr/op/conv.hpp"
 #include "texpr/registry/epilogue.hpp"
 #include "texpr/registry/kernel.hpp"
 #include "texpr/tensor/view.hpp"
@@ -122,6 +123,30 @@ struct lapack_gesv {
 struct lapack_getrf_det {
   static constexpr std::string_view name = "lapack_getrf_det";  ///< Shown by tx::placement.
   /// dest = the slogdet node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// conv2d and its filter gradient: each image's windows unfolded into a column matrix (im2col), multiplied by the
+/// blocked GEMM per image and group; a 1x1 window at stride 1 is the image itself (conv.hpp, with texpr/conv.hpp).
+struct im2col_gemm {
+  static constexpr std::string_view name = "im2col_gemm";  ///< Shown by tx::placement.
+  /// dest = the conv2d or conv2d_weight_grad node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// conv2d's input gradient and conv_transpose2d (the same product): the blocked GEMM of the filters transposed with the output gradient, per image and
+/// group, folded back onto the image's windows (col2im; conv.hpp, with texpr/conv.hpp).
+struct gemm_col2im {
+  static constexpr std::string_view name = "gemm_col2im";  ///< Shown by tx::placement.
+  /// dest = the conv2d_input_grad or conv_transpose2d node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// Pooling and its gradients: direct loops over each window, a channel plane per task (conv.hpp, with
+/// texpr/conv.hpp).
+struct pool_loops {
+  static constexpr std::string_view name = "pool_loops";  ///< Shown by tx::placement.
+  /// dest = the max_pool2d, avg_pool2d or gradient node n (dest contiguous).
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
@@ -248,6 +273,16 @@ struct gemm_epilogue {
   X(solve_triangular, declared,            lapack_trtrs) \
   X(solve,          declared,              lapack_gesv) \
   X(slogdet,        declared,              lapack_getrf_det) \
+  X(conv2d,         declared,              im2col_gemm) \
+  X(conv2d_input_grad, declared,           gemm_col2im) \
+  X(conv_transpose2d, declared,            gemm_col2im) \
+  X(conv2d_weight_grad, declared,          im2col_gemm) \
+  X(max_pool2d,     declared,              pool_loops) \
+  X(max_pool2d_grad, declared,             pool_loops) \
+  X(avg_pool2d,     declared,              pool_loops) \
+  X(avg_pool2d_grad, declared,             pool_loops) \
+  X(adaptive_avg_pool2d, declared,         pool_loops) \
+  X(adaptive_avg_pool2d_grad, declared,    pool_loops) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
