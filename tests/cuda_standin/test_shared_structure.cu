@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Shared values (tx::share) on cuda, counted on the stand-in: a residual stack's training step runs one GEMM per
 // product and gradient (not one per copy of each layer's tree), allocates nothing after the first step and never
-// syncs; the kernel log equals the placement plan.
+// syncs; the kernel log equals the placement plan; a shared value's device block goes back after its last reader.
 #include <doctest/doctest.h>
 
 #include <texpr/texpr.hpp>
@@ -57,6 +57,38 @@ TEST_CASE("shared values on cuda: a 3-layer residual step runs 8 GEMMs, no alloc
     if (i > 0) CHECK(r.allocations.empty());
     REQUIRE(planned.size() == log.entries().size());
     for (std::size_t k = 0; k != planned.size(); ++k) CHECK(planned[k].implementation == log.entries()[k].implementation);
+    (void)result;
+  }
+}
+
+TEST_CASE("shared values on cuda: a value's device block goes back to texpr's cache after its last reader") {
+  // Eight shared layers of (64, 64) floats, each read only by the next layer's computation: x_k's block is given
+  // back (stream-ordered, to the stream's cache) once x_{k+1} is enqueued, and taken again by x_{k+2}.
+  const ctensor x = tx::zeros<float, tx::cuda>({64, 64});
+  const ctensor w = tx::zeros<float, tx::cuda>({64, 64});
+  const auto weights = std::make_tuple(tx::tensor_ref<const ctensor>(w), tx::tensor_ref<const ctensor>(w),
+                                       tx::tensor_ref<const ctensor>(w), tx::tensor_ref<const ctensor>(w),
+                                       tx::tensor_ref<const ctensor>(w), tx::tensor_ref<const ctensor>(w),
+                                       tx::tensor_ref<const ctensor>(w), tx::tensor_ref<const ctensor>(w));
+  std::size_t block = 0;  // one value of x's shape (its size class)
+  {
+    tx::kernel_log log;
+    const ctensor one = x * 2.0f;
+    block = log.peak_bytes(true);
+  }
+  REQUIRE(block >= sizeof(float) * 64 * 64);
+  for (int i = 0; i < 2; ++i) {
+    INFO("evaluation " << i);
+    tx::kernel_log log;
+    const sd::scope s;
+    const auto result = tx::eval_all(stack<8>(x, weights) * 1.0f);
+    const auto r = s.taken();
+    CHECK(r.gemms.size() == 8);  // no value computed twice
+    CHECK(r.syncs.empty());
+    // x_k, x_{k+1}, the product (cuBLAS writes it; the add and tanh are a second pass) and the result: four blocks
+    // at once; kept to the end, the values and products would be seventeen.
+    CHECK(log.peak_bytes(true) == 4 * block);
+    if (i > 0) CHECK(r.allocations.empty());
     (void)result;
   }
 }
