@@ -17,10 +17,16 @@ FAMILY_CASES = ["copy_flat", "cumsum_flat", "cumsum_axis0", "cumsum_axis1", "sor
                 "argsort_rows", "topk", "einsum_bmm", "bmm"]
 # Linear algebra (issue 38): PEER_CASES=linalg. float64, as NumPy's linalg is mostly used.
 LINALG_CASES = ["cholesky_256", "cholesky_1024", "solve_256", "solve_1024", "solve_batched"]
+# Convolution (issue 39): PEER_CASES=conv. ResNet-style layers, batch 8, float32; "_train" is the forward and both
+# gradients (input and filters) for an upstream gradient g. NumPy has no convolution: PyTorch in float64 is the
+# reference of the check.
+CONV_LAYERS = {"conv3x3_64_56": ("cx64", "cw64", "cg64", 1), "conv3x3_128_28": ("cx128", "cw128", "cg128", 1),
+               "conv1x1_256_56": ("cx256", "cw1", "cg1", 0)}
+CONV_CASES = [c + t for c in CONV_LAYERS for t in ("", "_train")]
 REPS = {"cholesky_256": 21, "cholesky_1024": 7, "solve_256": 21, "solve_1024": 7, "solve_batched": 21, "fused_sum": 15, "mean_axis1": 15, "elu_chain": 11, "matmul": 11, "mlp_forward": 31, "sgd_step": 21,
         "adam_step": 51, "softmax": 11, "cross_entropy": 15, "copy_flat": 15, "cumsum_flat": 11, "cumsum_axis0": 7,
         "cumsum_axis1": 7, "sort_flat": 7, "argsort_flat": 7, "sort_rows": 5, "argsort_rows": 5, "topk": 5,
-        "einsum_bmm": 9, "bmm": 9}
+        "einsum_bmm": 9, "bmm": 9, **{c: 5 for c in CONV_CASES}}
 LR = 0.1
 # adam_step: torch.optim.AdamW's defaults but these; its inputs are the seed MLP's six parameters and a gradient each.
 ADAM = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 1e-2}
@@ -83,6 +89,34 @@ def make_linalg(d):
         save(f"gb{n}", rng.standard_normal((n, 16)))
     save("ba", rng.standard_normal((64, 32, 32)) + 8 * np.eye(32))
     save("bb", rng.standard_normal((64, 32, 1)))
+
+
+def make_conv(d):
+    """The inputs of CONV_CASES: images, He-scaled filters and upstream gradients, float32."""
+    import numpy as np
+    rng = np.random.default_rng(2039)
+    save = lambda name, a: np.save(os.path.join(d, name + ".npy"), a.astype(np.float32))
+    for c, hw, o, k, name in ((64, 56, 64, 3, "64"), (128, 28, 128, 3, "128"), (256, 56, 64, 1, "256")):
+        save(f"cx{name}", rng.standard_normal((8, c, hw, hw)))
+        wname, gname = ("cw1", "cg1") if k == 1 else (f"cw{name}", f"cg{name}")
+        save(wname, rng.standard_normal((o, c, k, k)) * np.sqrt(2 / (c * k * k)))
+        save(gname, rng.standard_normal((8, o, hw, hw)))
+
+
+def conv_reference(case, d):
+    """PyTorch in float64: the convolution, or its input and filter gradients flattened one after the other."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    base = case[:-len("_train")] if case.endswith("_train") else case
+    xn, wn, gn, pad = CONV_LAYERS[base]
+    x, w, g = (torch.from_numpy(a.astype(np.float64)) for a in load(d, xn, wn, gn))
+    if base == case:
+        return F.conv2d(x, w, padding=pad).numpy()
+    x.requires_grad_()
+    w.requires_grad_()
+    dx, dw = torch.autograd.grad(F.conv2d(x, w, padding=pad), (x, w), g)
+    return np.concatenate([dx.numpy().ravel(), dw.numpy().ravel()])
 
 
 def load(d, *names):
@@ -210,7 +244,19 @@ def torch_cases(threads):
             state["opt"].step()
         return state["first"]
 
+    def conv(base, train):
+        pad = CONV_LAYERS[base][3]
+        if not train:
+            return lambda x, w, g: F.conv2d(x, w, padding=pad)
+
+        def step(x, w, g):  # the forward, then both gradients, as a training step runs them
+            x, w = x.detach().requires_grad_(), w.detach().requires_grad_()
+            return torch.autograd.grad(F.conv2d(x, w, padding=pad), (x, w), g)
+        return step
+    convs = {c: (conv(b, c != b), CONV_LAYERS[b][:3]) for b in CONV_LAYERS for c in (b, b + "_train")}
+
     return torch, {
+        **convs,
         "cholesky_256": (lambda a: torch.linalg.cholesky(a), ("spd256",)),
         "cholesky_1024": (lambda a: torch.linalg.cholesky(a), ("spd1024",)),
         "solve_256": (lambda a, b: torch.linalg.solve(a, b), ("ga256", "gb256")),
@@ -275,8 +321,24 @@ def jax_cases():
             zeros["m"] = tuple(jax.block_until_ready(jnp.zeros_like(p)) for p in ps)
         return adamw_jit(ps, zeros["m"], zeros["m"], gs)
 
+    def conv(base, train):
+        pad = CONV_LAYERS[base][3]
+
+        def forward(x, w):
+            return jax.lax.conv_general_dilated(x, w, (1, 1), [(pad, pad), (pad, pad)],
+                                                dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        if not train:
+            return jax.jit(lambda x, w, g: forward(x, w))
+
+        def step(x, w, g):  # the forward, then both gradients
+            _, back = jax.vjp(forward, x, w)
+            return back(g)
+        return jax.jit(step)
+    convs = {c: (conv(b, c != b), CONV_LAYERS[b][:3]) for b in CONV_LAYERS for c in (b, b + "_train")}
+
     j = jax.jit
     return jnp, {
+        **convs,
         "cholesky_256": (j(lambda a: jnp.linalg.cholesky(a)), ("spd256",)),
         "cholesky_1024": (j(lambda a: jnp.linalg.cholesky(a)), ("spd1024",)),
         "solve_256": (j(lambda a, b: jnp.linalg.solve(a, b)), ("ga256", "gb256")),
@@ -347,8 +409,11 @@ def check(d, cases):
     _, ref_cases = numpy_cases(d)
     bad = 0
     for case in cases:
-        f, names = ref_cases[case]
-        ref = f(*[a.astype(np.float64) if a.dtype == np.float32 else a for a in load(d, *names)])
+        if case in CONV_CASES:
+            ref = conv_reference(case, d)
+        else:
+            f, names = ref_cases[case]
+            ref = f(*[a.astype(np.float64) if a.dtype == np.float32 else a for a in load(d, *names)])
         ref = np.concatenate([np.ravel(p) for p in ref]) if isinstance(ref, tuple) else np.asarray(ref, np.float64)
         # sgd_step, adam_step: compare the updates, not the parameters (all six, flattened one after another)
         step = case in ("sgd_step", "adam_step")
@@ -380,6 +445,8 @@ if __name__ == "__main__":
         make_family(sys.argv[2])
     elif cmd == "make_linalg":
         make_linalg(sys.argv[2])
+    elif cmd == "make_conv":
+        make_conv(sys.argv[2])
     elif cmd == "run":
         run(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
     else:

@@ -34,12 +34,15 @@ g++ -std=c++20 -O3 -march=native -DNDEBUG -I"$root/include" "$root/bench/peers/t
 [[ -f "$data/gw1.npy" ]] || "$py" "$root/bench/peers/peers.py" make "$data"
 [[ -f "$data/tk.npy" ]] || "$py" "$root/bench/peers/peers.py" make_family "$data"
 [[ -f "$data/ba.npy" ]] || "$py" "$root/bench/peers/peers.py" make_linalg "$data"
+[[ -f "$data/cg1.npy" ]] || "$py" "$root/bench/peers/peers.py" make_conv "$data"
 
 # PEER_CASES="matmul sgd_step" bench/peers/run.sh 3 runs a subset; PEER_CASES=family the scans, sorts, top-k and einsum.
 family="copy_flat cumsum_flat cumsum_axis0 cumsum_axis1 sort_flat argsort_flat sort_rows argsort_rows topk einsum_bmm bmm"
 selected=${PEER_CASES:-fused_sum mean_axis1 elu_chain matmul mlp_forward sgd_step adam_step softmax cross_entropy}
 [[ $selected == family ]] && selected=$family
 [[ $selected == linalg ]] && selected="cholesky_256 cholesky_1024 solve_256 solve_1024 solve_batched"
+# PEER_CASES=conv: ResNet-style convolutions, forward and forward + both gradients (NumPy has none: its column is -).
+[[ $selected == conv ]] && selected="conv3x3_64_56 conv3x3_64_56_train conv3x3_128_28 conv3x3_128_28_train conv1x1_256_56 conv1x1_256_56_train"
 read -r -a cases <<<"$selected"
 libs=(texpr numpy torch jax)
 declare -A times
@@ -65,6 +68,7 @@ for ((r = 0; r < rounds; r++)); do
   for c in "${cases[@]}"; do
     for t in 1 2; do
       for lib in "${libs[@]}"; do
+        [[ $lib == numpy && $c == conv* ]] && continue  # NumPy has no convolution
         times[$c,$t,$lib]+="$(time_one "$lib" "$c" "$t") "
       done
     done
@@ -72,7 +76,7 @@ for ((r = 0; r < rounds; r++)); do
   echo "round $((r + 1)) of $rounds done" >&2
 done
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+median() { tr ' ' '\n' | { grep -v '^$' || true; } | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; $(date +%F). $versions."
 echo "Medians over $rounds interleaved rounds (each the median of its own repetitions), ms. Ratio = texpr / peer (below 1: texpr faster)."
 echo
@@ -81,9 +85,12 @@ echo "|---|---|---|---|---|---|---|---|---|"
 for c in "${cases[@]}"; do
   for t in 1 2; do
     declare -A m
-    for lib in "${libs[@]}"; do m[$lib]=$(echo "${times[$c,$t,$lib]}" | median); done
+    for lib in "${libs[@]}"; do m[$lib]=$(echo "${times[$c,$t,$lib]:-}" | median); done
     awk -v c="$c" -v t="$t" -v a="${m[texpr]}" -v n="${m[numpy]}" -v p="${m[torch]}" -v j="${m[jax]}" \
-      'BEGIN {printf "| %s | %s | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %.2f |\n", c, t, a, n, p, j, a/n, a/p, a/j}'
+      'BEGIN {
+         if (n == "") printf "| %s | %s | %.3f | - | %.3f | %.3f | - | %.2f | %.2f |\n", c, t, a, p, j, a/p, a/j
+         else printf "| %s | %s | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %.2f |\n", c, t, a, n, p, j, a/n, a/p, a/j
+       }'
   done
 done
 echo

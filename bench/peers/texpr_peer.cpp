@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include <texpr/conv.hpp>
 #include <texpr/interop/npy.hpp>
 #include <texpr/sort.hpp>
 #include <texpr/linalg.hpp>
@@ -204,6 +205,34 @@ int main(int argc, char** argv) {
     tx::tensor<double, 3> r = tx::linalg::solve(a, b);
     ms = median_ms([&] { r = tx::linalg::solve(a, b); }, 21);
     tx::save_npy(out, r);
+  } else if (c.rfind("conv", 0) == 0) {  // conv3x3_64_56, conv3x3_128_28, conv1x1_256_56, each also "_train"
+    const bool train = c.ends_with("_train");
+    const std::string base = train ? c.substr(0, c.size() - 6) : c;
+    const bool one = base == "conv1x1_256_56";
+    const std::string n = one ? "256" : base == "conv3x3_64_56" ? "64" : "128";
+    auto x = tx::load_npy<float, 4>(in(("cx" + n).c_str()));
+    auto w = tx::load_npy<float, 4>(in(one ? "cw1" : ("cw" + n).c_str()));
+    auto g = tx::load_npy<float, 4>(in(one ? "cg1" : ("cg" + n).c_str()));
+    const tx::conv2d_options o{.padding = one ? 0 : 1};
+    if (!train) {
+      tx::tensor<float, 4> r = tx::conv2d(x, w, o);
+      ms = median_ms([&] { r = tx::conv2d(x, w, o); }, 5);
+      tx::save_npy(out, r);
+    } else {  // the forward and both gradients of sum(conv2d(x, w) * g), as a training step runs them
+      struct tag_x {};
+      struct tag_w {};
+      const auto px = tx::param<tag_x>(x);
+      const auto pw = tx::param<tag_w>(w);
+      auto run = [&] { return tx::eval_all(tx::value_and_grad(tx::sum(tx::conv2d(px, pw, o) * g), px, pw)); };
+      auto r = run();
+      ms = median_ms([&] { r = run(); }, 5);
+      const auto& dx = std::get<1>(r);
+      const auto& dw = std::get<2>(r);
+      tx::tensor<float, 1> both({dx.size() + dw.size()});
+      std::copy(dx.data(), dx.data() + dx.size(), both.data());
+      std::copy(dw.data(), dw.data() + dw.size(), both.data() + dx.size());
+      tx::save_npy(out, both);
+    }
   } else {
     std::fprintf(stderr, "texpr_peer: unknown case %s\n", c.c_str());
     return 2;
