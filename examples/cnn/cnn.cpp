@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -137,17 +138,20 @@ int main(int argc, char** argv) {
 
   std::vector<tx::index_t> rows = train_rows;
   double first_loss = -1, epoch_loss = 0;
+  std::vector<double> step_ms;  // each step: the batch's gather, the graphs' evaluation, Adam's update
   const auto begin = std::chrono::steady_clock::now();
   for (long epoch = 0; epoch < epochs; ++epoch) {
     std::shuffle(rows.begin(), rows.end(), rng);
     double sum = 0;
     long count = 0;
     for (tx::index_t s = 0; s + batch <= train_n; s += batch) {
+      const auto step_begin = std::chrono::steady_clock::now();
       const std::vector<tx::index_t> picked(rows.begin() + s, rows.begin() + s + batch);
       const auto [x, y] = gather(images, labels, picked);
       const auto result = tx::eval_all(train_step(x, y, m));
       opt.step(result);
       const double loss = std::get<0>(result).item();
+      step_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - step_begin).count());
       if (first_loss < 0) first_loss = loss;
       sum += loss;
       ++count;
@@ -157,6 +161,10 @@ int main(int argc, char** argv) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   const double final_accuracy = accuracy(x_test, y_test, m);
+  // The median step after the first 10 (bench/cnn/run.sh compares it with PyTorch's, measured alike).
+  std::vector<double> warm(step_ms.begin() + std::min<std::ptrdiff_t>(10, static_cast<std::ptrdiff_t>(step_ms.size()) - 1), step_ms.end());
+  std::nth_element(warm.begin(), warm.begin() + static_cast<std::ptrdiff_t>(warm.size() / 2), warm.end());
+  std::printf("median step %.3f ms\n", warm[warm.size() / 2]);
   std::printf("\ntrained in %.2f s; loss %.4f (first batch) -> %.4f (last epoch's mean); held-out accuracy %.2f%% "
               "(target %.0f%%)\n", seconds, first_loss, epoch_loss, 100 * final_accuracy, 100 * target);
   const bool ok = std::isfinite(epoch_loss) && epoch_loss < first_loss && final_accuracy >= target;
