@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Dense linear algebra, opt-in (texpr/texpr.hpp does not include it): tx::linalg::cholesky, solve_triangular,
-// solve, inv, slogdet and det, batched over leading axes, with gradients. The host rows call LAPACK: link
+// solve, inv, slogdet, det, eigh and eigvalsh, batched over leading axes, with gradients. The host rows call LAPACK: link
 // texpr::linalg (CMake), which links the LAPACK CMake finds (Debian: liblapack-dev, or OpenBLAS's). The rows are in the host registry
 // table as usual; cuda has none yet, so evaluating one on cuda is the usual compile error naming op, dtype, cuda.
 #pragma once
@@ -71,7 +71,78 @@ template <operand A> auto det(A&& a, texpr::source_location loc = texpr::source_
   return sign * exp(logabsdet);
 }
 
+/// What tx::linalg::eigh returns: each symmetric matrix's eigenvalues, ascending, and its eigenvectors as columns.
+template <class Values, class Vectors> struct eigh_result {
+  Values eigenvalues;    ///< (..., n), ascending: a lazy expression.
+  Vectors eigenvectors;  ///< (..., n, n), column r the unit eigenvector of eigenvalue r: a lazy expression.
+};
+
+/// The eigenvalues (ascending) and eigenvectors (columns, orthonormal) of each symmetric matrix in a's last two axes
+/// (numpy.linalg.eigh), as `auto [w, v] =`: only the lower triangle is read (NumPy's default UPLO='L'). One
+/// LAPACK syevd per matrix serves both (a shared value of op eigh, packed (..., n, 1 + n)). Each eigenvector's sign
+/// is LAPACK's choice (as NumPy's). Non-convergence is a tx::linalg_error at evaluation.
+template <operand A> auto eigh(A&& a, texpr::source_location loc = texpr::source_location::current()) {
+  auto ca = detail::square_matrices(std::forward<A>(a), "eigh", loc);
+  using CA = decltype(ca);
+  const index_t n = ca.shape()[CA::rank - 1];
+  auto packed = share(linalg_expr<op::eigh, CA>(false, std::move(ca)));
+  constexpr index_t last = static_cast<index_t>(CA::rank) - 1;
+  auto values = squeeze(slice(packed, last, 0, 1), last);
+  auto vectors = transpose(slice(packed, last, 1, n + 1));
+  return eigh_result<decltype(values), decltype(vectors)>{std::move(values), std::move(vectors)};
+}
+
+/// Lazy eigenvalues (ascending) of each symmetric matrix in a's last two axes (numpy.linalg.eigvalsh), lower
+/// triangle read: LAPACK's syevd without eigenvectors, cheaper than eigh's.
+template <operand A> auto eigvalsh(A&& a, texpr::source_location loc = texpr::source_location::current()) {
+  auto ca = detail::square_matrices(std::forward<A>(a), "eigvalsh", loc);
+  return linalg_expr<op::eigvalsh, decltype(ca)>(false, std::move(ca));
+}
+
 } // namespace linalg
+
+namespace detail {
+/// The coupling of eigen (or singular) pairs: F_ij = 1 / (w_j - w_i), 0 on the diagonal and wherever w_i = w_j
+/// exactly (a repeated value: the vectors are not unique there, and the terms that would be infinite are dropped).
+template <class T, class W> auto inverse_gaps(const W& w) {
+  auto gap = share(unsqueeze(w, -2) - unsqueeze(w, -1));
+  return where(gap == T(0), T(0), T(1) / gap);
+}
+} // namespace detail
+
+/// eigh (packed [w_r, v_r] rows): dA = sym(V (diag(g_w) + F ∘ (Vᵀ g_V)) Vᵀ), F_ij = 1 / (w_j - w_i) off the diagonal.
+template <> struct gradient_rule<op::eigh> {
+  static constexpr std::string_view derivative =
+      "dA = sym(V (diag(g_w) + F ∘ (Vᵀ g_V)) Vᵀ), F_ij = 1 / (w_j - w_i) (i ≠ j, w_i ≠ w_j; else 0), sym(X) = (X + Xᵀ) / 2 "
+      "(symmetric perturbations of A, as PyTorch); distinct eigenvalues (repeated ones: the eigenvectors' part is not "
+      "defined, its infinite terms are dropped)";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class A> static auto partial(const N& n, const G& g, const Out& out, const A&) {
+    using T = typename N::value_type;
+    using B = typename N::backend;
+    constexpr index_t last = static_cast<index_t>(N::rank) - 1;
+    const index_t m = n.shape()[N::rank - 2];
+    auto v = share(transpose(slice(out, last, 1, m + 1)));
+    auto w = squeeze(slice(out, last, 0, 1), last);
+    auto g_w = slice(g, last, 0, 1);  // (..., n, 1): g_w as a column, times I is diag(g_w)
+    auto g_v = transpose(slice(g, last, 1, m + 1));
+    auto inner = detail::inverse_gaps<T>(std::move(w)) * matmul(transpose(v), std::move(g_v)) +
+                 g_w * cast<T>(detail::matrix_rows<B>(m) == detail::matrix_columns<B>(m));
+    auto x = share(matmul(matmul(v, std::move(inner)), transpose(v)));
+    return (x + transpose(x)) * T(0.5);
+  }
+};
+
+/// eigvalsh: dA = V diag(g) Vᵀ, V from eigh of A (recomputed: eigvalsh kept no eigenvectors).
+template <> struct gradient_rule<op::eigvalsh> {
+  static constexpr std::string_view derivative =
+      "dA = V diag(g) Vᵀ with V the eigenvectors (one eigh of A in the backward pass); defined for repeated eigenvalues too";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class A> static auto partial(const N&, const G& g, const Out&, const A& a) {
+    auto v = share(linalg::eigh(a).eigenvectors);
+    return matmul(v * unsqueeze(g, -2), transpose(v));
+  }
+};
 
 /// slogdet (packed [sign, log|det|]): d log|det| / dA = A⁻ᵀ; the sign is piecewise constant (no gradient).
 template <> struct gradient_rule<op::slogdet> {

@@ -2,10 +2,13 @@
 // Gradients through texpr/linalg.hpp's ops against central differences in float64, batched (2 matrices of order 4):
 // cholesky (through a symmetric positive definite p pᵀ + I, so each perturbation stays symmetric), solve and inv
 // (both operands), solve_triangular in each triangle (the unread triangle's derivative is 0, which the check also
-// asserts), and a chain of them.
+// asserts), slogdet and det, eigh and eigvalsh (through (p + pᵀ) / 2, sign-invariant losses of the eigenvectors; a
+// repeated eigenvalue), and a chain of them.
 #include "grad_check.hpp"
 
 #include <texpr/linalg.hpp>
+
+#include <cmath>
 
 namespace tx = texpr;
 using grad_check::check;
@@ -76,6 +79,34 @@ TEST_CASE("slogdet and det: A⁻ᵀ times g, both signs of det") {
   const auto [signs, logs] = tx::eval_all(sign, logabsdet);
   REQUIRE(signs(0) * signs(1) < 0);
   check("det", [&](auto p) { return tx::sum(tx::linalg::det(shifted(p, 1.0) * rows) * w); }, a);
+}
+
+TEST_CASE("eigh and eigvalsh: eigenvalues and eigenvectors through a symmetric parametrisation") {
+  auto g = grad_check::rng(56);
+  auto x = random(tx::shape_t<3>{2, 4, 4}, g);
+  auto cw = random(tx::shape_t<2>{2, 4}, g);
+  auto cv = random(tx::shape_t<3>{2, 4, 4}, g);
+  auto sym = [](auto p) { return (p + tx::transpose(p)) * 0.5; };
+  // the losses are invariant to each eigenvector's sign (v * v, vᵀ M v): LAPACK's sign choice is no derivative
+  check("eigh's eigenvalues", [&](auto p) { return tx::sum(tx::linalg::eigh(sym(p)).eigenvalues * cw); }, x);
+  check("eigh's eigenvectors", [&](auto p) {
+    auto [w, v] = tx::linalg::eigh(sym(p));
+    auto vs = tx::share(v);
+    return tx::sum(vs * vs * cv) + tx::sum(tx::matmul(tx::transpose(vs), tx::matmul(cv, vs)) * cv) + tx::sum(w * w * cw);
+  }, x);
+  check("eigvalsh", [&](auto p) { return tx::sum(tx::linalg::eigvalsh(sym(p)) * cw); }, x);
+  // a repeated eigenvalue (A = 2 I + a rank-one term: eigenvalue 2 three times): eigvalsh's gradient is defined and
+  // eigh's eigenvalue gradient stays finite (the coupling of equal eigenvalues dropped), equal to eigvalsh's
+  tx::tensor<double, 3> u({1, 4, 1}, {1, 2, -1, 0.5});
+  auto degenerate = tx::eval(tx::matmul(u, tx::transpose(u)) + tx::detail::identity_like<double, tx::host>(tx::shape_t<3>{1, 4, 4}) * 2.0);
+  tx::tensor<double, 2> c({1, 4}, {1, 2, 3, 4});
+  auto pd = tx::param<grad_check::tag<0>>(degenerate);
+  const auto [d_values] = tx::eval_all(tx::grad(tx::sum(tx::linalg::eigvalsh(pd) * c), pd));
+  const auto [d_eigh] = tx::eval_all(tx::grad(tx::sum(tx::linalg::eigh(pd).eigenvalues * c), pd));
+  for (tx::index_t i = 0; i < d_eigh.size(); ++i) CHECK(std::isfinite(d_eigh.data()[i]));
+  CHECK(tx::eval(tx::max(tx::abs(d_values - d_eigh))).item() <= 1e-12);
+  check("eigvalsh at a repeated eigenvalue (a symmetric loss of the repeated ones)",
+        [&](auto p) { return tx::sum(tx::linalg::eigvalsh(sym(p)) * tx::tensor<double, 2>({1, 4}, {1, 1, 1, 4})); }, degenerate);
 }
 
 TEST_CASE("a chain: the solve of a Cholesky factor by a triangular solve, read twice") {

@@ -1606,9 +1606,10 @@ template <class B, class T> void check_scaled_matmul() {
 
 template <class Op> inline constexpr bool is_linalg = std::is_base_of_v<tx::op::linalg_op, Op>;
 
-/// cholesky, solve_triangular, solve, slogdet: a batch of 3 matrices of order 6 (A given as a strided view, B as an
-/// expression) checked by the defining identity in long double (L Lᵀ = A with L lower and a positive diagonal;
-/// A X = B), relative to the sizes of the terms: 1e-5 (float), 1e-12 (double). Both triangles are tried where the
+/// cholesky, solve_triangular, solve, slogdet, eigh, eigvalsh: a batch of 3 matrices of order 6 (A given as a
+/// strided view, B as an expression) checked by the defining identity in long double (L Lᵀ = A with L lower and a
+/// positive diagonal; A X = B; S V = V diag(w) with Vᵀ V = I; eigvalsh: trace and Frobenius norm), relative to the
+/// sizes of the terms: 1e-5 (float), 1e-12 (double). Both triangles are tried where the
 /// op reads one, with noise in the other.
 template <class B, class Op, class T> void check_linalg() {
   constexpr tx::index_t n = 6, k = 2, batches = 3;
@@ -1675,6 +1676,51 @@ template <class B, class Op, class T> void check_linalg() {
       else CHECK(std::fabs(static_cast<ld>(got_log(q)) - log_abs) <= tol * 10 * (1 + std::fabs(log_abs)));
     }
     CHECK(negative_seen);
+  } else if constexpr (std::is_same_v<Op, tx::op::eigh> || std::is_same_v<Op, tx::op::eigvalsh>) {
+    // S = (m + mᵀ) / 2 in the lower triangle, noise above (never read), given as a strided view
+    tx::tensor<T, 3> s({batches, n, n});
+    for (tx::index_t q = 0; q < batches; ++q)
+      for (tx::index_t i = 0; i < n; ++i)
+        for (tx::index_t j = 0; j < n; ++j) s(q, i, j) = j > i ? noise(q, i, j) : static_cast<T>((at(m, q, i, j) + at(m, q, j, i)) / 2);
+    const auto st_dev = on<B>::up(tx::tensor<T, 3>(tx::eval(tx::transpose(s))));
+    auto sym = [&](tx::index_t q, tx::index_t i, tx::index_t j) { return i >= j ? at(s, q, i, j) : at(s, q, j, i); };
+    ld norm = 0;  // max |S_ij|, the scale of every residual
+    for (tx::index_t q = 0; q < batches; ++q)
+      for (tx::index_t i = 0; i < n; ++i)
+        for (tx::index_t j = 0; j < n; ++j) norm = std::max(norm, std::fabs(sym(q, i, j)));
+    if constexpr (std::is_same_v<Op, tx::op::eigh>) {
+      // S V = V diag(w), Vᵀ V = I, w ascending
+      auto [w_of, v_of] = tx::linalg::eigh(tx::transpose(st_dev));
+      const tx::tensor<T, 2> w = on<B>::down(w_of);
+      const tx::tensor<T, 3> v = on<B>::down(v_of);
+      ld e = 0;
+      for (tx::index_t q = 0; q < batches; ++q)
+        for (tx::index_t r = 0; r < n; ++r) {
+          if (r > 0 && !(w(q, r - 1) <= w(q, r))) e = 1;
+          for (tx::index_t i = 0; i < n; ++i) {
+            ld sv = 0, vv = 0;
+            for (tx::index_t j = 0; j < n; ++j) sv += sym(q, i, j) * at(v, q, j, r), vv += at(v, q, j, i) * at(v, q, j, r);
+            e = std::max(e, std::fabs(sv - static_cast<ld>(w(q, r)) * at(v, q, i, r)) / (norm * n));
+            e = std::max(e, std::fabs(vv - (i == r ? 1 : 0)) / n);
+          }
+        }
+      CHECK_MESSAGE(e <= tol, "eigh " << tx::dtype_name_v<T> << ": S V - V diag(w), Vᵀ V - I, order: relative " << static_cast<double>(e));
+    } else {
+      // the invariants sum(w) = trace(S) and sum(w²) = |S|_F², and w ascending
+      const tx::tensor<T, 2> w = on<B>::down(tx::linalg::eigvalsh(tx::transpose(st_dev)));
+      ld e = 0;
+      for (tx::index_t q = 0; q < batches; ++q) {
+        ld trace = 0, frobenius = 0, sum = 0, squares = 0;
+        for (tx::index_t i = 0; i < n; ++i) {
+          trace += sym(q, i, i);
+          for (tx::index_t j = 0; j < n; ++j) frobenius += sym(q, i, j) * sym(q, i, j);
+          sum += w(q, i), squares += static_cast<ld>(w(q, i)) * w(q, i);
+          if (i > 0 && !(w(q, i - 1) <= w(q, i))) e = 1;
+        }
+        e = std::max({e, std::fabs(sum - trace) / (norm * n), std::fabs(squares - frobenius) / (norm * norm * n * n)});
+      }
+      CHECK_MESSAGE(e <= tol, "eigvalsh " << tx::dtype_name_v<T> << ": trace, Frobenius norm, order: relative " << static_cast<double>(e));
+    }
   } else if constexpr (std::is_same_v<Op, tx::op::cholesky>) {
     const tx::tensor<T, 3> l = on<B>::down(tx::linalg::cholesky(a_view));
     const ld r = worst([&](tx::index_t q) {

@@ -209,3 +209,97 @@ TEST_CASE("linalg: placement names the LAPACK routine; the kernel log shows one 
   for (const auto& e : log.entries()) gesv += e.implementation == "lapack_gesv";
   CHECK_MESSAGE(gesv == 1, log.str());
 }
+
+namespace {
+/// Worst over the first `batches` matrices of: |w - NumPy's w| / (1 + max |w|), 1 - |v_r . NumPy's v_r| (the sign of
+/// an eigenvector is LAPACK's choice), and |S v_r - w_r v_r| / (1 + max |S_ij|) for S the symmetric matrix of a's lower
+/// triangle.
+template <class T>
+double eigh_error(const tx::tensor<T, 2>& w, const tx::tensor<T, 3>& v, const tx::npz_archive& f, tx::index_t batches) {
+  const auto a = f.get<double, 3>("sym_upper_noise");
+  const auto want_w = f.get<double, 2>("eigh_w");
+  const auto want_v = f.get<double, 3>("eigh_v");
+  const tx::index_t n = a.shape()[1];
+  REQUIRE(v.shape() == tx::shape_t<3>{batches, n, n});
+  double err = 0;
+  for (tx::index_t q = 0; q < batches; ++q) {
+    double scale = 0;
+    for (tx::index_t i = 0; i < n; ++i) scale = std::max(scale, std::abs(want_w(q, i)));
+    for (tx::index_t r = 0; r < n; ++r) {
+      err = std::max(err, std::abs(w(q, r) - want_w(q, r)) / (1 + scale));
+      double dot = 0;
+      for (tx::index_t i = 0; i < n; ++i) dot += v(q, i, r) * want_v(q, i, r);
+      err = std::max(err, 1 - std::abs(dot));
+      for (tx::index_t i = 0; i < n; ++i) {
+        double sv = 0;
+        for (tx::index_t j = 0; j < n; ++j) sv += (i >= j ? a(q, i, j) : a(q, j, i)) * v(q, j, r);
+        err = std::max(err, std::abs(sv - w(q, r) * v(q, i, r)) / (1 + scale));
+      }
+    }
+  }
+  return err;
+}
+} // namespace
+
+TEST_CASE("linalg: eigh and eigvalsh against NumPy (lower triangle read), float and double, strided operands") {
+  const auto f = tx::load_npz(fixture());
+  const auto a = f.get<double, 3>("sym_upper_noise");
+  // double within 1e-12, float within 2e-5: eigenvalues are backward stable (error ~ eps |S|), and these eigenvalues
+  // are at least 1e-2 apart, so the eigenvectors are too
+  auto [w, v] = tx::linalg::eigh(a);
+  const auto [gw, gv] = tx::eval_all(w, v);
+  CHECK(eigh_error(gw, gv, f, 4) <= 1e-12);
+  auto [wf, vf] = tx::linalg::eigh(tx::cast<float>(a));
+  const auto [gwf, gvf] = tx::eval_all(wf, vf);
+  CHECK(eigh_error(gwf, gvf, f, 4) <= 2e-5);
+  const auto want = f.get<double, 2>("eigvalsh");
+  const auto values = tx::eval(tx::linalg::eigvalsh(a));
+  const auto values_f = tx::eval(tx::linalg::eigvalsh(tx::cast<float>(a)));
+  for (tx::index_t q = 0; q < 4; ++q)
+    for (tx::index_t i = 0; i < 7; ++i) {
+      CHECK(std::abs(values(q, i) - want(q, i)) <= 1e-12 * (1 + std::abs(want(q, 6)) + std::abs(want(q, 0))));
+      CHECK(std::abs(values_f(q, i) - want(q, i)) <= 2e-5 * (1 + std::abs(want(q, 6)) + std::abs(want(q, 0))));
+    }
+  // a strided operand (the transpose of a's transpose in memory) and an expression give the same values
+  const tx::tensor<double, 3> at = tx::eval(tx::transpose(a));
+  auto [ws, vs] = tx::linalg::eigh(tx::transpose(at));
+  const auto [gws, gvs] = tx::eval_all(ws, vs);
+  CHECK(eigh_error(gws, gvs, f, 4) <= 1e-12);
+  CHECK(tx::eval(tx::max(tx::abs(tx::linalg::eigvalsh(a * 2.0) - values * 2.0))).item() <= 1e-12 * 20);
+  // one syevd per matrix serves both results
+  tx::kernel_log log;
+  (void)tx::eval_all(w, v);
+  std::size_t runs = 0;
+  for (const auto& e : log.entries()) runs += e.implementation == "lapack_syevd";
+  CHECK_MESSAGE(runs == 1, log.str());
+  CHECK(tx::placement(tx::linalg::eigvalsh(a)).find("lapack_syevd_values") != std::string::npos);
+}
+
+TEST_CASE("linalg: eigh and eigvalsh: empty batches, order 1, shape errors and non-convergence") {
+  const tx::tensor<double, 3> none({0, 3, 3});
+  auto [w0, v0] = tx::linalg::eigh(none);
+  CHECK(tx::eval(w0).shape() == tx::shape_t<2>{0, 3});
+  CHECK(tx::eval(v0).shape() == tx::shape_t<3>{0, 3, 3});
+  CHECK(tx::eval(tx::linalg::eigvalsh(none)).shape() == tx::shape_t<2>{0, 3});
+  const tx::tensor<float, 2> one({1, 1}, {-3.0f});
+  auto [w1, v1] = tx::linalg::eigh(one);
+  const auto [gw1, gv1] = tx::eval_all(w1, v1);
+  CHECK(gw1(0) == -3.0f);
+  CHECK(std::abs(gv1(0, 0)) == 1.0f);
+  CHECK_THROWS_WITH_AS(tx::linalg::eigh(tx::tensor<double, 3>({2, 3, 4})),
+                       doctest::Contains("linalg::eigh needs square matrices in the last two axes; got shape (2, 3, 4)"), tx::shape_error);
+  CHECK_THROWS_WITH_AS(tx::linalg::eigvalsh(tx::tensor<double, 2>({3, 2})), doctest::Contains("linalg::eigvalsh needs square"), tx::shape_error);
+  // a NaN in matrix 1: LAPACK's iteration cannot converge (NumPy: "Eigenvalues did not converge")
+  tx::tensor<double, 3> nan = tx::load_npz(fixture()).get<double, 3>("sym_upper_noise");
+  nan(1, 2, 1) = std::nan("");
+  try {
+    auto [wn, vn] = tx::linalg::eigh(nan);
+    (void)tx::eval_all(wn, vn);
+    FAIL("eigh of a matrix with a NaN did not throw");
+  } catch (const tx::linalg_error& e) {
+    CHECK(e.op_name == "eigh");
+    CHECK(e.batch_index == 1);
+    CHECK(e.library_info > 0);
+    CHECK(std::string(e.what()).find("did not converge") != std::string::npos);
+  }
+}

@@ -38,8 +38,8 @@ enum class triangle { lower, upper };
 } // namespace linalg
 
 /// Op of the matrices in the last two axes of its operands (A; or A and B), batched over the leading axes, which
-/// are equal for every operand. The result has the last operand's shape. `upper` selects the triangle the op reads
-/// (solve_triangular).
+/// are equal for every operand. The result has the last operand's shape, except for the ops that pack several
+/// results of one factorisation into one value (see shape()).
 template <class Op, class... Cs> class linalg_expr : public expr_base<linalg_expr<Op, Cs...>> {
   using last = detail::tuple_element_t<sizeof...(Cs) - 1, detail::tuple<Cs...>>;
   using first = detail::tuple_element_t<0, detail::tuple<Cs...>>;
@@ -51,19 +51,26 @@ template <class Op, class... Cs> class linalg_expr : public expr_base<linalg_exp
   using value_type = typename first::value_type;
   using kernel_dtype = value_type;
   using backend = typename detail::common_backend<typename Cs::backend...>::type;
-  /// slogdet packs (sign, log|det|) of each matrix in a last axis of 2; the others have the last operand's rank.
-  static constexpr bool determinant = std::is_same_v<Op, op::slogdet>;
-  static constexpr std::size_t rank = determinant ? last::rank - 1 : last::rank;
+  /// slogdet and eigvalsh give a vector per matrix (one axis fewer); the others a matrix.
+  static constexpr bool vector_result =
+      std::is_same_v<Op, op::slogdet> || std::is_same_v<Op, op::eigvalsh>;
+  static constexpr std::size_t rank = vector_result ? last::rank - 1 : last::rank;
 
-  /// Op of the operands (checked by the builders), reading the upper triangle when `upper`.
-  explicit linalg_expr(bool upper, Cs... c) : c_{{std::move(c)}...}, upper_(upper) {}
-  /// The result shape: the last operand's (slogdet: A's leading axes, then 2).
+  /// Op of the operands (checked by the builders) with the op's one option `flag`: solve_triangular reads the upper
+  /// triangle; the other ops ignore it.
+  explicit linalg_expr(bool flag, Cs... c) : c_{{std::move(c)}...}, flag_(flag) {}
+  /// The result shape: the last operand's, or for a matrix A (..., m, n): slogdet (..., 2) ([sign, log|det|]);
+  /// eigh (..., n, 1 + n) (row r: eigenvalue r, then eigenvector r); eigvalsh (..., n).
   shape_t<rank> shape() const {
     const auto s = detail::get<sizeof...(Cs) - 1>(c_).shape();
-    if constexpr (determinant) {
+    constexpr std::size_t R = last::rank;
+    if constexpr (std::is_same_v<Op, op::slogdet> || std::is_same_v<Op, op::eigvalsh> || std::is_same_v<Op, op::eigh>) {
       shape_t<rank> r{};
-      for (std::size_t d = 0; d + 1 < rank; ++d) r[d] = s[d];
-      r[rank - 1] = 2;
+      for (std::size_t d = 0; d + 2 < R; ++d) r[d] = s[d];
+      const index_t n = s[R - 1];
+      if constexpr (std::is_same_v<Op, op::slogdet>) r[R - 2] = 2;
+      if constexpr (std::is_same_v<Op, op::eigvalsh>) r[R - 2] = n;
+      if constexpr (std::is_same_v<Op, op::eigh>) r[R - 2] = n, r[R - 1] = n + 1;
       return r;
     } else {
       return s;
@@ -72,13 +79,13 @@ template <class Op, class... Cs> class linalg_expr : public expr_base<linalg_exp
   /// The operands.
   const detail::tuple<Cs...>& operands() const { return c_; }
   /// True when the op reads the upper triangle of A (solve_triangular).
-  bool upper() const { return upper_; }
+  bool upper() const { return flag_; }
   /// The same op over other operands of the same shapes.
-  template <class... Ds> linalg_expr<Op, Ds...> with_operands(Ds... d) const { return linalg_expr<Op, Ds...>(upper_, std::move(d)...); }
+  template <class... Ds> linalg_expr<Op, Ds...> with_operands(Ds... d) const { return linalg_expr<Op, Ds...>(flag_, std::move(d)...); }
 
  private:
   detail::tuple<Cs...> c_;
-  bool upper_;
+  bool flag_;
 };
 
 namespace detail {

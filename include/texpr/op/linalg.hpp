@@ -52,4 +52,20 @@ struct slogdet : linalg_op {
       "and det read it); singular: sign 0, log|det| -inf";
 };
 
+/// The eigenvalues (ascending) and eigenvectors (columns) of each symmetric matrix, reading its lower triangle
+/// (numpy.linalg.eigh's default UPLO='L'), packed as (..., n, 1 + n): row r holds eigenvalue r, then eigenvector r.
+struct eigh : linalg_op {
+  static constexpr std::string_view name = "eigh";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "eigenvalues (ascending) and eigenvectors (columns) of each symmetric matrix, lower triangle read "
+      "(numpy.linalg.eigh), packed (..., n, 1 + n): row r = [w_r, v_r] (tx::linalg::eigh reads it)";
+};
+/// The eigenvalues (ascending) of each symmetric matrix, reading its lower triangle (numpy.linalg.eigvalsh): no
+/// eigenvectors are computed.
+struct eigvalsh : linalg_op {
+  static constexpr std::string_view name = "eigvalsh";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "eigenvalues (ascending) of each symmetric matrix, lower triangle read (numpy.linalg.eigvalsh)";
+};
+
 } // namespace texpr::op

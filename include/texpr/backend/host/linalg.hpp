@@ -38,6 +38,10 @@ void sgetrs_(const char* trans, const int* n, const int* nrhs, const float* a, c
              float* b, const int* ldb, int* info, std::size_t);
 void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
              double* b, const int* ldb, int* info, std::size_t);
+void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w, float* work,
+             const int* lwork, int* iwork, const int* liwork, int* info, std::size_t, std::size_t);
+void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
+             const int* lwork, int* iwork, const int* liwork, int* info, std::size_t, std::size_t);
 }
 
 namespace texpr::detail::host_impl {
@@ -91,6 +95,30 @@ inline int lapack_gesv_transposed(double* a, int n, int* pivots, double* b, int 
   int info = lapack_getrf(a, n, pivots);
   const int ld = std::max(n, 1);
   if (info == 0) dgetrs_("T", &n, &k, a, &ld, pivots, b, &ld, &info, 1);
+  return info;
+}
+
+inline void lapack_syevd_call(const char* jobz, int n, float* a, float* w, float* work, int lwork, int* iwork, int liwork, int& info) {
+  const int ld = std::max(n, 1);
+  ssyevd_(jobz, "U", &n, a, &ld, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+}
+inline void lapack_syevd_call(const char* jobz, int n, double* a, double* w, double* work, int lwork, int* iwork, int liwork, int& info) {
+  const int ld = std::max(n, 1);
+  dsyevd_(jobz, "U", &n, a, &ld, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+}
+
+/// The eigenvalues (ascending, into w) and, when `vectors`, the eigenvectors (over a's columns, column-major) of the
+/// symmetric n x n matrix whose upper triangle a holds column-major (a row-major lower triangle); the workspace is
+/// LAPACK's own query's answer. Returns info (> 0: the divide and conquer did not converge).
+template <class T> int lapack_syevd(T* a, int n, T* w, bool vectors) {
+  const char* jobz = vectors ? "V" : "N";
+  int info = 0, liwork = -1;
+  T lwork_query = 0;
+  lapack_syevd_call(jobz, n, a, w, &lwork_query, -1, &liwork, -1, info);
+  if (info != 0) return info;
+  std::vector<T> work(static_cast<std::size_t>(std::max<T>(lwork_query, T(1))));
+  std::vector<int> iwork(static_cast<std::size_t>(std::max(liwork, 1)));
+  lapack_syevd_call(jobz, n, a, w, work.data(), static_cast<int>(work.size()), iwork.data(), static_cast<int>(iwork.size()), info);
   return info;
 }
 
@@ -220,6 +248,38 @@ template <class N, class T, std::size_t R> void lapack_getrf_det::run(const N& n
     std::vector<int> pivots(static_cast<std::size_t>(std::max<index_t>(m, 1)));
     return hi::lapack_slogdet(lu.data(), static_cast<int>(m), pivots.data(), out[2 * q], out[2 * q + 1]);
   }, "unreachable: a singular matrix is a result here");
+}
+
+template <class N, class T, std::size_t R> void lapack_syevd::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  namespace hi = detail::host_impl;
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, cols = 0, batches = 0;
+  hi::linalg_extents(a.shape(), "eigh", m, cols, batches);
+  T* out = dest.data();  // per matrix m rows of [w_r, v_r]
+  hi::for_each_matrix("eigh", batches, m, [&](index_t q) {
+    // row-major A is column-major Aᵀ: its upper triangle is A's lower one; the eigenvectors come back as columns,
+    // each contiguous, which is the packed row's layout
+    std::vector<T> v(a.data() + q * m * m, a.data() + (q + 1) * m * m), w(static_cast<std::size_t>(m));
+    const int info = hi::lapack_syevd(v.data(), static_cast<int>(m), w.data(), true);
+    T* o = out + q * m * (m + 1);
+    for (index_t r = 0; r < m; ++r) {
+      o[r * (m + 1)] = w[static_cast<std::size_t>(r)];
+      std::copy(v.data() + r * m, v.data() + (r + 1) * m, o + r * (m + 1) + 1);
+    }
+    return info;
+  }, "the eigenvalue algorithm did not converge");
+}
+
+template <class N, class T, std::size_t R> void lapack_syevd_values::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  namespace hi = detail::host_impl;
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, cols = 0, batches = 0;
+  hi::linalg_extents(a.shape(), "eigvalsh", m, cols, batches);
+  T* out = dest.data();
+  hi::for_each_matrix("eigvalsh", batches, m, [&](index_t q) {
+    std::vector<T> v(a.data() + q * m * m, a.data() + (q + 1) * m * m);
+    return hi::lapack_syevd(v.data(), static_cast<int>(m), out + q * m, false);
+  }, "the eigenvalue algorithm did not converge");
 }
 
 } // namespace texpr::host_kernels

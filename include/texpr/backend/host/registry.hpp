@@ -125,6 +125,20 @@ struct lapack_getrf_det {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// eigh through LAPACK's syevd (divide and conquer), eigenvalues and eigenvectors (linalg.hpp).
+struct lapack_syevd {
+  static constexpr std::string_view name = "lapack_syevd";  ///< Shown by tx::placement.
+  /// dest = the eigh node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// eigvalsh through LAPACK's syevd asked for eigenvalues only (linalg.hpp).
+struct lapack_syevd_values {
+  static constexpr std::string_view name = "lapack_syevd_values";  ///< Shown by tx::placement.
+  /// dest = the eigvalsh node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -248,6 +262,8 @@ struct gemm_epilogue {
   X(solve_triangular, declared,            lapack_trtrs) \
   X(solve,          declared,              lapack_gesv) \
   X(slogdet,        declared,              lapack_getrf_det) \
+  X(eigh,           declared,              lapack_syevd) \
+  X(eigvalsh,       declared,              lapack_syevd_values) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
