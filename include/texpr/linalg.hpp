@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Dense linear algebra, opt-in (texpr/texpr.hpp does not include it): tx::linalg::cholesky, solve_triangular,
-// solve, inv, slogdet, det, eigh and eigvalsh, batched over leading axes, with gradients. The host rows call LAPACK: link
+// solve, inv, slogdet, det, eigh, eigvalsh, svd and svdvals, batched over leading axes, with gradients. The host rows call LAPACK: link
 // texpr::linalg (CMake), which links the LAPACK CMake finds (Debian: liblapack-dev, or OpenBLAS's). The rows are in the host registry
 // table as usual; cuda has none yet, so evaluating one on cuda is the usual compile error naming op, dtype, cuda.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <utility>
@@ -99,6 +100,38 @@ template <operand A> auto eigvalsh(A&& a, texpr::source_location loc = texpr::so
   return linalg_expr<op::eigvalsh, decltype(ca)>(false, std::move(ca));
 }
 
+/// What tx::linalg::svd returns: A = U diag(s) Vᴴ.
+template <class U, class S, class Vh> struct svd_result {
+  U u;    ///< (..., m, k), or (..., m, m) with full matrices: orthonormal columns; a lazy expression.
+  S s;    ///< (..., k), k = min(m, n), descending and non-negative: a lazy expression.
+  Vh vh;  ///< (..., k, n), or (..., n, n) with full matrices: orthonormal rows; a lazy expression.
+};
+
+/// The singular value decomposition A = U diag(s) Vᴴ of each m x n matrix in a's last two axes (numpy.linalg.svd),
+/// as `auto [u, s, vh] =`: one LAPACK gesdd (divide and conquer, as NumPy) per matrix serves the three (a shared value of
+/// op svd). Reduced by default (u (..., m, k), vh (..., k, n), k = min(m, n)); full_matrices: u (..., m, m) and vh
+/// (..., n, n), their extra columns/rows an orthonormal completion. Signs of the singular vector pairs are LAPACK's
+/// choice. Non-convergence is a tx::linalg_error at evaluation.
+template <operand A> auto svd(A&& a, bool full_matrices = false) {
+  auto ca = detail::matrices(std::forward<A>(a));
+  using CA = decltype(ca);
+  constexpr std::size_t R = CA::rank;
+  const index_t m = ca.shape()[R - 2], n = ca.shape()[R - 1], k = std::min(m, n);
+  auto packed = share(linalg_expr<op::svd, CA>(full_matrices, std::move(ca)));
+  constexpr index_t rows = static_cast<index_t>(R) - 2, last = static_cast<index_t>(R) - 1;
+  auto u = transpose(slice(slice(packed, last, 0, m), rows, 0, full_matrices ? m : k));
+  auto s = squeeze(slice(slice(packed, last, m, m + 1), rows, 0, k), last);
+  auto vh = slice(slice(packed, last, m + 1, m + 1 + n), rows, 0, full_matrices ? n : k);
+  return svd_result<decltype(u), decltype(s), decltype(vh)>{std::move(u), std::move(s), std::move(vh)};
+}
+
+/// Lazy singular values (descending) of each matrix in a's last two axes (torch.linalg.svdvals; numpy.linalg.svd with
+/// compute_uv=False): LAPACK's gesdd without vectors.
+template <operand A> auto svdvals(A&& a) {
+  auto ca = detail::matrices(std::forward<A>(a));
+  return linalg_expr<op::svdvals, decltype(ca)>(false, std::move(ca));
+}
+
 } // namespace linalg
 
 namespace detail {
@@ -141,6 +174,54 @@ template <> struct gradient_rule<op::eigvalsh> {
   template <std::size_t I, class N, class G, class Out, class A> static auto partial(const N&, const G& g, const Out&, const A& a) {
     auto v = share(linalg::eigh(a).eigenvectors);
     return matmul(v * unsqueeze(g, -2), transpose(v));
+  }
+};
+
+/// svd (packed [U's column r, s_r, Vᴴ's row r] rows), the reduced factors' rule (Townsend's, as PyTorch's): with
+/// F_ij = 1 / (s_j² - s_i²), J = F ∘ (Uᵀ g_U - g_Uᵀ U), K = F ∘ (Vᵀ g_V - g_Vᵀ V),
+/// dA = U (J S + S K + diag(g_s)) Vᵀ + (I - U Uᵀ) g_U S⁻¹ Vᵀ + U S⁻¹ g_Vᵀ (I - V Vᵀ).
+template <> struct gradient_rule<op::svd> {
+  static constexpr std::string_view derivative =
+      "dA = U (J S + S K + diag(g_s)) Vᵀ + (I - U Uᵀ) g_U S⁻¹ Vᵀ + U S⁻¹ g_Vᵀ (I - V Vᵀ), J = F ∘ (Uᵀ g_U - g_Uᵀ U), "
+      "K = F ∘ (Vᵀ g_V - g_Vᵀ V), F_ij = 1 / (s_j² - s_i²) (0 where s_i = s_j); the vectors' part needs distinct, "
+      "nonzero singular values; full matrices: g on the completion's columns is not used";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class A> static auto partial(const N& n, const G& g, const Out& out, const A&) {
+    using T = typename N::value_type;
+    using B = typename N::backend;
+    constexpr index_t rows = static_cast<index_t>(N::rank) - 2, last = static_cast<index_t>(N::rank) - 1;
+    const auto a_shape = detail::get<0>(n.operands()).shape();
+    const index_t m = a_shape[N::rank - 2], cols = a_shape[N::rank - 1], k = std::min(m, cols);
+    auto factor = [&](const auto& x, index_t from, index_t to) { return slice(slice(x, last, from, to), rows, 0, k); };
+    auto u = share(transpose(factor(out, 0, m)));                   // (..., m, k)
+    auto s = share(squeeze(factor(out, m, m + 1), last));           // (..., k)
+    auto v = share(transpose(factor(out, m + 1, m + 1 + cols)));    // (..., n, k)
+    auto g_u = share(transpose(factor(g, 0, m)));
+    auto g_s = factor(g, m, m + 1);                                // (..., k, 1): times I, diag(g_s)
+    auto g_v = share(transpose(factor(g, m + 1, m + 1 + cols)));
+    auto f = share(detail::inverse_gaps<T>(s * s));
+    auto x = share(matmul(transpose(u), g_u));
+    auto y = share(matmul(transpose(v), g_v));
+    auto s_row = unsqueeze(s, -2), s_column = unsqueeze(s, -1);
+    auto inner = f * (x - transpose(x)) * s_row + s_column * (f * (y - transpose(y))) +
+                 g_s * cast<T>(detail::matrix_rows<B>(k) == detail::matrix_columns<B>(k));
+    auto core = matmul(matmul(u, std::move(inner)), transpose(v));
+    auto from_u = matmul((g_u - matmul(u, x)) / s_row, transpose(v));           // (I - U Uᵀ) g_U S⁻¹ Vᵀ
+    auto from_v = matmul(u / s_row, transpose(g_v - matmul(v, y)));             // U S⁻¹ g_Vᵀ (I - V Vᵀ)
+    return std::move(core) + std::move(from_u) + std::move(from_v);
+  }
+};
+
+/// svdvals: dA = U diag(g) Vᵀ, U and V from an svd of A (recomputed: svdvals kept no vectors).
+template <> struct gradient_rule<op::svdvals> {
+  static constexpr std::string_view derivative =
+      "dA = U diag(g) Vᵀ with U, V the reduced singular vectors (one svd of A in the backward pass); defined for "
+      "repeated singular values too";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class A> static auto partial(const N&, const G& g, const Out&, const A& a) {
+    auto [u, s, vh] = linalg::svd(a);
+    (void)s;
+    return matmul(std::move(u) * unsqueeze(g, -2), std::move(vh));
   }
 };
 

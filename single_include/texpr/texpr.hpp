@@ -3920,6 +3920,21 @@ struct eigvalsh : linalg_op {
       "eigenvalues (ascending) of each symmetric matrix, lower triangle read (numpy.linalg.eigvalsh)";
 };
 
+/// The singular value decomposition A = U diag(s) Vᴴ of each m x n matrix (numpy.linalg.svd), packed as
+/// (..., rows, m + 1 + n) with rows = min(m, n), or max(m, n) for full matrices: row r holds column r of U, s_r,
+/// then row r of Vᴴ (zero past each one's extent).
+struct svd : linalg_op {
+  static constexpr std::string_view name = "svd";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "singular value decomposition A = U diag(s) Vh of each matrix (numpy.linalg.svd), packed (..., rows, m + 1 + n): "
+      "row r = [U's column r, s_r, Vh's row r] (tx::linalg::svd reads it)";
+};
+/// The singular values (descending) of each matrix (numpy.linalg.svd with compute_uv=False): no singular vectors.
+struct svdvals : linalg_op {
+  static constexpr std::string_view name = "svdvals";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "singular values (descending) of each matrix (torch.linalg.svdvals)";
+};
+
 } // namespace texpr::op
 #endif // TEXPR_SI_TEXPR_OP_LINALG_HPP
 // ---- end texpr/op/linalg.hpp ----
@@ -4542,6 +4557,20 @@ struct lapack_syevd_values {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// svd through LAPACK's gesdd (divide and conquer, as NumPy), singular values and vectors (linalg.hpp).
+struct lapack_gesdd {
+  static constexpr std::string_view name = "lapack_gesdd";  ///< Shown by tx::placement.
+  /// dest = the svd node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// svdvals through LAPACK's gesdd asked for singular values only (linalg.hpp).
+struct lapack_gesdd_values {
+  static constexpr std::string_view name = "lapack_gesdd_values";  ///< Shown by tx::placement.
+  /// dest = the svdvals node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -4667,6 +4696,8 @@ struct gemm_epilogue {
   X(slogdet,        declared,              lapack_getrf_det) \
   X(eigh,           declared,              lapack_syevd) \
   X(eigvalsh,       declared,              lapack_syevd_values) \
+  X(svd,            declared,              lapack_gesdd) \
+  X(svdvals,        declared,              lapack_gesdd_values) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \

@@ -3,11 +3,13 @@
 // cholesky (through a symmetric positive definite p pᵀ + I, so each perturbation stays symmetric), solve and inv
 // (both operands), solve_triangular in each triangle (the unread triangle's derivative is 0, which the check also
 // asserts), slogdet and det, eigh and eigvalsh (through (p + pᵀ) / 2, sign-invariant losses of the eigenvectors; a
-// repeated eigenvalue), and a chain of them.
+// repeated eigenvalue), svd (tall, wide, square; u and vh through sign-invariant losses) and svdvals, and a chain of
+// them.
 #include "grad_check.hpp"
 
 #include <texpr/linalg.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tx = texpr;
@@ -107,6 +109,30 @@ TEST_CASE("eigh and eigvalsh: eigenvalues and eigenvectors through a symmetric p
   CHECK(tx::eval(tx::max(tx::abs(d_values - d_eigh))).item() <= 1e-12);
   check("eigvalsh at a repeated eigenvalue (a symmetric loss of the repeated ones)",
         [&](auto p) { return tx::sum(tx::linalg::eigvalsh(sym(p)) * tx::tensor<double, 2>({1, 4}, {1, 1, 1, 4})); }, degenerate);
+}
+
+TEST_CASE("svd and svdvals: tall, wide and square; u and vh through sign-invariant losses") {
+  auto g = grad_check::rng(57);
+  for (const auto shape : {tx::shape_t<3>{2, 4, 3}, tx::shape_t<3>{2, 3, 4}, tx::shape_t<3>{2, 3, 3}}) {
+    const tx::index_t m = shape[1], n = shape[2], k = std::min(m, n);
+    INFO("A " << m << " x " << n);
+    auto x = random(shape, g);
+    auto cs = random(tx::shape_t<2>{2, k}, g);
+    auto cu = random(tx::shape_t<3>{2, m, k}, g);
+    auto cv = random(tx::shape_t<3>{2, k, n}, g);
+    auto ca = random(shape, g);
+    check("svd's s", [&](auto p) { return tx::sum(tx::linalg::svd(p).s * cs); }, x);
+    // u * u, vh * vh and u vh (each singular pair flips together) do not depend on LAPACK's signs
+    check("svd's u and vh", [&](auto p) {
+      auto [u, s, vh] = tx::linalg::svd(p);
+      auto us = tx::share(u);
+      auto vs = tx::share(vh);
+      return tx::sum(us * us * cu) + tx::sum(vs * vs * cv) + tx::sum(tx::matmul(us, vs) * ca) + tx::sum(s * cs);
+    }, x);
+    check("svdvals", [&](auto p) { return tx::sum(tx::linalg::svdvals(p) * cs); }, x);
+    // full matrices: the gradient through s and the reduced part equals the reduced svd's
+    check("svd full_matrices's s", [&](auto p) { return tx::sum(tx::linalg::svd(p, true).s * cs); }, x);
+  }
 }
 
 TEST_CASE("a chain: the solve of a Cholesky factor by a triangular solve, read twice") {

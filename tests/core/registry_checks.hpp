@@ -1608,7 +1608,8 @@ template <class Op> inline constexpr bool is_linalg = std::is_base_of_v<tx::op::
 
 /// cholesky, solve_triangular, solve, slogdet, eigh, eigvalsh: a batch of 3 matrices of order 6 (A given as a
 /// strided view, B as an expression) checked by the defining identity in long double (L Lᵀ = A with L lower and a
-/// positive diagonal; A X = B; S V = V diag(w) with Vᵀ V = I; eigvalsh: trace and Frobenius norm), relative to the
+/// positive diagonal; A X = B; S V = V diag(w) with Vᵀ V = I; eigvalsh: trace and Frobenius norm; svd of a tall and
+/// a wide (strided) matrix, reduced and full: U diag(s) Vᴴ = A, orthonormal factors; svdvals: Frobenius norm), relative to the
 /// sizes of the terms: 1e-5 (float), 1e-12 (double). Both triangles are tried where the
 /// op reads one, with noise in the other.
 template <class B, class Op, class T> void check_linalg() {
@@ -1720,6 +1721,85 @@ template <class B, class Op, class T> void check_linalg() {
         e = std::max({e, std::fabs(sum - trace) / (norm * n), std::fabs(squares - frobenius) / (norm * norm * n * n)});
       }
       CHECK_MESSAGE(e <= tol, "eigvalsh " << tx::dtype_name_v<T> << ": trace, Frobenius norm, order: relative " << static_cast<double>(e));
+    }
+  } else if constexpr (std::is_same_v<Op, tx::op::svd> || std::is_same_v<Op, tx::op::svdvals>) {
+    // A tall (6 x 4: m's first 4 columns) and wide (its transpose, a strided view); svd reduced and full:
+    // U diag(s) Vᴴ = A, Uᵀ U = I, Vᴴ Vᴴᵀ = I, s descending and >= 0; svdvals: sum s² = |A|_F²
+    const auto tall_dev = on<B>::up(tx::tensor<T, 3>(tx::eval(tx::slice(m, 2, 0, 4))));
+    for (const bool wide : {false, true}) {
+      const tx::index_t rows_of = wide ? 4 : n, cols_of = wide ? n : 4, kk = 4;
+      auto elem = [&](tx::index_t q, tx::index_t i, tx::index_t j) { return wide ? at(m, q, j, i) : at(m, q, i, j); };
+      ld norm = 0;
+      for (tx::index_t q = 0; q < batches; ++q)
+        for (tx::index_t i = 0; i < rows_of; ++i)
+          for (tx::index_t j = 0; j < cols_of; ++j) norm = std::max(norm, std::fabs(elem(q, i, j)));
+      auto values_ok = [&](const tx::tensor<T, 2>& sv, tx::index_t q) {
+        ld e = 0;
+        for (tx::index_t r = 0; r < kk; ++r)
+          if (sv(q, r) < 0 || (r > 0 && sv(q, r - 1) < sv(q, r))) e = 1;
+        return e;
+      };
+      if constexpr (std::is_same_v<Op, tx::op::svd>) {
+        for (const bool full : {false, true}) {
+          tx::tensor<T, 3> u, vh;
+          tx::tensor<T, 2> sv;
+          auto factor = [&](const auto& operand) {
+            auto [u_of, s_of, vh_of] = tx::linalg::svd(operand, full);
+            u = on<B>::down(u_of), vh = on<B>::down(vh_of), sv = on<B>::down(s_of);
+          };
+          if (wide) factor(tx::transpose(tall_dev));
+          else factor(tall_dev);
+          const tx::index_t ucols = full ? rows_of : kk, vrows = full ? cols_of : kk;
+          REQUIRE(u.shape() == tx::shape_t<3>{batches, rows_of, ucols});
+          REQUIRE(vh.shape() == tx::shape_t<3>{batches, vrows, cols_of});
+          ld e = 0;
+          for (tx::index_t q = 0; q < batches; ++q) {
+            e = std::max(e, values_ok(sv, q));
+            for (tx::index_t i = 0; i < rows_of; ++i)
+              for (tx::index_t j = 0; j < cols_of; ++j) {
+                ld r = 0;
+                for (tx::index_t c = 0; c < kk; ++c) r += at(u, q, i, c) * static_cast<ld>(sv(q, c)) * at(vh, q, c, j);
+                e = std::max(e, std::fabs(r - elem(q, i, j)) / (norm * n));
+              }
+            for (tx::index_t i = 0; i < ucols; ++i)
+              for (tx::index_t j = 0; j < ucols; ++j) {
+                ld r = 0;
+                for (tx::index_t c = 0; c < rows_of; ++c) r += at(u, q, c, i) * at(u, q, c, j);
+                e = std::max(e, std::fabs(r - (i == j ? 1 : 0)) / n);
+              }
+            for (tx::index_t i = 0; i < vrows; ++i)
+              for (tx::index_t j = 0; j < vrows; ++j) {
+                ld r = 0;
+                for (tx::index_t c = 0; c < cols_of; ++c) r += at(vh, q, i, c) * at(vh, q, j, c);
+                e = std::max(e, std::fabs(r - (i == j ? 1 : 0)) / n);
+              }
+          }
+          CHECK_MESSAGE(e <= tol, "svd " << tx::dtype_name_v<T> << std::string(wide ? " wide" : " tall") << std::string(full ? " full" : " reduced")
+                                         << ": U S Vh - A, UᵀU - I, Vh Vhᵀ - I, order: relative " << static_cast<double>(e));
+        }
+      } else {
+        const tx::tensor<T, 2> sv = wide ? on<B>::down(tx::linalg::svdvals(tx::transpose(tall_dev))) : on<B>::down(tx::linalg::svdvals(tall_dev));
+        REQUIRE(sv.shape() == tx::shape_t<2>{batches, kk});
+        // sum s² = |A|_F² and sum s⁴ = |G|_F², G the 4 x 4 Gram matrix of A's short side (a matrix with A's entries
+        // in another order, which LAPACK would see with wrong extents, has the first but not the second)
+        ld e = 0;
+        for (tx::index_t q = 0; q < batches; ++q) {
+          ld frobenius = 0, gram = 0, squares = 0, fourth = 0;
+          for (tx::index_t i = 0; i < rows_of; ++i)
+            for (tx::index_t j = 0; j < cols_of; ++j) frobenius += elem(q, i, j) * elem(q, i, j);
+          for (tx::index_t i = 0; i < kk; ++i)
+            for (tx::index_t j = 0; j < kk; ++j) {
+              ld g_ij = 0;
+              for (tx::index_t c = 0; c < n; ++c) g_ij += wide ? elem(q, i, c) * elem(q, j, c) : elem(q, c, i) * elem(q, c, j);
+              gram += g_ij * g_ij;
+            }
+          for (tx::index_t r = 0; r < kk; ++r) squares += static_cast<ld>(sv(q, r)) * sv(q, r), fourth += std::pow(static_cast<ld>(sv(q, r)), 4);
+          e = std::max({e, values_ok(sv, q), std::fabs(squares - frobenius) / (norm * norm * n * n),
+                        std::fabs(fourth - gram) / std::pow(norm * n, 4)});
+        }
+        CHECK_MESSAGE(e <= tol, "svdvals " << tx::dtype_name_v<T> << std::string(wide ? " wide" : " tall")
+                                           << ": sums of s² and s⁴, order: relative " << static_cast<double>(e));
+      }
     }
   } else if constexpr (std::is_same_v<Op, tx::op::cholesky>) {
     const tx::tensor<T, 3> l = on<B>::down(tx::linalg::cholesky(a_view));

@@ -303,3 +303,117 @@ TEST_CASE("linalg: eigh and eigvalsh: empty batches, order 1, shape errors and n
     CHECK(std::string(e.what()).find("did not converge") != std::string::npos);
   }
 }
+
+namespace {
+/// Worst over NumPy's svd of fixture `name` (tall or wide) of: |s - s_np| / (1 + s_max), 1 - |u_r . u_np_r|,
+/// 1 - |vh_r . vh_np_r|, and 1 where u_r and vh_r are not flipped together (a singular pair's sign is LAPACK's
+/// choice, but U diag(s) Vᴴ is not).
+template <class T>
+double svd_error(const tx::tensor<T, 3>& u, const tx::tensor<T, 2>& s, const tx::tensor<T, 3>& vh, const tx::npz_archive& f, const std::string& name) {
+  const auto wu = f.get<double, 3>("svd_" + name + "_u"), wvh = f.get<double, 3>("svd_" + name + "_vh");
+  const auto ws = f.get<double, 2>("svd_" + name + "_s");
+  const tx::index_t batches = ws.shape()[0], k = ws.shape()[1], m = wu.shape()[1], n = wvh.shape()[2];
+  REQUIRE(s.shape() == ws.shape());
+  double err = 0;
+  for (tx::index_t q = 0; q < batches; ++q)
+    for (tx::index_t r = 0; r < k; ++r) {
+      err = std::max(err, std::abs(s(q, r) - ws(q, r)) / (1 + ws(q, 0)));
+      double du = 0, dv = 0;
+      for (tx::index_t i = 0; i < m; ++i) du += u(q, i, r) * wu(q, i, r);
+      for (tx::index_t j = 0; j < n; ++j) dv += vh(q, r, j) * wvh(q, r, j);
+      err = std::max({err, 1 - std::abs(du), 1 - std::abs(dv), (du < 0) != (dv < 0) ? 1.0 : 0.0});
+    }
+  return err;
+}
+} // namespace
+
+TEST_CASE("linalg: svd and svdvals against NumPy, tall and wide, reduced and full, float and double") {
+  const auto f = tx::load_npz(fixture());
+  for (const std::string name : {"tall", "wide"}) {
+    INFO(name);
+    const auto a = f.get<double, 3>(name);
+    // double within 1e-12, float within 2e-5: singular values are perfectly conditioned (error ~ eps |A|); these
+    // are at least 0.03 apart, so their vectors are well defined too
+    auto [u, s, vh] = tx::linalg::svd(a);
+    const auto [gu, gs, gvh] = tx::eval_all(u, s, vh);
+    CHECK(svd_error(gu, gs, gvh, f, name) <= 1e-12);
+    auto [uf, sf, vhf] = tx::linalg::svd(tx::cast<float>(a));
+    const auto [guf, gsf, gvhf] = tx::eval_all(uf, sf, vhf);
+    CHECK(svd_error(guf, gsf, gvhf, f, name) <= 2e-5);
+    const auto values = tx::eval(tx::linalg::svdvals(a));
+    CHECK(tx::eval(tx::max(tx::abs(values - f.get<double, 2>("svd_" + name + "_s")))).item() <= 1e-12 * 10);
+    const auto values_f = tx::eval(tx::linalg::svdvals(tx::cast<float>(a)));
+    CHECK(tx::eval(tx::max(tx::abs(tx::cast<double>(values_f) - f.get<double, 2>("svd_" + name + "_s")))).item() <= 2e-5 * 10);
+    // a strided operand: the transpose of a's transpose in memory
+    const tx::tensor<double, 3> at = tx::eval(tx::transpose(a));
+    auto [us, ss, vhs] = tx::linalg::svd(tx::transpose(at));
+    const auto [gus, gss, gvhs] = tx::eval_all(us, ss, vhs);
+    CHECK(svd_error(gus, gss, gvhs, f, name) <= 1e-12);
+    // full matrices: the same reduced part, then an orthonormal completion (NumPy's completion is LAPACK's too, but
+    // any is right: checked by UᵀU = I and Vᴴ Vᴴᵀ = I, and the reconstruction)
+    auto [uu, su, vu] = tx::linalg::svd(a, true);
+    const auto [guu, gsu, gvu] = tx::eval_all(uu, su, vu);
+    const tx::index_t m = a.shape()[1], n = a.shape()[2], k = std::min(m, n);
+    CHECK(guu.shape() == tx::shape_t<3>{4, m, m});
+    CHECK(gvu.shape() == tx::shape_t<3>{4, n, n});
+    const tx::tensor<double, 3> ured = tx::eval(tx::slice(guu, 2, 0, k)), vred = tx::eval(tx::slice(gvu, 1, 0, k));
+    CHECK(svd_error(ured, gsu, vred, f, name) <= 1e-12);
+    const auto eye_m = tx::detail::identity_like<double, tx::host>(tx::shape_t<3>{4, m, m});
+    const auto eye_n = tx::detail::identity_like<double, tx::host>(tx::shape_t<3>{4, n, n});
+    CHECK(tx::eval(tx::max(tx::abs(tx::matmul(tx::transpose(guu), guu) - eye_m))).item() <= 1e-12 * 10);
+    CHECK(tx::eval(tx::max(tx::abs(tx::matmul(gvu, tx::transpose(gvu)) - eye_n))).item() <= 1e-12 * 10);
+    CHECK(tx::eval(tx::max(tx::abs(tx::matmul(ured * tx::unsqueeze(gsu, 1), vred) - a))).item() <= 1e-12 * 10);
+  }
+  // the full completions of NumPy: the same spans (|Uᵀ U_np| has orthonormal rows: its squares sum to 1 per row)
+  auto [uu, su, vu] = tx::linalg::svd(f.get<double, 3>("tall"), true);
+  const auto overlap = tx::eval(tx::sum(tx::square(tx::matmul(tx::transpose(uu), f.get<double, 3>("svd_tall_full_u"))), 2));
+  CHECK(tx::eval(tx::max(tx::abs(overlap - 1.0))).item() <= 1e-12 * 10);
+  // one gesdd per matrix serves u, s and vh
+  const auto a = f.get<double, 3>("tall");
+  auto [u, s, vh] = tx::linalg::svd(a);
+  tx::kernel_log log;
+  (void)tx::eval_all(u, s, vh);
+  std::size_t runs = 0;
+  for (const auto& e : log.entries()) runs += e.implementation == "lapack_gesdd";
+  CHECK_MESSAGE(runs == 1, log.str());
+  CHECK(tx::placement(tx::linalg::svdvals(a)).find("lapack_gesdd_values") != std::string::npos);
+}
+
+TEST_CASE("linalg: svd and svdvals: empty batches, order 1, empty matrices and non-convergence") {
+  auto [u0, s0, vh0] = tx::linalg::svd(tx::tensor<double, 3>({0, 3, 2}));
+  const auto [gu0, gs0, gvh0] = tx::eval_all(u0, s0, vh0);
+  CHECK(gu0.shape() == tx::shape_t<3>{0, 3, 2});
+  CHECK(gs0.shape() == tx::shape_t<2>{0, 2});
+  CHECK(gvh0.shape() == tx::shape_t<3>{0, 2, 2});
+  CHECK(tx::eval(tx::linalg::svdvals(tx::tensor<float, 3>({0, 2, 5}))).shape() == tx::shape_t<2>{0, 2});
+  const tx::tensor<float, 2> one({1, 1}, {-3.0f});
+  auto [u1, s1, vh1] = tx::linalg::svd(one);
+  const auto [gu1, gs1, gvh1] = tx::eval_all(u1, s1, vh1);
+  CHECK(gs1(0) == 3.0f);
+  CHECK(gu1(0, 0) * gvh1(0, 0) == -1.0f);
+  // a 0 x 3 matrix: no singular values; the full Vᴴ is the identity (as NumPy's)
+  auto [ue, se, vhe] = tx::linalg::svd(tx::tensor<double, 2>({0, 3}), true);
+  const auto [gue, gse, gvhe] = tx::eval_all(ue, se, vhe);
+  CHECK(gse.shape() == tx::shape_t<1>{0});
+  CHECK(gvhe.shape() == tx::shape_t<2>{3, 3});
+  CHECK(tx::eval(tx::max(tx::abs(gvhe - tx::detail::identity_like<double, tx::host>(tx::shape_t<2>{3, 3})))).item() == 0.0);
+  // a NaN in matrix 2 (NumPy: "SVD did not converge"): LAPACK's gesdd rejects it up front (info -4, argument A)
+  tx::tensor<double, 3> nan = tx::load_npz(fixture()).get<double, 3>("tall");
+  nan(2, 1, 1) = std::nan("");
+  for (const bool vectors : {false, true}) {
+    try {
+      if (vectors) {
+        auto [u, s, vh] = tx::linalg::svd(nan);
+        (void)tx::eval_all(u, s, vh);
+      } else {
+        (void)tx::eval(tx::linalg::svdvals(nan));
+      }
+      FAIL("svd of a matrix with a NaN did not throw");
+    } catch (const tx::linalg_error& e) {
+      CHECK(e.op_name == (vectors ? "svd" : "svdvals"));
+      CHECK(e.batch_index == 2);
+      CHECK(e.library_info == -4);
+      CHECK(std::string(e.what()).find("failed for matrix 2 of the batch (info -4): the matrix holds a NaN") != std::string::npos);
+    }
+  }
+}

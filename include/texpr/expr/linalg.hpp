@@ -51,26 +51,30 @@ template <class Op, class... Cs> class linalg_expr : public expr_base<linalg_exp
   using value_type = typename first::value_type;
   using kernel_dtype = value_type;
   using backend = typename detail::common_backend<typename Cs::backend...>::type;
-  /// slogdet and eigvalsh give a vector per matrix (one axis fewer); the others a matrix.
+  /// slogdet, eigvalsh and svdvals give a vector per matrix (one axis fewer); the others a matrix.
   static constexpr bool vector_result =
-      std::is_same_v<Op, op::slogdet> || std::is_same_v<Op, op::eigvalsh>;
+      std::is_same_v<Op, op::slogdet> || std::is_same_v<Op, op::eigvalsh> || std::is_same_v<Op, op::svdvals>;
   static constexpr std::size_t rank = vector_result ? last::rank - 1 : last::rank;
 
   /// Op of the operands (checked by the builders) with the op's one option `flag`: solve_triangular reads the upper
-  /// triangle; the other ops ignore it.
+  /// triangle, svd computes full U and Vᴴ; the other ops ignore it.
   explicit linalg_expr(bool flag, Cs... c) : c_{{std::move(c)}...}, flag_(flag) {}
   /// The result shape: the last operand's, or for a matrix A (..., m, n): slogdet (..., 2) ([sign, log|det|]);
-  /// eigh (..., n, 1 + n) (row r: eigenvalue r, then eigenvector r); eigvalsh (..., n).
+  /// eigh (..., n, 1 + n) (row r: eigenvalue r, then eigenvector r); eigvalsh (..., n); svd (..., rows, m + 1 + n)
+  /// with rows = min(m, n) (max(m, n) for full matrices); svdvals (..., min(m, n)).
   shape_t<rank> shape() const {
     const auto s = detail::get<sizeof...(Cs) - 1>(c_).shape();
     constexpr std::size_t R = last::rank;
-    if constexpr (std::is_same_v<Op, op::slogdet> || std::is_same_v<Op, op::eigvalsh> || std::is_same_v<Op, op::eigh>) {
+    if constexpr (std::is_same_v<Op, op::slogdet> || std::is_same_v<Op, op::eigvalsh> || std::is_same_v<Op, op::eigh> ||
+                  std::is_same_v<Op, op::svd> || std::is_same_v<Op, op::svdvals>) {
       shape_t<rank> r{};
       for (std::size_t d = 0; d + 2 < R; ++d) r[d] = s[d];
-      const index_t n = s[R - 1];
+      const index_t m = s[R - 2], n = s[R - 1], k = m < n ? m : n;
       if constexpr (std::is_same_v<Op, op::slogdet>) r[R - 2] = 2;
       if constexpr (std::is_same_v<Op, op::eigvalsh>) r[R - 2] = n;
       if constexpr (std::is_same_v<Op, op::eigh>) r[R - 2] = n, r[R - 1] = n + 1;
+      if constexpr (std::is_same_v<Op, op::svd>) r[R - 2] = flag_ ? m + n - k : k, r[R - 1] = m + 1 + n;
+      if constexpr (std::is_same_v<Op, op::svdvals>) r[R - 2] = k;
       return r;
     } else {
       return s;
@@ -80,6 +84,8 @@ template <class Op, class... Cs> class linalg_expr : public expr_base<linalg_exp
   const detail::tuple<Cs...>& operands() const { return c_; }
   /// True when the op reads the upper triangle of A (solve_triangular).
   bool upper() const { return flag_; }
+  /// True when svd computes full U (m x m) and Vᴴ (n x n).
+  bool full_matrices() const { return flag_; }
   /// The same op over other operands of the same shapes.
   template <class... Ds> linalg_expr<Op, Ds...> with_operands(Ds... d) const { return linalg_expr<Op, Ds...>(flag_, std::move(d)...); }
 
@@ -104,6 +110,12 @@ template <std::size_t R> void check_right_hand_side(const shape_t<R>& a, const s
   if (!ok)
     throw shape_error(at(loc) + "texpr: linalg::" + std::string(op) + " of A of shape " + to_string(a) + " and B of shape " +
                       to_string(b) + ": B needs A's leading axes and A's order as its rows (A (..., n, n), B (..., n, k))");
+}
+
+/// a captured as a batch of matrices (rank 2 or more), any m x n.
+template <class A> auto matrices(A&& a) {
+  static_assert(captured_t<A>::rank >= 2, "texpr: linalg's ops need matrices (rank 2 or more)");
+  return capture(std::forward<A>(a));
 }
 
 /// a captured, checked to be a batch of square matrices (rank 2 or more; the shape_error names op and a's shape).

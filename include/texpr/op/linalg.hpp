@@ -68,4 +68,19 @@ struct eigvalsh : linalg_op {
       "eigenvalues (ascending) of each symmetric matrix, lower triangle read (numpy.linalg.eigvalsh)";
 };
 
+/// The singular value decomposition A = U diag(s) Vᴴ of each m x n matrix (numpy.linalg.svd), packed as
+/// (..., rows, m + 1 + n) with rows = min(m, n), or max(m, n) for full matrices: row r holds column r of U, s_r,
+/// then row r of Vᴴ (zero past each one's extent).
+struct svd : linalg_op {
+  static constexpr std::string_view name = "svd";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "singular value decomposition A = U diag(s) Vh of each matrix (numpy.linalg.svd), packed (..., rows, m + 1 + n): "
+      "row r = [U's column r, s_r, Vh's row r] (tx::linalg::svd reads it)";
+};
+/// The singular values (descending) of each matrix (numpy.linalg.svd with compute_uv=False): no singular vectors.
+struct svdvals : linalg_op {
+  static constexpr std::string_view name = "svdvals";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "singular values (descending) of each matrix (torch.linalg.svdvals)";
+};
+
 } // namespace texpr::op

@@ -42,6 +42,10 @@ void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const i
              const int* lwork, int* iwork, const int* liwork, int* info, std::size_t, std::size_t);
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
              const int* lwork, int* iwork, const int* liwork, int* info, std::size_t, std::size_t);
+void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* lda, float* s, float* u, const int* ldu,
+             float* vt, const int* ldvt, float* work, const int* lwork, int* iwork, int* info, std::size_t);
+void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
+             const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork, int* info, std::size_t);
 }
 
 namespace texpr::detail::host_impl {
@@ -122,6 +126,33 @@ template <class T> int lapack_syevd(T* a, int n, T* w, bool vectors) {
   return info;
 }
 
+inline void lapack_gesdd_call(const char* jobz, int m, int n, float* a, float* s, float* u, int ldu, float* vt, int ldvt,
+                              float* work, int lwork, int* iwork, int& info) {
+  const int lda = std::max(m, 1);
+  sgesdd_(jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &info, 1);
+}
+inline void lapack_gesdd_call(const char* jobz, int m, int n, double* a, double* s, double* u, int ldu, double* vt, int ldvt,
+                              double* work, int lwork, int* iwork, int& info) {
+  const int lda = std::max(m, 1);
+  dgesdd_(jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &info, 1);
+}
+
+/// The SVD of the column-major m x n matrix a (destroyed) by divide and conquer: s (min(m, n), descending) and, for
+/// jobz "S" (reduced) or "A" (full), u (m x ucols, leading dimension m) and vt (vrows x n, leading dimension vrows).
+/// Returns info (> 0: the iteration did not converge).
+template <class T> int lapack_gesdd(const char* jobz, T* a, int m, int n, T* s, T* u, T* vt, int vrows) {
+  const int k = std::min(m, n);
+  std::vector<int> iwork(static_cast<std::size_t>(std::max(8 * k, 1)));
+  const int ldu = std::max(m, 1), ldvt = std::max(vrows, 1);
+  int info = 0;
+  T lwork_query = 0;
+  lapack_gesdd_call(jobz, m, n, a, s, u, ldu, vt, ldvt, &lwork_query, -1, iwork.data(), info);
+  if (info != 0) return info;
+  std::vector<T> work(static_cast<std::size_t>(std::max<T>(lwork_query, T(1))));
+  lapack_gesdd_call(jobz, m, n, a, s, u, ldu, vt, ldvt, work.data(), static_cast<int>(work.size()), iwork.data(), info);
+  return info;
+}
+
 /// LU of the n x n matrix a (in place) and its determinant's sign and log|det|: sign 0 and -inf when a pivot is
 /// exactly zero (singular, LAPACK's info > 0); returns info < 0 only (a bad argument).
 template <class T> int lapack_slogdet(T* a, int n, int* pivots, T& sign, T& logabsdet) {
@@ -160,8 +191,9 @@ template <std::size_t R> void linalg_extents(const shape_t<R>& s, std::string_vi
 }
 
 /// Runs f(q) for every batch q (the pool for small orders), then throws the linalg_error of the lowest batch whose
-/// f returned a nonzero info.
-template <class F> void for_each_matrix(std::string_view op, index_t batches, index_t order, F&& f, const char* why) {
+/// f returned a nonzero info. `nan_argument`: the argument whose rejection (info = -nan_argument) means a NaN in the
+/// matrix (gesdd checks its input for NaN), not a texpr bug.
+template <class F> void for_each_matrix(std::string_view op, index_t batches, index_t order, F&& f, const char* why, int nan_argument = 0) {
   std::vector<int> info(static_cast<std::size_t>(batches), 0);
   auto run = [&](index_t q0, index_t q1) {
     for (index_t q = q0; q < q1; ++q) info[static_cast<std::size_t>(q)] = f(q);
@@ -170,8 +202,9 @@ template <class F> void for_each_matrix(std::string_view op, index_t batches, in
   else run(0, batches);
   for (index_t q = 0; q < batches; ++q)
     if (const int i = info[static_cast<std::size_t>(q)]; i != 0)
-      throw linalg_error(op, q, i, i < 0 ? "LAPACK rejected argument " + std::to_string(-i) + " (a texpr bug: please report it)"
-                                         : std::string(why) + " (at order " + std::to_string(i) + ")");
+      throw linalg_error(op, q, i, i < 0 && i == -nan_argument ? std::string("the matrix holds a NaN")
+                                   : i < 0 ? "LAPACK rejected argument " + std::to_string(-i) + " (a texpr bug: please report it)"
+                                           : std::string(why) + " (at order " + std::to_string(i) + ")");
 }
 
 /// b (n x k, row-major) into col (n x k, column-major), and back.
@@ -280,6 +313,51 @@ template <class N, class T, std::size_t R> void lapack_syevd_values::run(const N
     std::vector<T> v(a.data() + q * m * m, a.data() + (q + 1) * m * m);
     return hi::lapack_syevd(v.data(), static_cast<int>(m), out + q * m, false);
   }, "the eigenvalue algorithm did not converge");
+}
+
+template <class N, class T, std::size_t R> void lapack_gesdd::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  namespace hi = detail::host_impl;
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, cols = 0, batches = 0;
+  hi::linalg_extents(a.shape(), "svd", m, cols, batches);
+  const index_t k = std::min(m, cols), rows = n.full_matrices() ? std::max(m, cols) : k, width = m + 1 + cols;
+  const index_t ucols = n.full_matrices() ? m : k, vrows = n.full_matrices() ? cols : k;
+  T* out = dest.data();  // per matrix `rows` rows of [U's column r, s_r, Vᴴ's row r]
+  std::fill(out, out + batches * rows * width, T(0));
+  hi::for_each_matrix("svd", batches, std::max(m, cols), [&](index_t q) {
+    // row-major A (m x n) is column-major Aᵀ (n x m) = U' S V'ᵀ to LAPACK, so A = V' S U'ᵀ: texpr's U is V' (LAPACK's
+    // vt transposed: U's column r is vt's row r) and texpr's Vᴴ is U'ᵀ (Vᴴ's row r is LAPACK's column r of u)
+    std::vector<T> at(a.data() + q * m * cols, a.data() + (q + 1) * m * cols), s(static_cast<std::size_t>(k));
+    std::vector<T> lu(static_cast<std::size_t>(cols * vrows)), lvt(static_cast<std::size_t>(ucols * m));
+    const int info = hi::lapack_gesdd(n.full_matrices() ? "A" : "S", at.data(), static_cast<int>(cols), static_cast<int>(m),
+                                      s.data(), lu.data(), lvt.data(), static_cast<int>(ucols));
+    T* o = out + q * rows * width;
+    if (k == 0)  // an empty matrix: LAPACK returns at once, and the full U and Vᴴ are identities (as NumPy's)
+      for (index_t r = 0; r < rows; ++r) o[r * width + (r < m ? r : m + 1 + r)] = T(1);
+    if (k == 0) return info;
+    for (index_t r = 0; r < rows; ++r) {
+      T* row = o + r * width;
+      if (r < ucols)
+        for (index_t i = 0; i < m; ++i) row[i] = lvt[static_cast<std::size_t>(i * ucols + r)];
+      if (r < k) row[m] = s[static_cast<std::size_t>(r)];
+      if (r < vrows) std::copy(lu.data() + r * cols, lu.data() + (r + 1) * cols, row + m + 1);
+    }
+    return info;
+  }, "the singular value iteration did not converge", 4);
+}
+
+template <class N, class T, std::size_t R> void lapack_gesdd_values::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  namespace hi = detail::host_impl;
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, cols = 0, batches = 0;
+  hi::linalg_extents(a.shape(), "svdvals", m, cols, batches);
+  const index_t k = std::min(m, cols);
+  T* out = dest.data();
+  hi::for_each_matrix("svdvals", batches, std::max(m, cols), [&](index_t q) {
+    std::vector<T> at(a.data() + q * m * cols, a.data() + (q + 1) * m * cols);  // Aᵀ to LAPACK: the same values
+    T none = 0;
+    return hi::lapack_gesdd("N", at.data(), static_cast<int>(cols), static_cast<int>(m), out + q * k, &none, &none, 1);
+  }, "the singular value iteration did not converge", 4);
 }
 
 } // namespace texpr::host_kernels

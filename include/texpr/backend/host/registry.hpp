@@ -139,6 +139,20 @@ struct lapack_syevd_values {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// svd through LAPACK's gesdd (divide and conquer, as NumPy), singular values and vectors (linalg.hpp).
+struct lapack_gesdd {
+  static constexpr std::string_view name = "lapack_gesdd";  ///< Shown by tx::placement.
+  /// dest = the svd node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// svdvals through LAPACK's gesdd asked for singular values only (linalg.hpp).
+struct lapack_gesdd_values {
+  static constexpr std::string_view name = "lapack_gesdd_values";  ///< Shown by tx::placement.
+  /// dest = the svdvals node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -264,6 +278,8 @@ struct gemm_epilogue {
   X(slogdet,        declared,              lapack_getrf_det) \
   X(eigh,           declared,              lapack_syevd) \
   X(eigvalsh,       declared,              lapack_syevd_values) \
+  X(svd,            declared,              lapack_gesdd) \
+  X(svdvals,        declared,              lapack_gesdd_values) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
