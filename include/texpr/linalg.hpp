@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Dense linear algebra, opt-in (texpr/texpr.hpp does not include it): tx::linalg::cholesky, solve_triangular,
-// solve, inv, slogdet, det, eigh, eigvalsh, svd and svdvals, batched over leading axes, with gradients. The host rows call LAPACK: link
+// solve, inv, slogdet, det, eigh, eigvalsh, svd, svdvals and qr, batched over leading axes, with gradients. The host rows call LAPACK: link
 // texpr::linalg (CMake), which links the LAPACK CMake finds (Debian: liblapack-dev, or OpenBLAS's). The rows are in the host registry
 // table as usual; cuda has none yet, so evaluating one on cuda is the usual compile error naming op, dtype, cuda.
 #pragma once
@@ -132,6 +132,26 @@ template <operand A> auto svdvals(A&& a) {
   return linalg_expr<op::svdvals, decltype(ca)>(false, std::move(ca));
 }
 
+/// What tx::linalg::qr returns: A = Q R.
+template <class Q, class R> struct qr_result {
+  Q q;  ///< (..., m, k), k = min(m, n), orthonormal columns: a lazy expression.
+  R r;  ///< (..., k, n), upper triangular (zero below the diagonal): a lazy expression.
+};
+
+/// The reduced QR factorisation A = Q R of each m x n matrix in a's last two axes (numpy.linalg.qr, mode 'reduced';
+/// torch.linalg.qr), as `auto [q, r] =`: Householder reflections, LAPACK's geqrf then orgqr per matrix (a shared value
+/// of op qr). R's diagonal may be negative (LAPACK's and NumPy's convention: no sign normalisation).
+template <operand A> auto qr(A&& a) {
+  auto ca = detail::matrices(std::forward<A>(a));
+  using CA = decltype(ca);
+  constexpr index_t last = static_cast<index_t>(CA::rank) - 1;
+  const index_t m = ca.shape()[CA::rank - 2], n = ca.shape()[CA::rank - 1];
+  auto packed = share(linalg_expr<op::qr, CA>(false, std::move(ca)));
+  auto q = transpose(slice(packed, last, 0, m));
+  auto r = slice(packed, last, m, m + n);
+  return qr_result<decltype(q), decltype(r)>{std::move(q), std::move(r)};
+}
+
 } // namespace linalg
 
 namespace detail {
@@ -222,6 +242,34 @@ template <> struct gradient_rule<op::svdvals> {
     auto [u, s, vh] = linalg::svd(a);
     (void)s;
     return matmul(std::move(u) * unsqueeze(g, -2), std::move(vh));
+  }
+};
+
+/// qr (packed [Q's column r, R's row r] rows), for m >= n (PyTorch's case of the same rule): with
+/// M = g_R Rᵀ - Qᵀ g_Q and Z the symmetric matrix of M's upper triangle, dA = (Q Z + g_Q) R⁻ᵀ.
+template <> struct gradient_rule<op::qr> {
+  static constexpr std::string_view derivative =
+      "dA = (Q Z + g_Q) R⁻ᵀ, Z = triu(M) + triu(M, 1)ᵀ, M = g_R Rᵀ - Qᵀ g_Q (a triangular solve with R); A (..., m, n) "
+      "with m >= n and R invertible; a wide A is a tx::shape_error";
+  template <std::size_t I> static constexpr unsigned uses = detail::uses_out;
+  template <std::size_t I, class N, class G, class Out, class A> static auto partial(const N& n, const G& g, const Out& out, const A&) {
+    using T = typename N::value_type;
+    using B = typename N::backend;
+    constexpr index_t last = static_cast<index_t>(N::rank) - 1;
+    const auto a_shape = detail::get<0>(n.operands()).shape();
+    const index_t m = a_shape[N::rank - 2], cols = a_shape[N::rank - 1];
+    if (m < cols)
+      throw shape_error("texpr: the gradient of linalg::qr needs A (..., m, n) with m >= n; got shape " + to_string(a_shape) +
+                        " (differentiate the qr of its transpose instead)");
+    auto q = share(transpose(slice(out, last, 0, m)));      // (..., m, n)
+    auto r = share(slice(out, last, m, m + cols));          // (..., n, n)
+    auto g_q = share(transpose(slice(g, last, 0, m)));
+    auto g_r = slice(g, last, m, m + cols);
+    auto mm = share(matmul(std::move(g_r), transpose(r)) - matmul(transpose(q), g_q));
+    const auto rows = detail::matrix_rows<B>(cols), columns = detail::matrix_columns<B>(cols);
+    auto z = mm * cast<T>(columns >= rows) + transpose(mm * cast<T>(columns > rows));
+    auto x = matmul(q, std::move(z)) + g_q;                                     // (..., m, n)
+    return transpose(linalg::solve_triangular(r, transpose(std::move(x)), linalg::triangle::upper));  // x R⁻ᵀ
   }
 };
 

@@ -3935,6 +3935,15 @@ struct svdvals : linalg_op {
   static constexpr std::string_view summary = "singular values (descending) of each matrix (torch.linalg.svdvals)";
 };
 
+/// The reduced QR factorisation A = Q R of each m x n matrix (numpy.linalg.qr, mode 'reduced'), by Householder
+/// reflections, packed as (..., k, m + n), k = min(m, n): row r holds column r of Q, then row r of R.
+struct qr : linalg_op {
+  static constexpr std::string_view name = "qr";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "reduced QR factorisation A = Q R of each matrix (numpy.linalg.qr), Householder, packed (..., k, m + n): row r = "
+      "[Q's column r, R's row r] (tx::linalg::qr reads it)";
+};
+
 } // namespace texpr::op
 #endif // TEXPR_SI_TEXPR_OP_LINALG_HPP
 // ---- end texpr/op/linalg.hpp ----
@@ -4571,6 +4580,13 @@ struct lapack_gesdd_values {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// qr through LAPACK's geqrf (Householder reflections, R) and orgqr (Q from them), as NumPy (linalg.hpp).
+struct lapack_geqrf_orgqr {
+  static constexpr std::string_view name = "lapack_geqrf_orgqr";  ///< Shown by tx::placement.
+  /// dest = the qr node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -4698,6 +4714,7 @@ struct gemm_epilogue {
   X(eigvalsh,       declared,              lapack_syevd_values) \
   X(svd,            declared,              lapack_gesdd) \
   X(svdvals,        declared,              lapack_gesdd_values) \
+  X(qr,             declared,              lapack_geqrf_orgqr) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \

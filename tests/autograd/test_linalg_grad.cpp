@@ -3,8 +3,8 @@
 // cholesky (through a symmetric positive definite p pᵀ + I, so each perturbation stays symmetric), solve and inv
 // (both operands), solve_triangular in each triangle (the unread triangle's derivative is 0, which the check also
 // asserts), slogdet and det, eigh and eigvalsh (through (p + pᵀ) / 2, sign-invariant losses of the eigenvectors; a
-// repeated eigenvalue), svd (tall, wide, square; u and vh through sign-invariant losses) and svdvals, and a chain of
-// them.
+// repeated eigenvalue), svd (tall, wide, square; u and vh through sign-invariant losses) and svdvals, qr (tall and
+// square), and a chain of them.
 #include "grad_check.hpp"
 
 #include <texpr/linalg.hpp>
@@ -133,6 +133,27 @@ TEST_CASE("svd and svdvals: tall, wide and square; u and vh through sign-invaria
     // full matrices: the gradient through s and the reduced part equals the reduced svd's
     check("svd full_matrices's s", [&](auto p) { return tx::sum(tx::linalg::svd(p, true).s * cs); }, x);
   }
+}
+
+TEST_CASE("qr: tall and square, q and r; a wide A's gradient is a shape_error naming its shape") {
+  auto g = grad_check::rng(58);
+  for (const auto shape : {tx::shape_t<3>{2, 5, 3}, tx::shape_t<3>{2, 3, 3}}) {
+    const tx::index_t m = shape[1], n = shape[2];
+    INFO("A " << m << " x " << n);
+    auto x = random(shape, g);
+    auto cq = random(tx::shape_t<3>{2, m, n}, g);
+    auto cr = random(tx::shape_t<3>{2, n, n}, g);
+    // Householder QR's signs are a continuous function of A near these (random) matrices: q and r themselves
+    check("qr", [&](auto p) {
+      auto [q, r] = tx::linalg::qr(p);
+      return tx::sum(q * cq) + tx::sum(r * cr);
+    }, x);
+    check("qr's r only", [&](auto p) { return tx::sum(tx::linalg::qr(p).r * cr); }, x);
+  }
+  auto wide_x = random(tx::shape_t<2>{2, 3}, g);
+  auto wide = tx::param<grad_check::tag<0>>(wide_x);
+  CHECK_THROWS_WITH_AS((void)tx::grad(tx::sum(tx::linalg::qr(wide).q), wide),
+                       doctest::Contains("the gradient of linalg::qr needs A (..., m, n) with m >= n; got shape (2, 3)"), tx::shape_error);
 }
 
 TEST_CASE("a chain: the solve of a Cholesky factor by a triangular solve, read twice") {

@@ -1609,7 +1609,8 @@ template <class Op> inline constexpr bool is_linalg = std::is_base_of_v<tx::op::
 /// cholesky, solve_triangular, solve, slogdet, eigh, eigvalsh: a batch of 3 matrices of order 6 (A given as a
 /// strided view, B as an expression) checked by the defining identity in long double (L Lᵀ = A with L lower and a
 /// positive diagonal; A X = B; S V = V diag(w) with Vᵀ V = I; eigvalsh: trace and Frobenius norm; svd of a tall and
-/// a wide (strided) matrix, reduced and full: U diag(s) Vᴴ = A, orthonormal factors; svdvals: Frobenius norm), relative to the
+/// a wide (strided) matrix, reduced and full: U diag(s) Vᴴ = A, orthonormal factors; svdvals: sums of s² and s⁴; qr of
+/// both: Q R = A, Qᵀ Q = I, R upper), relative to the
 /// sizes of the terms: 1e-5 (float), 1e-12 (double). Both triangles are tried where the
 /// op reads one, with noise in the other.
 template <class B, class Op, class T> void check_linalg() {
@@ -1800,6 +1801,47 @@ template <class B, class Op, class T> void check_linalg() {
         CHECK_MESSAGE(e <= tol, "svdvals " << tx::dtype_name_v<T> << std::string(wide ? " wide" : " tall")
                                            << ": sums of s² and s⁴, order: relative " << static_cast<double>(e));
       }
+    }
+  } else if constexpr (std::is_same_v<Op, tx::op::qr>) {
+    // a tall (6 x 4: m's first 4 columns) and a wide matrix (its transpose, a strided view): Q R = A, Qᵀ Q = I,
+    // R zero below its diagonal
+    const tx::tensor<T, 3> tall = tx::eval(tx::slice(m, 2, 0, 4));
+    const auto tall_dev = on<B>::up(tall);
+    for (const bool wide : {false, true}) {
+      const tx::index_t rows_of = wide ? 4 : n, cols_of = wide ? n : 4, kk = 4;
+      auto elem = [&](tx::index_t q, tx::index_t i, tx::index_t j) { return wide ? at(tall, q, j, i) : at(tall, q, i, j); };
+      tx::tensor<T, 3> qm, rm;
+      auto factor = [&](const auto& operand) {
+        auto [q_of, r_of] = tx::linalg::qr(operand);
+        qm = on<B>::down(q_of), rm = on<B>::down(r_of);
+      };
+      if (wide) factor(tx::transpose(tall_dev));
+      else factor(tall_dev);
+      REQUIRE(qm.shape() == tx::shape_t<3>{batches, rows_of, kk});
+      REQUIRE(rm.shape() == tx::shape_t<3>{batches, kk, cols_of});
+      ld e = 0, norm = 0;
+      for (tx::index_t q = 0; q < batches; ++q)
+        for (tx::index_t i = 0; i < rows_of; ++i)
+          for (tx::index_t j = 0; j < cols_of; ++j) norm = std::max(norm, std::fabs(elem(q, i, j)));
+      for (tx::index_t q = 0; q < batches; ++q) {
+        for (tx::index_t i = 0; i < rows_of; ++i)
+          for (tx::index_t j = 0; j < cols_of; ++j) {
+            ld r = 0;
+            for (tx::index_t c = 0; c < kk; ++c) r += at(qm, q, i, c) * at(rm, q, c, j);
+            e = std::max(e, std::fabs(r - elem(q, i, j)) / (norm * n));
+          }
+        for (tx::index_t i = 0; i < kk; ++i)
+          for (tx::index_t j = 0; j < kk; ++j) {
+            ld r = 0;
+            for (tx::index_t c = 0; c < rows_of; ++c) r += at(qm, q, c, i) * at(qm, q, c, j);
+            e = std::max(e, std::fabs(r - (i == j ? 1 : 0)) / n);
+          }
+        for (tx::index_t i = 0; i < kk; ++i)
+          for (tx::index_t j = 0; j < i; ++j)
+            if (rm(q, i, j) != T(0)) e = 1;
+      }
+      CHECK_MESSAGE(e <= tol, "qr " << tx::dtype_name_v<T> << std::string(wide ? " wide" : " tall")
+                                    << ": Q R - A, QᵀQ - I, R upper: relative " << static_cast<double>(e));
     }
   } else if constexpr (std::is_same_v<Op, tx::op::cholesky>) {
     const tx::tensor<T, 3> l = on<B>::down(tx::linalg::cholesky(a_view));

@@ -417,3 +417,53 @@ TEST_CASE("linalg: svd and svdvals: empty batches, order 1, empty matrices and n
     }
   }
 }
+
+TEST_CASE("linalg: qr against NumPy (reduced), tall and wide, float and double; Q R = A, QᵀQ = I, R upper") {
+  const auto f = tx::load_npz(fixture());
+  for (const std::string name : {"tall", "wide"}) {
+    INFO(name);
+    const auto a = f.get<double, 3>(name);
+    const auto want_q = f.get<double, 3>("qr_" + name + "_q"), want_r = f.get<double, 3>("qr_" + name + "_r");
+    // NumPy runs the same Householder algorithm (geqrf, orgqr), whose signs are fixed by the data: Q and R compare
+    // directly. double within 1e-12, float 2e-5 (these matrices' condition numbers are below 10)
+    auto [q, r] = tx::linalg::qr(a);
+    const auto [gq, gr] = tx::eval_all(q, r);
+    CHECK(relative_error(gq, want_q, 4) <= 1e-12);
+    CHECK(relative_error(gr, want_r, 4) <= 1e-12);
+    auto [qf, rf] = tx::linalg::qr(tx::cast<float>(a));
+    const auto [gqf, grf] = tx::eval_all(qf, rf);
+    CHECK(relative_error(gqf, want_q, 4) <= 2e-5);
+    CHECK(relative_error(grf, want_r, 4) <= 2e-5);
+    // a strided operand
+    const tx::tensor<double, 3> at = tx::eval(tx::transpose(a));
+    auto [qs, rs] = tx::linalg::qr(tx::transpose(at));
+    CHECK(relative_error(tx::eval(qs), want_q, 4) <= 1e-12);
+    CHECK(relative_error(tx::eval(rs), want_r, 4) <= 1e-12);
+    // the identities, independent of NumPy
+    const tx::index_t m = a.shape()[1], n = a.shape()[2], k = std::min(m, n);
+    CHECK(tx::eval(tx::max(tx::abs(tx::matmul(gq, gr) - a))).item() <= 1e-12 * 10);
+    CHECK(tx::eval(tx::max(tx::abs(tx::matmul(tx::transpose(gq), gq) - tx::detail::identity_like<double, tx::host>(tx::shape_t<3>{4, k, k})))).item() <= 1e-12 * 10);
+    for (tx::index_t b = 0; b < 4; ++b)
+      for (tx::index_t i = 0; i < k; ++i)
+        for (tx::index_t j = 0; j < std::min(i, n); ++j) CHECK(gr(b, i, j) == 0.0);
+  }
+  // one geqrf and orgqr per matrix serves q and r
+  const auto a = f.get<double, 3>("tall");
+  auto [q, r] = tx::linalg::qr(a);
+  tx::kernel_log log;
+  (void)tx::eval_all(q, r);
+  std::size_t runs = 0;
+  for (const auto& e : log.entries()) runs += e.implementation == "lapack_geqrf_orgqr";
+  CHECK_MESSAGE(runs == 1, log.str());
+  // empty batches, 1 x 1, an empty matrix
+  auto [q0, r0] = tx::linalg::qr(tx::tensor<double, 3>({0, 3, 2}));
+  CHECK(tx::eval(q0).shape() == tx::shape_t<3>{0, 3, 2});
+  CHECK(tx::eval(r0).shape() == tx::shape_t<3>{0, 2, 2});
+  auto [q1, r1] = tx::linalg::qr(tx::tensor<float, 2>({1, 1}, {-3.0f}));
+  const auto [gq1, gr1] = tx::eval_all(q1, r1);
+  CHECK(gq1(0, 0) * gr1(0, 0) == -3.0f);
+  CHECK(std::abs(gq1(0, 0)) == 1.0f);
+  auto [qe, re] = tx::linalg::qr(tx::tensor<double, 2>({3, 0}));
+  CHECK(tx::eval(qe).shape() == tx::shape_t<2>{3, 0});
+  CHECK(tx::eval(re).shape() == tx::shape_t<2>{0, 0});
+}

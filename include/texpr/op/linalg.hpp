@@ -83,4 +83,13 @@ struct svdvals : linalg_op {
   static constexpr std::string_view summary = "singular values (descending) of each matrix (torch.linalg.svdvals)";
 };
 
+/// The reduced QR factorisation A = Q R of each m x n matrix (numpy.linalg.qr, mode 'reduced'), by Householder
+/// reflections, packed as (..., k, m + n), k = min(m, n): row r holds column r of Q, then row r of R.
+struct qr : linalg_op {
+  static constexpr std::string_view name = "qr";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "reduced QR factorisation A = Q R of each matrix (numpy.linalg.qr), Householder, packed (..., k, m + n): row r = "
+      "[Q's column r, R's row r] (tx::linalg::qr reads it)";
+};
+
 } // namespace texpr::op

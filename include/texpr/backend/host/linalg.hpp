@@ -46,6 +46,12 @@ void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* 
              float* vt, const int* ldvt, float* work, const int* lwork, int* iwork, int* info, std::size_t);
 void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
              const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork, int* info, std::size_t);
+void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, float* work, const int* lwork, int* info);
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork, int* info);
+void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau, float* work,
+             const int* lwork, int* info);
+void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau, double* work,
+             const int* lwork, int* info);
 }
 
 namespace texpr::detail::host_impl {
@@ -150,6 +156,45 @@ template <class T> int lapack_gesdd(const char* jobz, T* a, int m, int n, T* s, 
   if (info != 0) return info;
   std::vector<T> work(static_cast<std::size_t>(std::max<T>(lwork_query, T(1))));
   lapack_gesdd_call(jobz, m, n, a, s, u, ldu, vt, ldvt, work.data(), static_cast<int>(work.size()), iwork.data(), info);
+  return info;
+}
+
+inline void lapack_geqrf_call(int m, int n, float* a, float* tau, float* work, int lwork, int& info) {
+  const int lda = std::max(m, 1);
+  sgeqrf_(&m, &n, a, &lda, tau, work, &lwork, &info);
+}
+inline void lapack_geqrf_call(int m, int n, double* a, double* tau, double* work, int lwork, int& info) {
+  const int lda = std::max(m, 1);
+  dgeqrf_(&m, &n, a, &lda, tau, work, &lwork, &info);
+}
+inline void lapack_orgqr_call(int m, int n, int k, float* a, const float* tau, float* work, int lwork, int& info) {
+  const int lda = std::max(m, 1);
+  sorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, &info);
+}
+inline void lapack_orgqr_call(int m, int n, int k, double* a, const double* tau, double* work, int lwork, int& info) {
+  const int lda = std::max(m, 1);
+  dorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, &info);
+}
+
+/// The reduced QR of the column-major m x n matrix a: r_rows(r, j) = R's entry (k x n, row-major), then a's first k
+/// columns become Q (column-major, m x k). Workspaces from LAPACK's own queries. Returns info (< 0 only).
+template <class T> int lapack_geqrf_orgqr(T* a, int m, int n, T* r_rows) {
+  const int k = std::min(m, n);
+  std::vector<T> tau(static_cast<std::size_t>(std::max(k, 1)));
+  int info = 0;
+  T query = 0;
+  lapack_geqrf_call(m, n, a, tau.data(), &query, -1, info);
+  if (info != 0) return info;
+  std::vector<T> work(static_cast<std::size_t>(std::max<T>(query, T(1))));
+  lapack_geqrf_call(m, n, a, tau.data(), work.data(), static_cast<int>(work.size()), info);
+  if (info != 0) return info;
+  for (int r = 0; r < k; ++r)  // R: the upper triangle geqrf left, read before orgqr overwrites it
+    for (int j = 0; j < n; ++j) r_rows[static_cast<std::ptrdiff_t>(r) * n + j] = j >= r ? a[static_cast<std::ptrdiff_t>(j) * m + r] : T(0);
+  if (k == 0) return 0;
+  lapack_orgqr_call(m, k, k, a, tau.data(), &query, -1, info);
+  if (info != 0) return info;
+  work.resize(static_cast<std::size_t>(std::max<T>(query, T(1))));
+  lapack_orgqr_call(m, k, k, a, tau.data(), work.data(), static_cast<int>(work.size()), info);
   return info;
 }
 
@@ -358,6 +403,27 @@ template <class N, class T, std::size_t R> void lapack_gesdd_values::run(const N
     T none = 0;
     return hi::lapack_gesdd("N", at.data(), static_cast<int>(cols), static_cast<int>(m), out + q * k, &none, &none, 1);
   }, "the singular value iteration did not converge", 4);
+}
+
+template <class N, class T, std::size_t R> void lapack_geqrf_orgqr::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  namespace hi = detail::host_impl;
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, cols = 0, batches = 0;
+  hi::linalg_extents(a.shape(), "qr", m, cols, batches);
+  const index_t k = std::min(m, cols), width = m + cols;
+  T* out = dest.data();  // per matrix k rows of [Q's column r, R's row r]
+  hi::for_each_matrix("qr", batches, std::max(m, cols), [&](index_t q) {
+    // QR of A itself (not of the transpose LAPACK would see in row-major memory): A to columns first
+    std::vector<T> col(static_cast<std::size_t>(m * cols)), r_rows(static_cast<std::size_t>(k * cols));
+    hi::to_columns(a.data() + q * m * cols, m, cols, col.data());
+    const int info = hi::lapack_geqrf_orgqr(col.data(), static_cast<int>(m), static_cast<int>(cols), r_rows.data());
+    T* o = out + q * k * width;
+    for (index_t r = 0; r < k; ++r) {
+      std::copy(col.data() + r * m, col.data() + (r + 1) * m, o + r * width);  // Q's column r, contiguous
+      std::copy(r_rows.data() + r * cols, r_rows.data() + (r + 1) * cols, o + r * width + m);
+    }
+    return info;
+  }, "unreachable: Householder QR does not fail");
 }
 
 } // namespace texpr::host_kernels

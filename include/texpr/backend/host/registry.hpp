@@ -153,6 +153,13 @@ struct lapack_gesdd_values {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// qr through LAPACK's geqrf (Householder reflections, R) and orgqr (Q from them), as NumPy (linalg.hpp).
+struct lapack_geqrf_orgqr {
+  static constexpr std::string_view name = "lapack_geqrf_orgqr";  ///< Shown by tx::placement.
+  /// dest = the qr node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -280,6 +287,7 @@ struct gemm_epilogue {
   X(eigvalsh,       declared,              lapack_syevd_values) \
   X(svd,            declared,              lapack_gesdd) \
   X(svdvals,        declared,              lapack_gesdd_values) \
+  X(qr,             declared,              lapack_geqrf_orgqr) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
