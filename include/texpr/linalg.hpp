@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Dense linear algebra, opt-in (texpr/texpr.hpp does not include it): tx::linalg::cholesky, solve_triangular,
-// solve, inv, slogdet, det, eigh, eigvalsh, svd, svdvals and qr, batched over leading axes, with gradients. The host rows call LAPACK: link
+// solve, inv, slogdet, det, eigh, eigvalsh, svd, svdvals, qr and matrix_norm, batched over leading axes, with gradients. The host rows call LAPACK: link
 // texpr::linalg (CMake), which links the LAPACK CMake finds (Debian: liblapack-dev, or OpenBLAS's). The rows are in the host registry
 // table as usual; cuda has none yet, so evaluating one on cuda is the usual compile error naming op, dtype, cuda.
 #pragma once
@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "texpr/texpr.hpp"
@@ -150,6 +151,35 @@ template <operand A> auto qr(A&& a) {
   auto q = transpose(slice(packed, last, 0, m));
   auto r = slice(packed, last, m, m + n);
   return qr_result<decltype(q), decltype(r)>{std::move(q), std::move(r)};
+}
+
+/// matrix_norm's orders (numpy.linalg.norm's ord for matrices): tag types, so that each order's expression has its own type.
+struct frobenius_norm {};
+/// The nuclear norm: the sum of the singular values.
+struct nuclear_norm {};
+/// The spectral norm (ord 2): the largest singular value.
+struct spectral_norm {};
+inline constexpr frobenius_norm fro{};  ///< ord 'fro': sqrt of the sum of squares.
+inline constexpr nuclear_norm nuc{};    ///< ord 'nuc': the sum of the singular values.
+inline constexpr spectral_norm two{};   ///< ord 2: the largest singular value.
+
+/// Lazy norm of each matrix in a's last two axes (numpy.linalg.norm(a, ord, axis=(-2, -1)), torch.linalg.
+/// matrix_norm): `fro` (the default) sqrt(sum a²), fused, no library call; `nuc` the sum and `two` the largest of
+/// svdvals(a) (LAPACK's gesdd). Gradients through these expressions (fro's is infinite at a = 0, as sqrt's; two's
+/// picks one singular pair where the largest two are equal).
+template <operand A, class Ord = frobenius_norm> auto matrix_norm(A&& a, Ord = {}) {
+  auto ca = detail::matrices(std::forward<A>(a));
+  constexpr index_t R = static_cast<index_t>(decltype(ca)::rank);
+  static_assert(std::is_same_v<Ord, frobenius_norm> || std::is_same_v<Ord, nuclear_norm> || std::is_same_v<Ord, spectral_norm>,
+                "texpr: matrix_norm's order is tx::linalg::fro, nuc or two");
+  if constexpr (std::is_same_v<Ord, frobenius_norm>) {
+    auto shared = share(std::move(ca));
+    return sqrt(sum(sum(shared * shared, R - 1), R - 2));
+  } else if constexpr (std::is_same_v<Ord, nuclear_norm>) {
+    return sum(svdvals(std::move(ca)), R - 2);
+  } else {
+    return max(svdvals(std::move(ca)), R - 2);
+  }
 }
 
 } // namespace linalg

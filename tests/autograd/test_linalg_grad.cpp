@@ -4,7 +4,7 @@
 // (both operands), solve_triangular in each triangle (the unread triangle's derivative is 0, which the check also
 // asserts), slogdet and det, eigh and eigvalsh (through (p + pᵀ) / 2, sign-invariant losses of the eigenvectors; a
 // repeated eigenvalue), svd (tall, wide, square; u and vh through sign-invariant losses) and svdvals, qr (tall and
-// square), and a chain of them.
+// square), matrix_norm's three orders, and a chain of them.
 #include "grad_check.hpp"
 
 #include <texpr/linalg.hpp>
@@ -154,6 +154,15 @@ TEST_CASE("qr: tall and square, q and r; a wide A's gradient is a shape_error na
   auto wide = tx::param<grad_check::tag<0>>(wide_x);
   CHECK_THROWS_WITH_AS((void)tx::grad(tx::sum(tx::linalg::qr(wide).q), wide),
                        doctest::Contains("the gradient of linalg::qr needs A (..., m, n) with m >= n; got shape (2, 3)"), tx::shape_error);
+}
+
+TEST_CASE("matrix_norm: fro, nuc and 2 (compositions: their gradients come from sqrt, sum, max and svdvals)") {
+  auto g = grad_check::rng(59);
+  auto x = random(tx::shape_t<3>{2, 4, 3}, g);
+  auto c = random(tx::shape_t<1>{2}, g);
+  check("matrix_norm fro", [&](auto p) { return tx::sum(tx::linalg::matrix_norm(p) * c); }, x);
+  check("matrix_norm nuc", [&](auto p) { return tx::sum(tx::linalg::matrix_norm(p, tx::linalg::nuc) * c); }, x);
+  check("matrix_norm 2", [&](auto p) { return tx::sum(tx::linalg::matrix_norm(p, tx::linalg::two) * c); }, x);
 }
 
 TEST_CASE("a chain: the solve of a Cholesky factor by a triangular solve, read twice") {

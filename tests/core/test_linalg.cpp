@@ -467,3 +467,29 @@ TEST_CASE("linalg: qr against NumPy (reduced), tall and wide, float and double; 
   CHECK(tx::eval(qe).shape() == tx::shape_t<2>{3, 0});
   CHECK(tx::eval(re).shape() == tx::shape_t<2>{0, 0});
 }
+
+TEST_CASE("linalg: matrix_norm fro, nuc and 2 against NumPy, float and double; placement of each") {
+  const auto f = tx::load_npz(fixture());
+  const auto a = f.get<double, 3>("tall");
+  const auto fro = tx::eval(tx::linalg::matrix_norm(a)), nuc = tx::eval(tx::linalg::matrix_norm(a, tx::linalg::nuc)),
+             two = tx::eval(tx::linalg::matrix_norm(a, tx::linalg::two));
+  const auto fro_f = tx::eval(tx::linalg::matrix_norm(tx::cast<float>(a), tx::linalg::fro));
+  const auto two_f = tx::eval(tx::linalg::matrix_norm(tx::cast<float>(a), tx::linalg::two));
+  for (tx::index_t q = 0; q < 4; ++q) {
+    // relative 1e-13 (double), 1e-6 (float): sums of at most 28 terms, and singular values to eps |A|
+    CHECK(std::abs(fro(q) - f.get<double, 1>("norm_fro")(q)) <= 1e-13 * f.get<double, 1>("norm_fro")(q));
+    CHECK(std::abs(nuc(q) - f.get<double, 1>("norm_nuc")(q)) <= 1e-13 * f.get<double, 1>("norm_nuc")(q));
+    CHECK(std::abs(two(q) - f.get<double, 1>("norm_2")(q)) <= 1e-13 * f.get<double, 1>("norm_2")(q));
+    CHECK(std::abs(fro_f(q) - f.get<double, 1>("norm_fro")(q)) <= 1e-6 * f.get<double, 1>("norm_fro")(q));
+    CHECK(std::abs(two_f(q) - f.get<double, 1>("norm_2")(q)) <= 1e-6 * f.get<double, 1>("norm_2")(q));
+  }
+  // fro is fused elementwise and reductions (no library call); nuc and 2 read svdvals
+  CHECK(tx::placement(tx::linalg::matrix_norm(a)).find("lapack") == std::string::npos);
+  CHECK(tx::placement(tx::linalg::matrix_norm(a, tx::linalg::nuc)).find("lapack_gesdd_values") != std::string::npos);
+  // a 1 x 1 matrix: |a| in every order; an empty batch
+  const tx::tensor<double, 2> one({1, 1}, {-3.0});
+  CHECK(tx::eval(tx::linalg::matrix_norm(one)).item() == 3.0);
+  CHECK(tx::eval(tx::linalg::matrix_norm(one, tx::linalg::nuc)).item() == 3.0);
+  CHECK(tx::eval(tx::linalg::matrix_norm(one, tx::linalg::two)).item() == 3.0);
+  CHECK(tx::eval(tx::linalg::matrix_norm(tx::tensor<double, 3>({0, 2, 3}), tx::linalg::two)).shape() == tx::shape_t<1>{0});
+}
