@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Dense linear algebra, opt-in (texpr/texpr.hpp does not include it): tx::linalg::cholesky, solve_triangular,
-// solve, inv, slogdet, det, eigh, eigvalsh, svd, svdvals, qr and matrix_norm, batched over leading axes, with gradients. The host rows call LAPACK: link
+// solve, inv, slogdet, det, eigh, eigvalsh, svd, svdvals, qr, lstsq and matrix_norm, batched over leading axes, with gradients. The host rows call LAPACK: link
 // texpr::linalg (CMake), which links the LAPACK CMake finds (Debian: liblapack-dev, or OpenBLAS's). The rows are in the host registry
 // table as usual; cuda has none yet, so evaluating one on cuda is the usual compile error naming op, dtype, cuda.
 #pragma once
@@ -300,6 +300,29 @@ template <> struct gradient_rule<op::qr> {
     auto z = mm * cast<T>(columns >= rows) + transpose(mm * cast<T>(columns > rows));
     auto x = matmul(q, std::move(z)) + g_q;                                     // (..., m, n)
     return transpose(linalg::solve_triangular(r, transpose(std::move(x)), linalg::triangle::upper));  // x R⁻ᵀ
+  }
+};
+
+/// lstsq (operands A, B; result X = A⁺ B): the pseudo-inverse's derivative, valid where A's rank does not change
+/// (full rank: always, near a full-rank A). With Y = A⁺ᵀ g (lstsq(Aᵀ, g)), dB = Y and
+/// dA = -Y Xᵀ + (B - A X)(A⁺ Y)ᵀ + A⁺ᵀ X (g - Aᵀ Y)ᵀ (the last two terms vanish for square invertible A).
+template <> struct gradient_rule<op::lstsq> {
+  static constexpr std::string_view derivative =
+      "dB = Y = lstsq(Aᵀ, g) (A⁺ᵀ g), dA = -Y Xᵀ + (B - A X) lstsq(A, Y)ᵀ + lstsq(Aᵀ, X) (g - Aᵀ Y)ᵀ (the pseudo-inverse's "
+      "derivative; A of constant rank, e.g. full rank)";
+  template <std::size_t I> static constexpr unsigned uses =
+      I == 0 ? (detail::uses_operand(0) | detail::uses_operand(1) | detail::uses_out) : detail::uses_operand(0);
+  template <std::size_t I, class N, class G, class Out, class A, class Bm>
+  static auto partial(const N&, const G& g, const Out& x, const A& a, const Bm& b) {
+    auto y = share(linalg::lstsq(transpose(a), g));
+    if constexpr (I == 1) {
+      return y;
+    } else {
+      auto residual = b - matmul(a, x);
+      auto from_residual = matmul(std::move(residual), transpose(linalg::lstsq(a, y)));
+      auto from_null_space = matmul(linalg::lstsq(transpose(a), x), transpose(g - matmul(transpose(a), y)));
+      return -matmul(y, transpose(x)) + std::move(from_residual) + std::move(from_null_space);
+    }
   }
 };
 

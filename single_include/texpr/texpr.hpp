@@ -3944,6 +3944,16 @@ struct qr : linalg_op {
       "[Q's column r, R's row r] (tx::linalg::qr reads it)";
 };
 
+/// The least-squares solution X minimising |A X - B| for each m x n A (the minimum-norm one where A is rank
+/// deficient; numpy.linalg.lstsq with rcond=None: singular values below eps max(m, n) s_max count as zero), by
+/// LAPACK's SVD-based gelsd, as NumPy.
+struct lstsq : linalg_op {
+  static constexpr std::string_view name = "lstsq";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "least-squares (minimum-norm) X with A X ≈ B for each m x n A, B (..., m, k) (numpy.linalg.lstsq's solution, "
+      "rcond eps max(m, n)); SVD-based";
+};
+
 } // namespace texpr::op
 #endif // TEXPR_SI_TEXPR_OP_LINALG_HPP
 // ---- end texpr/op/linalg.hpp ----
@@ -4587,6 +4597,13 @@ struct lapack_geqrf_orgqr {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// lstsq through LAPACK's gelsd (SVD by divide and conquer; the minimum-norm solution), as NumPy (linalg.hpp).
+struct lapack_gelsd {
+  static constexpr std::string_view name = "lapack_gelsd";  ///< Shown by tx::placement.
+  /// dest = the lstsq node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -4715,6 +4732,7 @@ struct gemm_epilogue {
   X(svd,            declared,              lapack_gesdd) \
   X(svdvals,        declared,              lapack_gesdd_values) \
   X(qr,             declared,              lapack_geqrf_orgqr) \
+  X(lstsq,          declared,              lapack_gelsd) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \

@@ -4,7 +4,7 @@
 // (both operands), solve_triangular in each triangle (the unread triangle's derivative is 0, which the check also
 // asserts), slogdet and det, eigh and eigvalsh (through (p + pᵀ) / 2, sign-invariant losses of the eigenvectors; a
 // repeated eigenvalue), svd (tall, wide, square; u and vh through sign-invariant losses) and svdvals, qr (tall and
-// square), matrix_norm's three orders, and a chain of them.
+// square), lstsq (tall, wide, square), matrix_norm's three orders, and a chain of them.
 #include "grad_check.hpp"
 
 #include <texpr/linalg.hpp>
@@ -163,6 +163,18 @@ TEST_CASE("matrix_norm: fro, nuc and 2 (compositions: their gradients come from 
   check("matrix_norm fro", [&](auto p) { return tx::sum(tx::linalg::matrix_norm(p) * c); }, x);
   check("matrix_norm nuc", [&](auto p) { return tx::sum(tx::linalg::matrix_norm(p, tx::linalg::nuc) * c); }, x);
   check("matrix_norm 2", [&](auto p) { return tx::sum(tx::linalg::matrix_norm(p, tx::linalg::two) * c); }, x);
+}
+
+TEST_CASE("lstsq: tall (a nonzero residual), wide (minimum norm) and square, both operands") {
+  auto g = grad_check::rng(60);
+  for (const auto shape : {tx::shape_t<3>{2, 5, 3}, tx::shape_t<3>{2, 3, 5}, tx::shape_t<3>{2, 3, 3}}) {
+    const tx::index_t m = shape[1], n = shape[2];
+    INFO("A " << m << " x " << n);
+    auto a = random(shape, g);
+    auto b = random(tx::shape_t<3>{2, m, 2}, g);
+    auto w = random(tx::shape_t<3>{2, n, 2}, g);
+    check("lstsq", [&](auto pa, auto pb) { return tx::sum(tx::linalg::lstsq(pa, pb) * w); }, a, b);
+  }
 }
 
 TEST_CASE("a chain: the solve of a Cholesky factor by a triangular solve, read twice") {

@@ -1610,7 +1610,7 @@ template <class Op> inline constexpr bool is_linalg = std::is_base_of_v<tx::op::
 /// strided view, B as an expression) checked by the defining identity in long double (L Lᵀ = A with L lower and a
 /// positive diagonal; A X = B; S V = V diag(w) with Vᵀ V = I; eigvalsh: trace and Frobenius norm; svd of a tall and
 /// a wide (strided) matrix, reduced and full: U diag(s) Vᴴ = A, orthonormal factors; svdvals: sums of s² and s⁴; qr of
-/// both: Q R = A, Qᵀ Q = I, R upper), relative to the
+/// both: Q R = A, Qᵀ Q = I, R upper; lstsq: the normal equations (tall), A X = B in A's row space (wide)), relative to the
 /// sizes of the terms: 1e-5 (float), 1e-12 (double). Both triangles are tried where the
 /// op reads one, with noise in the other.
 template <class B, class Op, class T> void check_linalg() {
@@ -1842,6 +1842,68 @@ template <class B, class Op, class T> void check_linalg() {
       }
       CHECK_MESSAGE(e <= tol, "qr " << tx::dtype_name_v<T> << std::string(wide ? " wide" : " tall")
                                     << ": Q R - A, QᵀQ - I, R upper: relative " << static_cast<double>(e));
+    }
+  } else if constexpr (std::is_same_v<Op, tx::op::lstsq>) {
+    // a tall A (6 x 4: m's first 4 columns): the normal equations Aᵀ (A X - B) = 0; a wide one (its transpose, a
+    // strided view) with B of 4 rows: A X = B exactly, and X = Aᵀ w (the minimum norm: X in A's row space), checked
+    // as X = Aᵀ (A Aᵀ)⁻¹ A X; B an expression
+    const tx::tensor<T, 3> tall = tx::eval(tx::slice(m, 2, 0, 4));
+    const auto tall_dev = on<B>::up(tall);
+    const tx::tensor<T, 3> rhs4 = tx::eval(tx::slice(rhs, 1, 0, 4));
+    const auto rhs4_dev = on<B>::up(rhs4);
+    for (const bool wide : {false, true}) {
+      const tx::index_t rows_of = wide ? 4 : n, cols_of = wide ? n : 4;
+      auto elem = [&](tx::index_t q, tx::index_t i, tx::index_t j) { return wide ? at(tall, q, j, i) : at(tall, q, i, j); };
+      auto rhs_of = [&](tx::index_t q, tx::index_t i, tx::index_t c) { return 2 * (wide ? at(rhs4, q, i, c) : at(rhs, q, i, c)); };
+      const tx::tensor<T, 3> x = wide ? on<B>::down(tx::linalg::lstsq(tx::transpose(tall_dev), rhs4_dev * T(2)))
+                                      : on<B>::down(tx::linalg::lstsq(tall_dev, rhs_dev * T(2)));
+      REQUIRE(x.shape() == tx::shape_t<3>{batches, cols_of, k});
+      ld e = 0;
+      for (tx::index_t q = 0; q < batches; ++q)
+        for (tx::index_t c = 0; c < k; ++c) {
+          std::vector<ld> r(static_cast<std::size_t>(rows_of));  // A X - B
+          ld mag = 0;
+          for (tx::index_t i = 0; i < rows_of; ++i) {
+            ld v = -rhs_of(q, i, c);
+            for (tx::index_t j = 0; j < cols_of; ++j) v += elem(q, i, j) * at(x, q, j, c), mag += std::fabs(elem(q, i, j) * at(x, q, j, c));
+            r[static_cast<std::size_t>(i)] = v;
+            mag += std::fabs(rhs_of(q, i, c));
+          }
+          if (wide) {
+            for (tx::index_t i = 0; i < rows_of; ++i) e = std::max(e, std::fabs(r[static_cast<std::size_t>(i)]) / (mag + 1));
+          } else {
+            for (tx::index_t j = 0; j < cols_of; ++j) {
+              ld v = 0;
+              for (tx::index_t i = 0; i < rows_of; ++i) v += elem(q, i, j) * r[static_cast<std::size_t>(i)];
+              e = std::max(e, std::fabs(v) / (mag * n + 1));
+            }
+          }
+        }
+      if (wide) {  // minimum norm: X orthogonal to A's null space, i.e. X = Aᵀ (A Aᵀ)⁻¹ (A X) (Gauss-Jordan in long double)
+        for (tx::index_t q = 0; q < batches; ++q)
+          for (tx::index_t c = 0; c < k; ++c) {
+            std::vector<ld> gram(16), ax(4);
+            for (tx::index_t i = 0; i < 4; ++i) {
+              for (tx::index_t j = 0; j < 4; ++j)
+                for (tx::index_t l = 0; l < cols_of; ++l) gram[static_cast<std::size_t>(i * 4 + j)] += elem(q, i, l) * elem(q, j, l);
+              for (tx::index_t l = 0; l < cols_of; ++l) ax[static_cast<std::size_t>(i)] += elem(q, i, l) * at(x, q, l, c);
+            }
+            for (std::size_t p = 0; p < 4; ++p)  // A Aᵀ is positive definite: no pivoting needed
+              for (std::size_t i = 0; i < 4; ++i) {
+                if (i == p) continue;
+                const ld f = gram[i * 4 + p] / gram[p * 4 + p];
+                for (std::size_t j = 0; j < 4; ++j) gram[i * 4 + j] -= f * gram[p * 4 + j];
+                ax[i] -= f * ax[p];
+              }
+            for (tx::index_t l = 0; l < cols_of; ++l) {
+              ld v = 0;
+              for (std::size_t i = 0; i < 4; ++i) v += elem(q, static_cast<tx::index_t>(i), l) * ax[i] / gram[i * 4 + i];
+              e = std::max(e, std::fabs(v - at(x, q, l, c)) / (std::fabs(at(x, q, l, c)) + 1));
+            }
+          }
+      }
+      CHECK_MESSAGE(e <= tol * 10, "lstsq " << tx::dtype_name_v<T> << std::string(wide ? " wide: A X - B, X in A's row space" : " tall: Aᵀ (A X - B)")
+                                           << ": relative " << static_cast<double>(e));
     }
   } else if constexpr (std::is_same_v<Op, tx::op::cholesky>) {
     const tx::tensor<T, 3> l = on<B>::down(tx::linalg::cholesky(a_view));

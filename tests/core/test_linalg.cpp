@@ -493,3 +493,44 @@ TEST_CASE("linalg: matrix_norm fro, nuc and 2 against NumPy, float and double; p
   CHECK(tx::eval(tx::linalg::matrix_norm(one, tx::linalg::two)).item() == 3.0);
   CHECK(tx::eval(tx::linalg::matrix_norm(tx::tensor<double, 3>({0, 2, 3}), tx::linalg::two)).shape() == tx::shape_t<1>{0});
 }
+
+TEST_CASE("linalg: lstsq against NumPy (tall: least squares; wide: minimum norm), float and double; errors") {
+  const auto f = tx::load_npz(fixture());
+  // double within 1e-12, float within 1e-4 (these matrices' condition numbers are below 10; the float solution's
+  // error is about cond² eps for the tall least-squares problem with a nonzero residual)
+  const auto tall = f.get<double, 3>("tall"), wide = f.get<double, 3>("wide");
+  const auto b = f.get<double, 3>("lstsq_b"), bw = f.get<double, 3>("lstsq_wide_b");
+  CHECK(relative_error(tx::eval(tx::linalg::lstsq(tall, b)), f.get<double, 3>("lstsq_tall"), 4) <= 1e-12);
+  CHECK(relative_error(tx::eval(tx::linalg::lstsq(wide, bw)), f.get<double, 3>("lstsq_wide"), 4) <= 1e-12);
+  CHECK(relative_error(tx::eval(tx::linalg::lstsq(tx::cast<float>(tall), tx::cast<float>(b))), f.get<double, 3>("lstsq_tall"), 4) <= 1e-4);
+  CHECK(relative_error(tx::eval(tx::linalg::lstsq(tx::cast<float>(wide), tx::cast<float>(bw))), f.get<double, 3>("lstsq_wide"), 4) <= 1e-4);
+  // strided operands (transposes of transposes in memory), an expression
+  const tx::tensor<double, 3> tt = tx::eval(tx::transpose(tall)), bt = tx::eval(tx::transpose(b));
+  CHECK(relative_error(tx::eval(tx::linalg::lstsq(tx::transpose(tt), tx::transpose(bt) * 1.0)), f.get<double, 3>("lstsq_tall"), 4) <= 1e-12);
+  // square and invertible: solve's answer
+  const auto a = f.get<double, 3>("a");
+  CHECK(relative_error(tx::eval(tx::linalg::lstsq(a, f.get<double, 3>("b"))), f.get<double, 3>("solve"), 4) <= 1e-10);
+  // rank deficient (a repeated column): the minimum-norm solution, which splits the weight equally between the two
+  tx::tensor<double, 2> twice({3, 2}, {1, 1, 2, 2, 3, 3});
+  const tx::tensor<double, 2> rhs({3, 1}, {2, 4, 6});
+  const auto x = tx::eval(tx::linalg::lstsq(twice, rhs));
+  CHECK(std::abs(x(0, 0) - 1.0) <= 1e-12);
+  CHECK(std::abs(x(1, 0) - 1.0) <= 1e-12);
+  CHECK(tx::placement(tx::linalg::lstsq(tall, b)).find("lapack_gelsd") != std::string::npos);
+  // shapes: B needs A's rows; empty batch; 1 x 1
+  CHECK_THROWS_WITH_AS(tx::linalg::lstsq(tall, bw), doctest::Contains("linalg::lstsq of A of shape (4, 7, 4) and B of shape (4, 4, 2)"), tx::shape_error);
+  CHECK(tx::eval(tx::linalg::lstsq(tx::tensor<double, 3>({0, 3, 2}), tx::tensor<double, 3>({0, 3, 5}))).shape() == tx::shape_t<3>{0, 2, 5});
+  CHECK(tx::eval(tx::linalg::lstsq(tx::tensor<float, 2>({1, 1}, {4.0f}), tx::tensor<float, 2>({1, 1}, {-6.0f})))(0, 0) == -1.5f);
+  // a NaN in matrix 3 (NumPy: "SVD did not converge in Linear Least Squares")
+  tx::tensor<double, 3> nan = tall.clone();
+  nan(3, 0, 0) = std::nan("");
+  try {
+    (void)tx::eval(tx::linalg::lstsq(nan, b));
+    FAIL("lstsq of a matrix with a NaN did not throw");
+  } catch (const tx::linalg_error& e) {
+    CHECK(e.op_name == "lstsq");
+    CHECK(e.batch_index == 3);
+    CHECK(e.library_info > 0);
+    CHECK(std::string(e.what()).find("did not converge") != std::string::npos);
+  }
+}

@@ -61,12 +61,14 @@ template <class Op, class... Cs> class linalg_expr : public expr_base<linalg_exp
   explicit linalg_expr(bool flag, Cs... c) : c_{{std::move(c)}...}, flag_(flag) {}
   /// The result shape: the last operand's, or for a matrix A (..., m, n): slogdet (..., 2) ([sign, log|det|]);
   /// eigh (..., n, 1 + n) (row r: eigenvalue r, then eigenvector r); eigvalsh (..., n); svd (..., rows, m + 1 + n)
-  /// with rows = min(m, n) (max(m, n) for full matrices); svdvals (..., min(m, n)); qr (..., min(m, n), m + n).
+  /// with rows = min(m, n) (max(m, n) for full matrices); svdvals (..., min(m, n)); qr (..., min(m, n), m + n);
+  /// lstsq of A (..., m, n) and B (..., m, k): (..., n, k).
   shape_t<rank> shape() const {
     const auto s = detail::get<sizeof...(Cs) - 1>(c_).shape();
     constexpr std::size_t R = last::rank;
     if constexpr (std::is_same_v<Op, op::slogdet> || std::is_same_v<Op, op::eigvalsh> || std::is_same_v<Op, op::eigh> ||
-                  std::is_same_v<Op, op::svd> || std::is_same_v<Op, op::svdvals> || std::is_same_v<Op, op::qr>) {
+                  std::is_same_v<Op, op::svd> || std::is_same_v<Op, op::svdvals> || std::is_same_v<Op, op::qr> ||
+                  std::is_same_v<Op, op::lstsq>) {
       shape_t<rank> r{};
       for (std::size_t d = 0; d + 2 < R; ++d) r[d] = s[d];
       const index_t m = s[R - 2], n = s[R - 1], k = m < n ? m : n;
@@ -76,6 +78,7 @@ template <class Op, class... Cs> class linalg_expr : public expr_base<linalg_exp
       if constexpr (std::is_same_v<Op, op::svd>) r[R - 2] = flag_ ? m + n - k : k, r[R - 1] = m + 1 + n;
       if constexpr (std::is_same_v<Op, op::svdvals>) r[R - 2] = k;
       if constexpr (std::is_same_v<Op, op::qr>) r[R - 2] = k, r[R - 1] = m + n;
+      if constexpr (std::is_same_v<Op, op::lstsq>) r[R - 2] = detail::get<0>(c_).shape()[R - 1], r[R - 1] = n;  // (A's n, B's k)
       return r;
     } else {
       return s;
@@ -127,6 +130,15 @@ template <class A> auto square_matrices(A&& a, std::string_view op, const texpr:
   return ca;
 }
 
+/// Checks that b holds right-hand sides for the m x n matrices a (same leading axes, m rows); throws naming both shapes.
+template <std::size_t R> void check_least_squares(const shape_t<R>& a, const shape_t<R>& b, const texpr::source_location& loc) {
+  bool ok = b[R - 2] == a[R - 2];
+  for (std::size_t d = 0; d + 2 < R; ++d) ok = ok && a[d] == b[d];
+  if (!ok)
+    throw shape_error(at(loc) + "texpr: linalg::lstsq of A of shape " + to_string(a) + " and B of shape " + to_string(b) +
+                      ": B needs A's leading axes and A's rows (A (..., m, n), B (..., m, k))");
+}
+
 template <class Op, class A, class B> auto linalg_solve_node(A&& a, B&& b, bool upper, const texpr::source_location& loc) {
   using CA = captured_t<A>;
   using CB = captured_t<B>;
@@ -157,6 +169,21 @@ template <operand A> auto cholesky(A&& a, texpr::source_location loc = texpr::so
 template <operand A, operand B>
 auto solve_triangular(A&& a, B&& b, triangle which, texpr::source_location loc = texpr::source_location::current()) {
   return detail::linalg_solve_node<op::solve_triangular>(std::forward<A>(a), std::forward<B>(b), which == triangle::upper, loc);
+}
+
+/// Lazy least-squares solution X (..., n, k) minimising |A X - B| for A (..., m, n), B (..., m, k) (numpy.linalg.
+/// lstsq's first result, rcond=None): the minimum-norm solution where A is rank deficient, by LAPACK's gelsd (SVD,
+/// as NumPy). Non-convergence of the SVD throws tx::linalg_error at evaluation.
+template <operand A, operand B> auto lstsq(A&& a, B&& b, texpr::source_location loc = texpr::source_location::current()) {
+  using CA = detail::captured_t<A>;
+  using CB = detail::captured_t<B>;
+  static_assert(CA::rank >= 2 && CB::rank == CA::rank,
+                "texpr: linalg::lstsq takes A (..., m, n) and B (..., m, k) of the same rank (a vector b: unsqueeze(b, -1))");
+  static_assert(std::is_same_v<typename CA::value_type, typename CB::value_type>, "texpr: linalg::lstsq needs A and B of one dtype");
+  auto ca = detail::capture(std::forward<A>(a));
+  auto cb = detail::capture(std::forward<B>(b));
+  detail::check_least_squares(ca.shape(), cb.shape(), loc);
+  return linalg_expr<op::lstsq, CA, CB>(false, std::move(ca), std::move(cb));
 }
 
 /// Lazy X with A X = B (numpy.linalg.solve) by LU with partial pivoting: A (..., n, n), B (..., n, k). An exactly

@@ -92,4 +92,14 @@ struct qr : linalg_op {
       "[Q's column r, R's row r] (tx::linalg::qr reads it)";
 };
 
+/// The least-squares solution X minimising |A X - B| for each m x n A (the minimum-norm one where A is rank
+/// deficient; numpy.linalg.lstsq with rcond=None: singular values below eps max(m, n) s_max count as zero), by
+/// LAPACK's SVD-based gelsd, as NumPy.
+struct lstsq : linalg_op {
+  static constexpr std::string_view name = "lstsq";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "least-squares (minimum-norm) X with A X ≈ B for each m x n A, B (..., m, k) (numpy.linalg.lstsq's solution, "
+      "rcond eps max(m, n)); SVD-based";
+};
+
 } // namespace texpr::op

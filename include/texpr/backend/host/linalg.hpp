@@ -46,6 +46,10 @@ void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* 
              float* vt, const int* ldvt, float* work, const int* lwork, int* iwork, int* info, std::size_t);
 void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
              const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork, int* info, std::size_t);
+void sgelsd_(const int* m, const int* n, const int* nrhs, float* a, const int* lda, float* b, const int* ldb, float* s,
+             const float* rcond, int* rank, float* work, const int* lwork, int* iwork, int* info);
+void dgelsd_(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b, const int* ldb, double* s,
+             const double* rcond, int* rank, double* work, const int* lwork, int* iwork, int* info);
 void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, float* work, const int* lwork, int* info);
 void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork, int* info);
 void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau, float* work,
@@ -195,6 +199,33 @@ template <class T> int lapack_geqrf_orgqr(T* a, int m, int n, T* r_rows) {
   if (info != 0) return info;
   work.resize(static_cast<std::size_t>(std::max<T>(query, T(1))));
   lapack_orgqr_call(m, k, k, a, tau.data(), work.data(), static_cast<int>(work.size()), info);
+  return info;
+}
+
+inline void lapack_gelsd_call(int m, int n, int k, float* a, float* b, int ldb, float* s, float rcond, float* work, int lwork, int* iwork, int& info) {
+  const int lda = std::max(m, 1);
+  int rank = 0;
+  sgelsd_(&m, &n, &k, a, &lda, b, &ldb, s, &rcond, &rank, work, &lwork, iwork, &info);
+}
+inline void lapack_gelsd_call(int m, int n, int k, double* a, double* b, int ldb, double* s, double rcond, double* work, int lwork, int* iwork, int& info) {
+  const int lda = std::max(m, 1);
+  int rank = 0;
+  dgelsd_(&m, &n, &k, a, &lda, b, &ldb, s, &rcond, &rank, work, &lwork, iwork, &info);
+}
+
+/// The minimum-norm least-squares solution of the column-major m x n a (destroyed) for the k columns of b (leading
+/// dimension ldb >= max(m, n); the solution in its first n rows), singular values below eps max(m, n) s_max taken
+/// as zero (NumPy's rcond=None). Returns info (> 0: the SVD did not converge).
+template <class T> int lapack_gelsd(T* a, int m, int n, T* b, int ldb, int k) {
+  std::vector<T> s(static_cast<std::size_t>(std::max(std::min(m, n), 1)));
+  const T rcond = std::numeric_limits<T>::epsilon() * static_cast<T>(std::max(m, n));
+  int info = 0, iwork_query = 0;
+  T query = 0;
+  lapack_gelsd_call(m, n, k, a, b, ldb, s.data(), rcond, &query, -1, &iwork_query, info);
+  if (info != 0) return info;
+  std::vector<T> work(static_cast<std::size_t>(std::max<T>(query, T(1))));
+  std::vector<int> iwork(static_cast<std::size_t>(std::max(iwork_query, 1)));
+  lapack_gelsd_call(m, n, k, a, b, ldb, s.data(), rcond, work.data(), static_cast<int>(work.size()), iwork.data(), info);
   return info;
 }
 
@@ -424,6 +455,29 @@ template <class N, class T, std::size_t R> void lapack_geqrf_orgqr::run(const N&
     }
     return info;
   }, "unreachable: Householder QR does not fail");
+}
+
+template <class N, class T, std::size_t R> void lapack_gelsd::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  namespace hi = detail::host_impl;
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  const auto b = detail::materialize_contiguous(detail::get<1>(n.operands()), ctx);
+  index_t m = 0, cols = 0, batches = 0, k = 0, rows_b = 0;
+  hi::linalg_extents(a.shape(), "lstsq", m, cols, batches);
+  hi::linalg_extents(b.shape(), "lstsq", rows_b, k, batches);
+  const index_t ld = std::max<index_t>({m, cols, 1});
+  T* out = dest.data();
+  hi::for_each_matrix("lstsq", batches, std::max(m, cols), [&](index_t q) {
+    // A itself to LAPACK (to columns), B to columns in a buffer tall enough for the solution (n rows)
+    std::vector<T> col(static_cast<std::size_t>(m * cols)), rhs(static_cast<std::size_t>(ld * k), T(0));
+    hi::to_columns(a.data() + q * m * cols, m, cols, col.data());
+    for (index_t i = 0; i < m; ++i)
+      for (index_t j = 0; j < k; ++j) rhs[static_cast<std::size_t>(j * ld + i)] = b.data()[q * m * k + i * k + j];
+    const int info = hi::lapack_gelsd(col.data(), static_cast<int>(m), static_cast<int>(cols), rhs.data(), static_cast<int>(ld),
+                                      static_cast<int>(k));
+    for (index_t i = 0; i < cols; ++i)
+      for (index_t j = 0; j < k; ++j) out[q * cols * k + i * k + j] = rhs[static_cast<std::size_t>(j * ld + i)];
+    return info;
+  }, "the singular value iteration did not converge");
 }
 
 } // namespace texpr::host_kernels

@@ -160,6 +160,13 @@ struct lapack_geqrf_orgqr {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// lstsq through LAPACK's gelsd (SVD by divide and conquer; the minimum-norm solution), as NumPy (linalg.hpp).
+struct lapack_gelsd {
+  static constexpr std::string_view name = "lapack_gelsd";  ///< Shown by tx::placement.
+  /// dest = the lstsq node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -288,6 +295,7 @@ struct gemm_epilogue {
   X(svd,            declared,              lapack_gesdd) \
   X(svdvals,        declared,              lapack_gesdd_values) \
   X(qr,             declared,              lapack_geqrf_orgqr) \
+  X(lstsq,          declared,              lapack_gelsd) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
