@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Dense linear algebra, opt-in (texpr/texpr.hpp does not include it): tx::linalg::cholesky, solve_triangular,
-// solve, inv, slogdet, det, eigh, eigvalsh, svd, svdvals, qr, lstsq and matrix_norm, batched over leading axes, with gradients. The host rows call LAPACK: link
+// solve, inv, slogdet, det, eigh, eigvalsh, svd, svdvals, qr, lstsq, matrix_norm, lu_factor and lu_solve, batched over leading axes, with gradients. The host rows call LAPACK: link
 // texpr::linalg (CMake), which links the LAPACK CMake finds (Debian: liblapack-dev, or OpenBLAS's). The rows are in the host registry
 // table as usual; cuda has none yet, so evaluating one on cuda is the usual compile error naming op, dtype, cuda.
 #pragma once
@@ -151,6 +151,51 @@ template <operand A> auto qr(A&& a) {
   auto q = transpose(slice(packed, last, 0, m));
   auto r = slice(packed, last, m, m + n);
   return qr_result<decltype(q), decltype(r)>{std::move(q), std::move(r)};
+}
+
+/// What tx::linalg::lu_factor returns: P A = L U as one matrix and LAPACK's row swaps.
+template <class LU, class Pivots> struct lu_factor_result {
+  LU lu;          ///< (..., n, n): U on and above the diagonal, L's multipliers below (unit diagonal not stored).
+  Pivots pivots;  ///< (..., n) int32, 1-based: row i was swapped with row pivots[i] (LAPACK's ipiv, as torch's).
+};
+
+/// The LU factorisation with partial pivoting of each square matrix in a's last two axes (torch.linalg.lu_factor,
+/// scipy.linalg.lu_factor), as `auto [lu, pivots] =`: LAPACK's getrf per matrix (a shared value of op lu_factor,
+/// the pivots held in the dtype: exact below order 2^24, read back as int32). An exactly singular matrix throws
+/// tx::linalg_error at evaluation (torch returns it with info; solve with it would divide by zero). No gradient.
+template <operand A> auto lu_factor(A&& a, texpr::source_location loc = texpr::source_location::current()) {
+  auto ca = detail::square_matrices(std::forward<A>(a), "lu_factor", loc);
+  using CA = decltype(ca);
+  constexpr index_t last = static_cast<index_t>(CA::rank) - 1;
+  const index_t n = ca.shape()[CA::rank - 1];
+  auto packed = share(linalg_expr<op::lu_factor, CA>(false, std::move(ca)));
+  auto lu = slice(packed, last, 0, n);
+  auto pivots = cast<std::int32_t>(squeeze(slice(packed, last, n, n + 1), last));
+  return lu_factor_result<decltype(lu), decltype(pivots)>{std::move(lu), std::move(pivots)};
+}
+
+/// Lazy X with A X = B from lu_factor(A)'s lu (..., n, n) and pivots (..., n) int32, B (..., n, k) (torch.linalg.
+/// lu_solve): LAPACK's getrs. Pivots outside 1..n throw tx::linalg_error at evaluation. No gradient.
+template <operand LU, operand P, operand B>
+auto lu_solve(LU&& lu, P&& pivots, B&& b, texpr::source_location loc = texpr::source_location::current()) {
+  using CL = detail::captured_t<LU>;
+  using CP = detail::captured_t<P>;
+  using CB = detail::captured_t<B>;
+  static_assert(CL::rank >= 2 && CB::rank == CL::rank && CP::rank + 1 == CL::rank,
+                "texpr: linalg::lu_solve takes lu (..., n, n), pivots (..., n) and B (..., n, k)");
+  static_assert(std::is_same_v<typename CP::value_type, std::int32_t>, "texpr: linalg::lu_solve's pivots are int32 (lu_factor's)");
+  static_assert(std::is_same_v<typename CL::value_type, typename CB::value_type>, "texpr: linalg::lu_solve needs lu and B of one dtype");
+  auto cl = detail::capture(std::forward<LU>(lu));
+  auto cp = detail::capture(std::forward<P>(pivots));
+  auto cb = detail::capture(std::forward<B>(b));
+  detail::check_square(cl.shape(), "lu_solve", loc);
+  detail::check_right_hand_side(cl.shape(), cb.shape(), "lu_solve", loc);
+  bool ok = cp.shape()[CP::rank - 1] == cl.shape()[CL::rank - 1];
+  for (std::size_t d = 0; d + 2 < CL::rank; ++d) ok = ok && cp.shape()[d] == cl.shape()[d];
+  if (!ok)
+    throw shape_error(detail::at(loc) + "texpr: linalg::lu_solve of lu of shape " + to_string(cl.shape()) + " and pivots of shape " +
+                      to_string(cp.shape()) + ": the pivots need lu's leading axes and its order");
+  return linalg_expr<op::lu_solve, CL, CP, CB>(false, std::move(cl), std::move(cp), std::move(cb));
 }
 
 /// matrix_norm's orders (numpy.linalg.norm's ord for matrices): tag types, so that each order's expression has its own type.

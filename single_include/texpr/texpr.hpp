@@ -3954,6 +3954,21 @@ struct lstsq : linalg_op {
       "rcond eps max(m, n)); SVD-based";
 };
 
+/// The LU factorisation with partial pivoting P A = L U of each square matrix (torch.linalg.lu_factor,
+/// scipy.linalg.lu_factor), packed as (..., n, n + 1): L (unit diagonal, not stored) and U in the first n columns,
+/// LAPACK's 1-based row swaps in the last.
+struct lu_factor : linalg_op {
+  static constexpr std::string_view name = "lu_factor";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "LU with partial pivoting of each square matrix (torch.linalg.lu_factor), packed (..., n, n + 1): L and U, then the "
+      "1-based pivots (tx::linalg::lu_factor reads them)";
+};
+/// X with A X = B from lu_factor's LU and pivots of A (torch.linalg.lu_solve, scipy.linalg.lu_solve).
+struct lu_solve : linalg_op {
+  static constexpr std::string_view name = "lu_solve";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "X with A X = B from A's LU and pivots (torch.linalg.lu_solve)";
+};
+
 } // namespace texpr::op
 #endif // TEXPR_SI_TEXPR_OP_LINALG_HPP
 // ---- end texpr/op/linalg.hpp ----
@@ -4604,6 +4619,20 @@ struct lapack_gelsd {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// lu_factor through LAPACK's getrf (LU with partial pivoting of A itself; linalg.hpp).
+struct lapack_getrf {
+  static constexpr std::string_view name = "lapack_getrf";  ///< Shown by tx::placement.
+  /// dest = the lu_factor node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// lu_solve through LAPACK's getrs with lu_factor's LU and pivots (linalg.hpp).
+struct lapack_getrs {
+  static constexpr std::string_view name = "lapack_getrs";  ///< Shown by tx::placement.
+  /// dest = the lu_solve node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -4733,6 +4762,8 @@ struct gemm_epilogue {
   X(svdvals,        declared,              lapack_gesdd_values) \
   X(qr,             declared,              lapack_geqrf_orgqr) \
   X(lstsq,          declared,              lapack_gelsd) \
+  X(lu_factor,      declared,              lapack_getrf) \
+  X(lu_solve,       declared,              lapack_getrs) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \

@@ -1610,7 +1610,8 @@ template <class Op> inline constexpr bool is_linalg = std::is_base_of_v<tx::op::
 /// strided view, B as an expression) checked by the defining identity in long double (L Lᵀ = A with L lower and a
 /// positive diagonal; A X = B; S V = V diag(w) with Vᵀ V = I; eigvalsh: trace and Frobenius norm; svd of a tall and
 /// a wide (strided) matrix, reduced and full: U diag(s) Vᴴ = A, orthonormal factors; svdvals: sums of s² and s⁴; qr of
-/// both: Q R = A, Qᵀ Q = I, R upper; lstsq: the normal equations (tall), A X = B in A's row space (wide)), relative to the
+/// both: Q R = A, Qᵀ Q = I, R upper; lstsq: the normal equations (tall), A X = B in A's row space (wide); lu_factor:
+/// P L U = A; lu_solve: A X = B), relative to the
 /// sizes of the terms: 1e-5 (float), 1e-12 (double). Both triangles are tried where the
 /// op reads one, with noise in the other.
 template <class B, class Op, class T> void check_linalg() {
@@ -1904,6 +1905,47 @@ template <class B, class Op, class T> void check_linalg() {
       }
       CHECK_MESSAGE(e <= tol * 10, "lstsq " << tx::dtype_name_v<T> << std::string(wide ? " wide: A X - B, X in A's row space" : " tall: Aᵀ (A X - B)")
                                            << ": relative " << static_cast<double>(e));
+    }
+  } else if constexpr (std::is_same_v<Op, tx::op::lu_factor> || std::is_same_v<Op, tx::op::lu_solve>) {
+    // lu_factor of m (a strided view, rows swapped by the pivoting): P L U = A in long double, L's multipliers at
+    // most 1 in size (partial pivoting), pivots in 1..n; lu_solve with them: A X = B
+    const auto m_dev = on<B>::up(tx::tensor<T, 3>(tx::eval(tx::transpose(m))));
+    auto [lu_of, pivots_of] = tx::linalg::lu_factor(tx::transpose(m_dev));
+    const tx::tensor<T, 3> lu = on<B>::down(lu_of);
+    const tx::tensor<std::int32_t, 2> pivots = on<B>::down(pivots_of);
+    ld e = 0;
+    for (tx::index_t q = 0; q < batches; ++q) {
+      std::vector<ld> pa(static_cast<std::size_t>(n * n));  // P A: A's rows swapped as the pivots say
+      for (tx::index_t i = 0; i < n * n; ++i) pa[static_cast<std::size_t>(i)] = at(m, q, i / n, i % n);
+      for (tx::index_t i = 0; i < n; ++i) {
+        const tx::index_t p = pivots(q, i) - 1;
+        if (p < i || p >= n) { e = 1; continue; }
+        for (tx::index_t j = 0; j < n; ++j) std::swap(pa[static_cast<std::size_t>(i * n + j)], pa[static_cast<std::size_t>(p * n + j)]);
+      }
+      for (tx::index_t i = 0; i < n; ++i)
+        for (tx::index_t j = 0; j < n; ++j) {
+          if (j < i && std::fabs(at(lu, q, i, j)) > 1) e = 1;
+          ld v = 0, mag = 0;
+          for (tx::index_t c = 0; c <= std::min(i, j); ++c) {
+            const ld l = c == i ? 1 : at(lu, q, i, c);
+            v += l * at(lu, q, c, j), mag += std::fabs(l * at(lu, q, c, j));
+          }
+          e = std::max(e, std::fabs(v - pa[static_cast<std::size_t>(i * n + j)]) / (mag + 1));
+        }
+    }
+    if constexpr (std::is_same_v<Op, tx::op::lu_factor>) {
+      CHECK_MESSAGE(e <= tol, "lu_factor " << tx::dtype_name_v<T> << ": P L U - A, |L| <= 1, pivots: relative " << static_cast<double>(e));
+    } else {
+      const tx::tensor<T, 3> x = on<B>::down(tx::linalg::lu_solve(lu_of, pivots_of, rhs_dev * T(2)));
+      ld r = 0;
+      for (tx::index_t q = 0; q < batches; ++q)
+        for (tx::index_t i = 0; i < n; ++i)
+          for (tx::index_t c = 0; c < k; ++c) {
+            ld s = 0, mag = 0;
+            for (tx::index_t j = 0; j < n; ++j) s += at(m, q, i, j) * at(x, q, j, c), mag += std::fabs(at(m, q, i, j) * at(x, q, j, c));
+            r = std::max(r, std::fabs(s - 2 * at(rhs, q, i, c)) / (mag + 1));
+          }
+      CHECK_MESSAGE(r <= tol * 10, "lu_solve " << tx::dtype_name_v<T> << ": A X - B relative " << static_cast<double>(r));
     }
   } else if constexpr (std::is_same_v<Op, tx::op::cholesky>) {
     const tx::tensor<T, 3> l = on<B>::down(tx::linalg::cholesky(a_view));

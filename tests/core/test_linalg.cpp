@@ -534,3 +534,51 @@ TEST_CASE("linalg: lstsq against NumPy (tall: least squares; wide: minimum norm)
     CHECK(std::string(e.what()).find("did not converge") != std::string::npos);
   }
 }
+
+TEST_CASE("linalg: lu_factor against a NumPy partial-pivoting LU, lu_solve against numpy.linalg.solve; errors") {
+  const auto f = tx::load_npz(fixture());
+  const auto a = f.get<double, 3>("a"), b = f.get<double, 3>("b");
+  const auto want_lu = f.get<double, 3>("lu_factor_lu");
+  const auto want_pivots = f.get<double, 2>("lu_factor_pivots");
+  // the same elimination order (largest |pivot|): the same pivots exactly; LU within 1e-12 (double), 2e-5 (float)
+  auto [lu, pivots] = tx::linalg::lu_factor(a);
+  const auto [glu, gp] = tx::eval_all(lu, pivots);
+  static_assert(std::is_same_v<typename std::remove_cvref_t<decltype(gp)>::value_type, std::int32_t>);
+  CHECK(relative_error(glu, want_lu, 4) <= 1e-12);
+  auto [luf, pivotsf] = tx::linalg::lu_factor(tx::cast<float>(a));
+  const auto [gluf, gpf] = tx::eval_all(luf, pivotsf);
+  CHECK(relative_error(gluf, want_lu, 4) <= 2e-5);
+  for (tx::index_t q = 0; q < 4; ++q)
+    for (tx::index_t i = 0; i < 7; ++i) {
+      CHECK(gp(q, i) == static_cast<std::int32_t>(want_pivots(q, i)));
+      CHECK(gpf(q, i) == static_cast<std::int32_t>(want_pivots(q, i)));
+    }
+  // lu_solve with them: numpy.linalg.solve's answer; the factors computed once for two right-hand sides
+  CHECK(relative_error(tx::eval(tx::linalg::lu_solve(lu, pivots, b)), f.get<double, 3>("solve"), 4) <= 1e-11);
+  CHECK(relative_error(tx::eval(tx::linalg::lu_solve(glu, gp, b * 2.0) * 0.5), f.get<double, 3>("solve"), 4) <= 1e-11);
+  CHECK(relative_error(tx::eval(tx::linalg::lu_solve(luf, pivotsf, tx::cast<float>(b))), f.get<double, 3>("solve"), 4) <= 2e-4);
+  // a strided operand
+  const tx::tensor<double, 3> at = tx::eval(tx::transpose(a));
+  auto [lus, pivots_s] = tx::linalg::lu_factor(tx::transpose(at));
+  CHECK(relative_error(tx::eval(lus), want_lu, 4) <= 1e-12);
+  const std::string p = tx::placement(tx::linalg::lu_solve(lu, pivots, b));
+  CHECK(p.find("lapack_getrs") != std::string::npos);
+  CHECK(p.find("lapack_getrf") != std::string::npos);
+  // singular: the op, the batch and the zero pivot's order; pivots out of range: named, before LAPACK reads them
+  tx::tensor<double, 3> singular = a.clone();
+  for (tx::index_t j = 0; j < 7; ++j) singular(1, j, 2) = 0;
+  CHECK_THROWS_WITH_AS((void)tx::eval(tx::linalg::lu_factor(singular).lu), doctest::Contains("lu_factor failed for matrix 1 of the batch (info 3)"),
+                       tx::linalg_error);
+  tx::tensor<std::int32_t, 2> bad = gp.clone();
+  bad(2, 4) = 9;
+  CHECK_THROWS_WITH_AS((void)tx::eval(tx::linalg::lu_solve(glu, bad, b)), doctest::Contains("pivot 4 is 9, not a row of 1..7"), tx::linalg_error);
+  CHECK_THROWS_WITH_AS(tx::linalg::lu_solve(glu, tx::tensor<std::int32_t, 2>({4, 6}), b),
+                       doctest::Contains("lu_solve of lu of shape (4, 7, 7) and pivots of shape (4, 6)"), tx::shape_error);
+  CHECK_THROWS_WITH_AS(tx::linalg::lu_factor(f.get<double, 3>("tall")), doctest::Contains("linalg::lu_factor needs square"), tx::shape_error);
+  // empty batch, 1 x 1
+  auto [lu0, p0] = tx::linalg::lu_factor(tx::tensor<double, 3>({0, 3, 3}));
+  CHECK(tx::eval(p0).shape() == tx::shape_t<2>{0, 3});
+  auto [lu1, p1] = tx::linalg::lu_factor(tx::tensor<float, 2>({1, 1}, {4.0f}));
+  CHECK(tx::eval(p1)(0) == 1);
+  CHECK(tx::eval(tx::linalg::lu_solve(lu1, p1, tx::tensor<float, 2>({1, 1}, {-6.0f})))(0, 0) == -1.5f);
+}

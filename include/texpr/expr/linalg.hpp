@@ -62,13 +62,13 @@ template <class Op, class... Cs> class linalg_expr : public expr_base<linalg_exp
   /// The result shape: the last operand's, or for a matrix A (..., m, n): slogdet (..., 2) ([sign, log|det|]);
   /// eigh (..., n, 1 + n) (row r: eigenvalue r, then eigenvector r); eigvalsh (..., n); svd (..., rows, m + 1 + n)
   /// with rows = min(m, n) (max(m, n) for full matrices); svdvals (..., min(m, n)); qr (..., min(m, n), m + n);
-  /// lstsq of A (..., m, n) and B (..., m, k): (..., n, k).
+  /// lstsq of A (..., m, n) and B (..., m, k): (..., n, k); lu_factor (..., n, n + 1) (LU, then the pivots).
   shape_t<rank> shape() const {
     const auto s = detail::get<sizeof...(Cs) - 1>(c_).shape();
     constexpr std::size_t R = last::rank;
     if constexpr (std::is_same_v<Op, op::slogdet> || std::is_same_v<Op, op::eigvalsh> || std::is_same_v<Op, op::eigh> ||
                   std::is_same_v<Op, op::svd> || std::is_same_v<Op, op::svdvals> || std::is_same_v<Op, op::qr> ||
-                  std::is_same_v<Op, op::lstsq>) {
+                  std::is_same_v<Op, op::lstsq> || std::is_same_v<Op, op::lu_factor>) {
       shape_t<rank> r{};
       for (std::size_t d = 0; d + 2 < R; ++d) r[d] = s[d];
       const index_t m = s[R - 2], n = s[R - 1], k = m < n ? m : n;
@@ -78,6 +78,7 @@ template <class Op, class... Cs> class linalg_expr : public expr_base<linalg_exp
       if constexpr (std::is_same_v<Op, op::svd>) r[R - 2] = flag_ ? m + n - k : k, r[R - 1] = m + 1 + n;
       if constexpr (std::is_same_v<Op, op::svdvals>) r[R - 2] = k;
       if constexpr (std::is_same_v<Op, op::qr>) r[R - 2] = k, r[R - 1] = m + n;
+      if constexpr (std::is_same_v<Op, op::lu_factor>) r[R - 2] = n, r[R - 1] = n + 1;
       if constexpr (std::is_same_v<Op, op::lstsq>) r[R - 2] = detail::get<0>(c_).shape()[R - 1], r[R - 1] = n;  // (A's n, B's k)
       return r;
     } else {

@@ -102,4 +102,19 @@ struct lstsq : linalg_op {
       "rcond eps max(m, n)); SVD-based";
 };
 
+/// The LU factorisation with partial pivoting P A = L U of each square matrix (torch.linalg.lu_factor,
+/// scipy.linalg.lu_factor), packed as (..., n, n + 1): L (unit diagonal, not stored) and U in the first n columns,
+/// LAPACK's 1-based row swaps in the last.
+struct lu_factor : linalg_op {
+  static constexpr std::string_view name = "lu_factor";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "LU with partial pivoting of each square matrix (torch.linalg.lu_factor), packed (..., n, n + 1): L and U, then the "
+      "1-based pivots (tx::linalg::lu_factor reads them)";
+};
+/// X with A X = B from lu_factor's LU and pivots of A (torch.linalg.lu_solve, scipy.linalg.lu_solve).
+struct lu_solve : linalg_op {
+  static constexpr std::string_view name = "lu_solve";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "X with A X = B from A's LU and pivots (torch.linalg.lu_solve)";
+};
+
 } // namespace texpr::op

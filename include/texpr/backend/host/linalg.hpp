@@ -99,6 +99,18 @@ inline int lapack_getrf(double* a, int n, int* pivots) {
   dgetrf_(&n, &n, a, &ld, pivots, &info);
   return info;
 }
+inline int lapack_getrs(const float* lu, int n, const int* pivots, float* b, int k) {
+  int info = 0;
+  const int ld = std::max(n, 1);
+  sgetrs_("N", &n, &k, lu, &ld, pivots, b, &ld, &info, 1);
+  return info;
+}
+inline int lapack_getrs(const double* lu, int n, const int* pivots, double* b, int k) {
+  int info = 0;
+  const int ld = std::max(n, 1);
+  dgetrs_("N", &n, &k, lu, &ld, pivots, b, &ld, &info, 1);
+  return info;
+}
 inline int lapack_gesv_transposed(float* a, int n, int* pivots, float* b, int k) {
   int info = lapack_getrf(a, n, pivots);
   const int ld = std::max(n, 1);
@@ -478,6 +490,53 @@ template <class N, class T, std::size_t R> void lapack_gelsd::run(const N& n, co
       for (index_t j = 0; j < k; ++j) out[q * cols * k + i * k + j] = rhs[static_cast<std::size_t>(j * ld + i)];
     return info;
   }, "the singular value iteration did not converge");
+}
+
+template <class N, class T, std::size_t R> void lapack_getrf::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  namespace hi = detail::host_impl;
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, cols = 0, batches = 0;
+  hi::linalg_extents(a.shape(), "lu_factor", m, cols, batches);
+  T* out = dest.data();  // per matrix m rows of [LU's row, pivot]
+  hi::for_each_matrix("lu_factor", batches, m, [&](index_t q) {
+    // the LU of A itself (its row swaps are A's), so A goes to columns and back
+    std::vector<T> col(static_cast<std::size_t>(m * m));
+    std::vector<int> pivots(static_cast<std::size_t>(std::max<index_t>(m, 1)));
+    hi::to_columns(a.data() + q * m * m, m, m, col.data());
+    const int info = hi::lapack_getrf(col.data(), static_cast<int>(m), pivots.data());
+    T* o = out + q * m * (m + 1);
+    for (index_t i = 0; i < m; ++i) {
+      for (index_t j = 0; j < m; ++j) o[i * (m + 1) + j] = col[static_cast<std::size_t>(j * m + i)];
+      o[i * (m + 1) + m] = static_cast<T>(pivots[static_cast<std::size_t>(i)]);  // exact: orders below 2^24
+    }
+    return info;
+  }, "the matrix is singular (an exactly zero pivot)");
+}
+
+template <class N, class T, std::size_t R> void lapack_getrs::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  namespace hi = detail::host_impl;
+  const auto lu = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  const auto pivots = detail::materialize_contiguous(detail::get<1>(n.operands()), ctx);
+  const auto b = detail::materialize_contiguous(detail::get<2>(n.operands()), ctx);
+  index_t m = 0, k = 0, batches = 0;
+  hi::linalg_extents(n.shape(), "lu_solve", m, k, batches);
+  T* out = dest.data();
+  for (index_t q = 0; q < batches; ++q)  // pivots not from a lu_factor of this order: LAPACK would read out of bounds
+    for (index_t i = 0; i < m; ++i)
+      if (const auto v = pivots.data()[q * m + i]; v < 1 || v > m)
+        throw linalg_error("lu_solve", q, -3, "pivot " + std::to_string(i) + " is " + std::to_string(v) + ", not a row of 1.." + std::to_string(m));
+  hi::for_each_matrix("lu_solve", batches, m, [&](index_t q) {
+    // row-major LU is column-major LUᵀ: getrs's transposed solve with it would need Aᵀ's factors, so LU goes to
+    // columns (O(n²), as B's O(n k))
+    std::vector<T> col(static_cast<std::size_t>(m * m)), rhs(static_cast<std::size_t>(m * k));
+    std::vector<int> p(static_cast<std::size_t>(std::max<index_t>(m, 1)));
+    hi::to_columns(lu.data() + q * m * m, m, m, col.data());
+    for (index_t i = 0; i < m; ++i) p[static_cast<std::size_t>(i)] = static_cast<int>(pivots.data()[q * m + i]);
+    hi::to_columns(b.data() + q * m * k, m, k, rhs.data());
+    const int info = hi::lapack_getrs(col.data(), static_cast<int>(m), p.data(), rhs.data(), static_cast<int>(k));
+    hi::from_columns(rhs.data(), m, k, out + q * m * k);
+    return info;
+  }, "unreachable: getrs does not fail");
 }
 
 } // namespace texpr::host_kernels

@@ -167,6 +167,20 @@ struct lapack_gelsd {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// lu_factor through LAPACK's getrf (LU with partial pivoting of A itself; linalg.hpp).
+struct lapack_getrf {
+  static constexpr std::string_view name = "lapack_getrf";  ///< Shown by tx::placement.
+  /// dest = the lu_factor node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// lu_solve through LAPACK's getrs with lu_factor's LU and pivots (linalg.hpp).
+struct lapack_getrs {
+  static constexpr std::string_view name = "lapack_getrs";  ///< Shown by tx::placement.
+  /// dest = the lu_solve node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -296,6 +310,8 @@ struct gemm_epilogue {
   X(svdvals,        declared,              lapack_gesdd_values) \
   X(qr,             declared,              lapack_geqrf_orgqr) \
   X(lstsq,          declared,              lapack_gelsd) \
+  X(lu_factor,      declared,              lapack_getrf) \
+  X(lu_solve,       declared,              lapack_getrs) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
