@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Dense linear algebra, opt-in (texpr/texpr.hpp does not include it): tx::linalg::cholesky, solve_triangular,
-// solve, inv, slogdet, det, eigh, eigvalsh, svd, svdvals, qr, lstsq, matrix_norm, lu_factor and lu_solve, batched over leading axes, with gradients. The host rows call LAPACK: link
-// texpr::linalg (CMake), which links the LAPACK CMake finds (Debian: liblapack-dev, or OpenBLAS's). The rows are in the host registry
-// table as usual; cuda has none yet, so evaluating one on cuda is the usual compile error naming op, dtype, cuda.
+// solve, inv, slogdet, det, eigh, eigvalsh, svd, svdvals, qr, lstsq, matrix_norm, lu_factor and lu_solve, batched
+// over leading axes, with gradients (not lu_factor's and lu_solve's yet). The host rows call LAPACK: link
+// texpr::linalg (CMake), which links the LAPACK CMake finds (Debian: liblapack-dev, or OpenBLAS's). The rows are in
+// the host registry table as usual; cuda has none yet, so evaluating one on cuda is the usual compile error naming
+// op, dtype, cuda.
 #pragma once
 
 #include <algorithm>
