@@ -3922,6 +3922,71 @@ struct slogdet : linalg_op {
       "and det read it); singular: sign 0, log|det| -inf";
 };
 
+/// The eigenvalues (ascending) and eigenvectors (columns) of each symmetric matrix, reading its lower triangle
+/// (numpy.linalg.eigh's default UPLO='L'), packed as (..., n, 1 + n): row r holds eigenvalue r, then eigenvector r.
+struct eigh : linalg_op {
+  static constexpr std::string_view name = "eigh";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "eigenvalues (ascending) and eigenvectors (columns) of each symmetric matrix, lower triangle read "
+      "(numpy.linalg.eigh), packed (..., n, 1 + n): row r = [w_r, v_r] (tx::linalg::eigh reads it)";
+};
+/// The eigenvalues (ascending) of each symmetric matrix, reading its lower triangle (numpy.linalg.eigvalsh): no
+/// eigenvectors are computed.
+struct eigvalsh : linalg_op {
+  static constexpr std::string_view name = "eigvalsh";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "eigenvalues (ascending) of each symmetric matrix, lower triangle read (numpy.linalg.eigvalsh)";
+};
+
+/// The singular value decomposition A = U diag(s) Vᴴ of each m x n matrix (numpy.linalg.svd), packed as
+/// (..., rows, m + 1 + n) with rows = min(m, n), or max(m, n) for full matrices: row r holds column r of U, s_r,
+/// then row r of Vᴴ (zero past each one's extent).
+struct svd : linalg_op {
+  static constexpr std::string_view name = "svd";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "singular value decomposition A = U diag(s) Vh of each matrix (numpy.linalg.svd), packed (..., rows, m + 1 + n): "
+      "row r = [U's column r, s_r, Vh's row r] (tx::linalg::svd reads it)";
+};
+/// The singular values (descending) of each matrix (numpy.linalg.svd with compute_uv=False): no singular vectors.
+struct svdvals : linalg_op {
+  static constexpr std::string_view name = "svdvals";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "singular values (descending) of each matrix (torch.linalg.svdvals)";
+};
+
+/// The reduced QR factorisation A = Q R of each m x n matrix (numpy.linalg.qr, mode 'reduced'), by Householder
+/// reflections, packed as (..., k, m + n), k = min(m, n): row r holds column r of Q, then row r of R.
+struct qr : linalg_op {
+  static constexpr std::string_view name = "qr";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "reduced QR factorisation A = Q R of each matrix (numpy.linalg.qr), Householder, packed (..., k, m + n): row r = "
+      "[Q's column r, R's row r] (tx::linalg::qr reads it)";
+};
+
+/// The least-squares solution X minimising |A X - B| for each m x n A (the minimum-norm one where A is rank
+/// deficient; numpy.linalg.lstsq with rcond=None: singular values below eps max(m, n) s_max count as zero), by
+/// LAPACK's SVD-based gelsd, as NumPy.
+struct lstsq : linalg_op {
+  static constexpr std::string_view name = "lstsq";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "least-squares (minimum-norm) X with A X ≈ B for each m x n A, B (..., m, k) (numpy.linalg.lstsq's solution, "
+      "rcond eps max(m, n)); SVD-based";
+};
+
+/// The LU factorisation with partial pivoting P A = L U of each square matrix (torch.linalg.lu_factor,
+/// scipy.linalg.lu_factor), packed as (..., n, n + 1): L (unit diagonal, not stored) and U in the first n columns,
+/// LAPACK's 1-based row swaps in the last.
+struct lu_factor : linalg_op {
+  static constexpr std::string_view name = "lu_factor";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "LU with partial pivoting of each square matrix (torch.linalg.lu_factor), packed (..., n, n + 1): L and U, then the "
+      "1-based pivots (tx::linalg::lu_factor reads them)";
+};
+/// X with A X = B from lu_factor's LU and pivots of A (torch.linalg.lu_solve, scipy.linalg.lu_solve).
+struct lu_solve : linalg_op {
+  static constexpr std::string_view name = "lu_solve";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "X with A X = B from A's LU and pivots (torch.linalg.lu_solve)";
+};
+
 } // namespace texpr::op
 #endif // TEXPR_SI_TEXPR_OP_LINALG_HPP
 // ---- end texpr/op/linalg.hpp ----
@@ -4619,6 +4684,62 @@ struct lapack_getrf_det {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// eigh through LAPACK's syevd (divide and conquer), eigenvalues and eigenvectors (linalg.hpp).
+struct lapack_syevd {
+  static constexpr std::string_view name = "lapack_syevd";  ///< Shown by tx::placement.
+  /// dest = the eigh node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// eigvalsh through LAPACK's syevd asked for eigenvalues only (linalg.hpp).
+struct lapack_syevd_values {
+  static constexpr std::string_view name = "lapack_syevd_values";  ///< Shown by tx::placement.
+  /// dest = the eigvalsh node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// svd through LAPACK's gesdd (divide and conquer, as NumPy), singular values and vectors (linalg.hpp).
+struct lapack_gesdd {
+  static constexpr std::string_view name = "lapack_gesdd";  ///< Shown by tx::placement.
+  /// dest = the svd node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// svdvals through LAPACK's gesdd asked for singular values only (linalg.hpp).
+struct lapack_gesdd_values {
+  static constexpr std::string_view name = "lapack_gesdd_values";  ///< Shown by tx::placement.
+  /// dest = the svdvals node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// qr through LAPACK's geqrf (Householder reflections, R) and orgqr (Q from them), as NumPy (linalg.hpp).
+struct lapack_geqrf_orgqr {
+  static constexpr std::string_view name = "lapack_geqrf_orgqr";  ///< Shown by tx::placement.
+  /// dest = the qr node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// lstsq through LAPACK's gelsd (SVD by divide and conquer; the minimum-norm solution), as NumPy (linalg.hpp).
+struct lapack_gelsd {
+  static constexpr std::string_view name = "lapack_gelsd";  ///< Shown by tx::placement.
+  /// dest = the lstsq node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// lu_factor through LAPACK's getrf (LU with partial pivoting of A itself; linalg.hpp).
+struct lapack_getrf {
+  static constexpr std::string_view name = "lapack_getrf";  ///< Shown by tx::placement.
+  /// dest = the lu_factor node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// lu_solve through LAPACK's getrs with lu_factor's LU and pivots (linalg.hpp).
+struct lapack_getrs {
+  static constexpr std::string_view name = "lapack_getrs";  ///< Shown by tx::placement.
+  /// dest = the lu_solve node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// conv2d and its filter gradient: each image's windows unfolded into a column matrix (im2col), multiplied by the
 /// blocked GEMM per image and group; a 1x1 window at stride 1 is the image itself (conv.hpp, with texpr/conv.hpp).
 struct im2col_gemm {
@@ -4766,6 +4887,14 @@ struct gemm_epilogue {
   X(solve_triangular, declared,            lapack_trtrs) \
   X(solve,          declared,              lapack_gesv) \
   X(slogdet,        declared,              lapack_getrf_det) \
+  X(eigh,           declared,              lapack_syevd) \
+  X(eigvalsh,       declared,              lapack_syevd_values) \
+  X(svd,            declared,              lapack_gesdd) \
+  X(svdvals,        declared,              lapack_gesdd_values) \
+  X(qr,             declared,              lapack_geqrf_orgqr) \
+  X(lstsq,          declared,              lapack_gelsd) \
+  X(lu_factor,      declared,              lapack_getrf) \
+  X(lu_solve,       declared,              lapack_getrs) \
   X(conv2d,         declared,              im2col_gemm) \
   X(conv2d_input_grad, declared,           gemm_col2im) \
   X(conv_transpose2d, declared,            gemm_col2im) \

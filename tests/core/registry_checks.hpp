@@ -1608,9 +1608,13 @@ template <class B, class T> void check_scaled_matmul() {
 
 template <class Op> inline constexpr bool is_linalg = std::is_base_of_v<tx::op::linalg_op, Op>;
 
-/// cholesky, solve_triangular, solve, slogdet: a batch of 3 matrices of order 6 (A given as a strided view, B as an
-/// expression) checked by the defining identity in long double (L Lᵀ = A with L lower and a positive diagonal;
-/// A X = B), relative to the sizes of the terms: 1e-5 (float), 1e-12 (double). Both triangles are tried where the
+/// cholesky, solve_triangular, solve, slogdet, eigh, eigvalsh: a batch of 3 matrices of order 6 (A given as a
+/// strided view, B as an expression) checked by the defining identity in long double (L Lᵀ = A with L lower and a
+/// positive diagonal; A X = B; S V = V diag(w) with Vᵀ V = I; eigvalsh: trace and Frobenius norm; svd of a tall and
+/// a wide (strided) matrix, reduced and full: U diag(s) Vᴴ = A, orthonormal factors; svdvals: sums of s² and s⁴; qr of
+/// both: Q R = A, Qᵀ Q = I, R upper; lstsq: the normal equations (tall), A X = B in A's row space (wide); lu_factor:
+/// P L U = A; lu_solve: A X = B), relative to the
+/// sizes of the terms: 1e-5 (float), 1e-12 (double). Both triangles are tried where the
 /// op reads one, with noise in the other.
 template <class B, class Op, class T> void check_linalg() {
   constexpr tx::index_t n = 6, k = 2, batches = 3;
@@ -1677,6 +1681,274 @@ template <class B, class Op, class T> void check_linalg() {
       else CHECK(std::fabs(static_cast<ld>(got_log(q)) - log_abs) <= tol * 10 * (1 + std::fabs(log_abs)));
     }
     CHECK(negative_seen);
+  } else if constexpr (std::is_same_v<Op, tx::op::eigh> || std::is_same_v<Op, tx::op::eigvalsh>) {
+    // S = (m + mᵀ) / 2 in the lower triangle, noise above (never read), given as a strided view
+    tx::tensor<T, 3> s({batches, n, n});
+    for (tx::index_t q = 0; q < batches; ++q)
+      for (tx::index_t i = 0; i < n; ++i)
+        for (tx::index_t j = 0; j < n; ++j) s(q, i, j) = j > i ? noise(q, i, j) : static_cast<T>((at(m, q, i, j) + at(m, q, j, i)) / 2);
+    const auto st_dev = on<B>::up(tx::tensor<T, 3>(tx::eval(tx::transpose(s))));
+    auto sym = [&](tx::index_t q, tx::index_t i, tx::index_t j) { return i >= j ? at(s, q, i, j) : at(s, q, j, i); };
+    ld norm = 0;  // max |S_ij|, the scale of every residual
+    for (tx::index_t q = 0; q < batches; ++q)
+      for (tx::index_t i = 0; i < n; ++i)
+        for (tx::index_t j = 0; j < n; ++j) norm = std::max(norm, std::fabs(sym(q, i, j)));
+    if constexpr (std::is_same_v<Op, tx::op::eigh>) {
+      // S V = V diag(w), Vᵀ V = I, w ascending
+      auto [w_of, v_of] = tx::linalg::eigh(tx::transpose(st_dev));
+      const tx::tensor<T, 2> w = on<B>::down(w_of);
+      const tx::tensor<T, 3> v = on<B>::down(v_of);
+      ld e = 0;
+      for (tx::index_t q = 0; q < batches; ++q)
+        for (tx::index_t r = 0; r < n; ++r) {
+          if (r > 0 && !(w(q, r - 1) <= w(q, r))) e = 1;
+          for (tx::index_t i = 0; i < n; ++i) {
+            ld sv = 0, vv = 0;
+            for (tx::index_t j = 0; j < n; ++j) sv += sym(q, i, j) * at(v, q, j, r), vv += at(v, q, j, i) * at(v, q, j, r);
+            e = std::max(e, std::fabs(sv - static_cast<ld>(w(q, r)) * at(v, q, i, r)) / (norm * n));
+            e = std::max(e, std::fabs(vv - (i == r ? 1 : 0)) / n);
+          }
+        }
+      CHECK_MESSAGE(e <= tol, "eigh " << tx::dtype_name_v<T> << ": S V - V diag(w), Vᵀ V - I, order: relative " << static_cast<double>(e));
+    } else {
+      // the invariants sum(w) = trace(S) and sum(w²) = |S|_F², and w ascending
+      const tx::tensor<T, 2> w = on<B>::down(tx::linalg::eigvalsh(tx::transpose(st_dev)));
+      ld e = 0;
+      for (tx::index_t q = 0; q < batches; ++q) {
+        ld trace = 0, frobenius = 0, sum = 0, squares = 0;
+        for (tx::index_t i = 0; i < n; ++i) {
+          trace += sym(q, i, i);
+          for (tx::index_t j = 0; j < n; ++j) frobenius += sym(q, i, j) * sym(q, i, j);
+          sum += w(q, i), squares += static_cast<ld>(w(q, i)) * w(q, i);
+          if (i > 0 && !(w(q, i - 1) <= w(q, i))) e = 1;
+        }
+        e = std::max({e, std::fabs(sum - trace) / (norm * n), std::fabs(squares - frobenius) / (norm * norm * n * n)});
+      }
+      CHECK_MESSAGE(e <= tol, "eigvalsh " << tx::dtype_name_v<T> << ": trace, Frobenius norm, order: relative " << static_cast<double>(e));
+    }
+  } else if constexpr (std::is_same_v<Op, tx::op::svd> || std::is_same_v<Op, tx::op::svdvals>) {
+    // A tall (6 x 4: m's first 4 columns) and wide (its transpose, a strided view); svd reduced and full:
+    // U diag(s) Vᴴ = A, Uᵀ U = I, Vᴴ Vᴴᵀ = I, s descending and >= 0; svdvals: sum s² = |A|_F²
+    const auto tall_dev = on<B>::up(tx::tensor<T, 3>(tx::eval(tx::slice(m, 2, 0, 4))));
+    for (const bool wide : {false, true}) {
+      const tx::index_t rows_of = wide ? 4 : n, cols_of = wide ? n : 4, kk = 4;
+      auto elem = [&](tx::index_t q, tx::index_t i, tx::index_t j) { return wide ? at(m, q, j, i) : at(m, q, i, j); };
+      ld norm = 0;
+      for (tx::index_t q = 0; q < batches; ++q)
+        for (tx::index_t i = 0; i < rows_of; ++i)
+          for (tx::index_t j = 0; j < cols_of; ++j) norm = std::max(norm, std::fabs(elem(q, i, j)));
+      auto values_ok = [&](const tx::tensor<T, 2>& sv, tx::index_t q) {
+        ld e = 0;
+        for (tx::index_t r = 0; r < kk; ++r)
+          if (sv(q, r) < 0 || (r > 0 && sv(q, r - 1) < sv(q, r))) e = 1;
+        return e;
+      };
+      if constexpr (std::is_same_v<Op, tx::op::svd>) {
+        for (const bool full : {false, true}) {
+          tx::tensor<T, 3> u, vh;
+          tx::tensor<T, 2> sv;
+          auto factor = [&](const auto& operand) {
+            auto [u_of, s_of, vh_of] = tx::linalg::svd(operand, full);
+            u = on<B>::down(u_of), vh = on<B>::down(vh_of), sv = on<B>::down(s_of);
+          };
+          if (wide) factor(tx::transpose(tall_dev));
+          else factor(tall_dev);
+          const tx::index_t ucols = full ? rows_of : kk, vrows = full ? cols_of : kk;
+          REQUIRE(u.shape() == tx::shape_t<3>{batches, rows_of, ucols});
+          REQUIRE(vh.shape() == tx::shape_t<3>{batches, vrows, cols_of});
+          ld e = 0;
+          for (tx::index_t q = 0; q < batches; ++q) {
+            e = std::max(e, values_ok(sv, q));
+            for (tx::index_t i = 0; i < rows_of; ++i)
+              for (tx::index_t j = 0; j < cols_of; ++j) {
+                ld r = 0;
+                for (tx::index_t c = 0; c < kk; ++c) r += at(u, q, i, c) * static_cast<ld>(sv(q, c)) * at(vh, q, c, j);
+                e = std::max(e, std::fabs(r - elem(q, i, j)) / (norm * n));
+              }
+            for (tx::index_t i = 0; i < ucols; ++i)
+              for (tx::index_t j = 0; j < ucols; ++j) {
+                ld r = 0;
+                for (tx::index_t c = 0; c < rows_of; ++c) r += at(u, q, c, i) * at(u, q, c, j);
+                e = std::max(e, std::fabs(r - (i == j ? 1 : 0)) / n);
+              }
+            for (tx::index_t i = 0; i < vrows; ++i)
+              for (tx::index_t j = 0; j < vrows; ++j) {
+                ld r = 0;
+                for (tx::index_t c = 0; c < cols_of; ++c) r += at(vh, q, i, c) * at(vh, q, j, c);
+                e = std::max(e, std::fabs(r - (i == j ? 1 : 0)) / n);
+              }
+          }
+          CHECK_MESSAGE(e <= tol, "svd " << tx::dtype_name_v<T> << std::string(wide ? " wide" : " tall") << std::string(full ? " full" : " reduced")
+                                         << ": U S Vh - A, UᵀU - I, Vh Vhᵀ - I, order: relative " << static_cast<double>(e));
+        }
+      } else {
+        const tx::tensor<T, 2> sv = wide ? on<B>::down(tx::linalg::svdvals(tx::transpose(tall_dev))) : on<B>::down(tx::linalg::svdvals(tall_dev));
+        REQUIRE(sv.shape() == tx::shape_t<2>{batches, kk});
+        // sum s² = |A|_F² and sum s⁴ = |G|_F², G the 4 x 4 Gram matrix of A's short side (a matrix with A's entries
+        // in another order, which LAPACK would see with wrong extents, has the first but not the second)
+        ld e = 0;
+        for (tx::index_t q = 0; q < batches; ++q) {
+          ld frobenius = 0, gram = 0, squares = 0, fourth = 0;
+          for (tx::index_t i = 0; i < rows_of; ++i)
+            for (tx::index_t j = 0; j < cols_of; ++j) frobenius += elem(q, i, j) * elem(q, i, j);
+          for (tx::index_t i = 0; i < kk; ++i)
+            for (tx::index_t j = 0; j < kk; ++j) {
+              ld g_ij = 0;
+              for (tx::index_t c = 0; c < n; ++c) g_ij += wide ? elem(q, i, c) * elem(q, j, c) : elem(q, c, i) * elem(q, c, j);
+              gram += g_ij * g_ij;
+            }
+          for (tx::index_t r = 0; r < kk; ++r) squares += static_cast<ld>(sv(q, r)) * sv(q, r), fourth += std::pow(static_cast<ld>(sv(q, r)), 4);
+          e = std::max({e, values_ok(sv, q), std::fabs(squares - frobenius) / (norm * norm * n * n),
+                        std::fabs(fourth - gram) / std::pow(norm * n, 4)});
+        }
+        CHECK_MESSAGE(e <= tol, "svdvals " << tx::dtype_name_v<T> << std::string(wide ? " wide" : " tall")
+                                           << ": sums of s² and s⁴, order: relative " << static_cast<double>(e));
+      }
+    }
+  } else if constexpr (std::is_same_v<Op, tx::op::qr>) {
+    // a tall (6 x 4: m's first 4 columns) and a wide matrix (its transpose, a strided view): Q R = A, Qᵀ Q = I,
+    // R zero below its diagonal
+    const tx::tensor<T, 3> tall = tx::eval(tx::slice(m, 2, 0, 4));
+    const auto tall_dev = on<B>::up(tall);
+    for (const bool wide : {false, true}) {
+      const tx::index_t rows_of = wide ? 4 : n, cols_of = wide ? n : 4, kk = 4;
+      auto elem = [&](tx::index_t q, tx::index_t i, tx::index_t j) { return wide ? at(tall, q, j, i) : at(tall, q, i, j); };
+      tx::tensor<T, 3> qm, rm;
+      auto factor = [&](const auto& operand) {
+        auto [q_of, r_of] = tx::linalg::qr(operand);
+        qm = on<B>::down(q_of), rm = on<B>::down(r_of);
+      };
+      if (wide) factor(tx::transpose(tall_dev));
+      else factor(tall_dev);
+      REQUIRE(qm.shape() == tx::shape_t<3>{batches, rows_of, kk});
+      REQUIRE(rm.shape() == tx::shape_t<3>{batches, kk, cols_of});
+      ld e = 0, norm = 0;
+      for (tx::index_t q = 0; q < batches; ++q)
+        for (tx::index_t i = 0; i < rows_of; ++i)
+          for (tx::index_t j = 0; j < cols_of; ++j) norm = std::max(norm, std::fabs(elem(q, i, j)));
+      for (tx::index_t q = 0; q < batches; ++q) {
+        for (tx::index_t i = 0; i < rows_of; ++i)
+          for (tx::index_t j = 0; j < cols_of; ++j) {
+            ld r = 0;
+            for (tx::index_t c = 0; c < kk; ++c) r += at(qm, q, i, c) * at(rm, q, c, j);
+            e = std::max(e, std::fabs(r - elem(q, i, j)) / (norm * n));
+          }
+        for (tx::index_t i = 0; i < kk; ++i)
+          for (tx::index_t j = 0; j < kk; ++j) {
+            ld r = 0;
+            for (tx::index_t c = 0; c < rows_of; ++c) r += at(qm, q, c, i) * at(qm, q, c, j);
+            e = std::max(e, std::fabs(r - (i == j ? 1 : 0)) / n);
+          }
+        for (tx::index_t i = 0; i < kk; ++i)
+          for (tx::index_t j = 0; j < i; ++j)
+            if (rm(q, i, j) != T(0)) e = 1;
+      }
+      CHECK_MESSAGE(e <= tol, "qr " << tx::dtype_name_v<T> << std::string(wide ? " wide" : " tall")
+                                    << ": Q R - A, QᵀQ - I, R upper: relative " << static_cast<double>(e));
+    }
+  } else if constexpr (std::is_same_v<Op, tx::op::lstsq>) {
+    // a tall A (6 x 4: m's first 4 columns): the normal equations Aᵀ (A X - B) = 0; a wide one (its transpose, a
+    // strided view) with B of 4 rows: A X = B exactly, and X = Aᵀ w (the minimum norm: X in A's row space), checked
+    // as X = Aᵀ (A Aᵀ)⁻¹ A X; B an expression
+    const tx::tensor<T, 3> tall = tx::eval(tx::slice(m, 2, 0, 4));
+    const auto tall_dev = on<B>::up(tall);
+    const tx::tensor<T, 3> rhs4 = tx::eval(tx::slice(rhs, 1, 0, 4));
+    const auto rhs4_dev = on<B>::up(rhs4);
+    for (const bool wide : {false, true}) {
+      const tx::index_t rows_of = wide ? 4 : n, cols_of = wide ? n : 4;
+      auto elem = [&](tx::index_t q, tx::index_t i, tx::index_t j) { return wide ? at(tall, q, j, i) : at(tall, q, i, j); };
+      auto rhs_of = [&](tx::index_t q, tx::index_t i, tx::index_t c) { return 2 * (wide ? at(rhs4, q, i, c) : at(rhs, q, i, c)); };
+      const tx::tensor<T, 3> x = wide ? on<B>::down(tx::linalg::lstsq(tx::transpose(tall_dev), rhs4_dev * T(2)))
+                                      : on<B>::down(tx::linalg::lstsq(tall_dev, rhs_dev * T(2)));
+      REQUIRE(x.shape() == tx::shape_t<3>{batches, cols_of, k});
+      ld e = 0;
+      for (tx::index_t q = 0; q < batches; ++q)
+        for (tx::index_t c = 0; c < k; ++c) {
+          std::vector<ld> r(static_cast<std::size_t>(rows_of));  // A X - B
+          ld mag = 0;
+          for (tx::index_t i = 0; i < rows_of; ++i) {
+            ld v = -rhs_of(q, i, c);
+            for (tx::index_t j = 0; j < cols_of; ++j) v += elem(q, i, j) * at(x, q, j, c), mag += std::fabs(elem(q, i, j) * at(x, q, j, c));
+            r[static_cast<std::size_t>(i)] = v;
+            mag += std::fabs(rhs_of(q, i, c));
+          }
+          if (wide) {
+            for (tx::index_t i = 0; i < rows_of; ++i) e = std::max(e, std::fabs(r[static_cast<std::size_t>(i)]) / (mag + 1));
+          } else {
+            for (tx::index_t j = 0; j < cols_of; ++j) {
+              ld v = 0;
+              for (tx::index_t i = 0; i < rows_of; ++i) v += elem(q, i, j) * r[static_cast<std::size_t>(i)];
+              e = std::max(e, std::fabs(v) / (mag * n + 1));
+            }
+          }
+        }
+      if (wide) {  // minimum norm: X orthogonal to A's null space, i.e. X = Aᵀ (A Aᵀ)⁻¹ (A X) (Gauss-Jordan in long double)
+        for (tx::index_t q = 0; q < batches; ++q)
+          for (tx::index_t c = 0; c < k; ++c) {
+            std::vector<ld> gram(16), ax(4);
+            for (tx::index_t i = 0; i < 4; ++i) {
+              for (tx::index_t j = 0; j < 4; ++j)
+                for (tx::index_t l = 0; l < cols_of; ++l) gram[static_cast<std::size_t>(i * 4 + j)] += elem(q, i, l) * elem(q, j, l);
+              for (tx::index_t l = 0; l < cols_of; ++l) ax[static_cast<std::size_t>(i)] += elem(q, i, l) * at(x, q, l, c);
+            }
+            for (std::size_t p = 0; p < 4; ++p)  // A Aᵀ is positive definite: no pivoting needed
+              for (std::size_t i = 0; i < 4; ++i) {
+                if (i == p) continue;
+                const ld f = gram[i * 4 + p] / gram[p * 4 + p];
+                for (std::size_t j = 0; j < 4; ++j) gram[i * 4 + j] -= f * gram[p * 4 + j];
+                ax[i] -= f * ax[p];
+              }
+            for (tx::index_t l = 0; l < cols_of; ++l) {
+              ld v = 0;
+              for (std::size_t i = 0; i < 4; ++i) v += elem(q, static_cast<tx::index_t>(i), l) * ax[i] / gram[i * 4 + i];
+              e = std::max(e, std::fabs(v - at(x, q, l, c)) / (std::fabs(at(x, q, l, c)) + 1));
+            }
+          }
+      }
+      CHECK_MESSAGE(e <= tol * 10, "lstsq " << tx::dtype_name_v<T> << std::string(wide ? " wide: A X - B, X in A's row space" : " tall: Aᵀ (A X - B)")
+                                           << ": relative " << static_cast<double>(e));
+    }
+  } else if constexpr (std::is_same_v<Op, tx::op::lu_factor> || std::is_same_v<Op, tx::op::lu_solve>) {
+    // lu_factor of m (a strided view, rows swapped by the pivoting): P L U = A in long double, L's multipliers at
+    // most 1 in size (partial pivoting), pivots in 1..n; lu_solve with them: A X = B
+    const auto m_dev = on<B>::up(tx::tensor<T, 3>(tx::eval(tx::transpose(m))));
+    auto [lu_of, pivots_of] = tx::linalg::lu_factor(tx::transpose(m_dev));
+    const tx::tensor<T, 3> lu = on<B>::down(lu_of);
+    const tx::tensor<std::int32_t, 2> pivots = on<B>::down(pivots_of);
+    ld e = 0;
+    for (tx::index_t q = 0; q < batches; ++q) {
+      std::vector<ld> pa(static_cast<std::size_t>(n * n));  // P A: A's rows swapped as the pivots say
+      for (tx::index_t i = 0; i < n * n; ++i) pa[static_cast<std::size_t>(i)] = at(m, q, i / n, i % n);
+      for (tx::index_t i = 0; i < n; ++i) {
+        const tx::index_t p = pivots(q, i) - 1;
+        if (p < i || p >= n) { e = 1; continue; }
+        for (tx::index_t j = 0; j < n; ++j) std::swap(pa[static_cast<std::size_t>(i * n + j)], pa[static_cast<std::size_t>(p * n + j)]);
+      }
+      for (tx::index_t i = 0; i < n; ++i)
+        for (tx::index_t j = 0; j < n; ++j) {
+          if (j < i && std::fabs(at(lu, q, i, j)) > 1) e = 1;
+          ld v = 0, mag = 0;
+          for (tx::index_t c = 0; c <= std::min(i, j); ++c) {
+            const ld l = c == i ? 1 : at(lu, q, i, c);
+            v += l * at(lu, q, c, j), mag += std::fabs(l * at(lu, q, c, j));
+          }
+          e = std::max(e, std::fabs(v - pa[static_cast<std::size_t>(i * n + j)]) / (mag + 1));
+        }
+    }
+    if constexpr (std::is_same_v<Op, tx::op::lu_factor>) {
+      CHECK_MESSAGE(e <= tol, "lu_factor " << tx::dtype_name_v<T> << ": P L U - A, |L| <= 1, pivots: relative " << static_cast<double>(e));
+    } else {
+      const tx::tensor<T, 3> x = on<B>::down(tx::linalg::lu_solve(lu_of, pivots_of, rhs_dev * T(2)));
+      ld r = 0;
+      for (tx::index_t q = 0; q < batches; ++q)
+        for (tx::index_t i = 0; i < n; ++i)
+          for (tx::index_t c = 0; c < k; ++c) {
+            ld s = 0, mag = 0;
+            for (tx::index_t j = 0; j < n; ++j) s += at(m, q, i, j) * at(x, q, j, c), mag += std::fabs(at(m, q, i, j) * at(x, q, j, c));
+            r = std::max(r, std::fabs(s - 2 * at(rhs, q, i, c)) / (mag + 1));
+          }
+      CHECK_MESSAGE(r <= tol * 10, "lu_solve " << tx::dtype_name_v<T> << ": A X - B relative " << static_cast<double>(r));
+    }
   } else if constexpr (std::is_same_v<Op, tx::op::cholesky>) {
     const tx::tensor<T, 3> l = on<B>::down(tx::linalg::cholesky(a_view));
     const ld r = worst([&](tx::index_t q) {

@@ -40,7 +40,8 @@ TEST_CASE("host and cuda tables differ only where the cuda table says they do") 
   // The linear algebra family (texpr/linalg.hpp) has host rows only: its cuda rows (cuSOLVER) are not built yet,
   // so evaluating one on cuda is the compile error naming op, dtype and cuda (tests/compile_fail/cholesky_on_cuda.cpp).
   // Likewise convolution and pooling (texpr/conv.hpp; cuDNN rows not built yet; tests/compile_fail/conv2d_on_cuda.cpp).
-  const std::set<std::string> host_only = {"cholesky", "solve_triangular", "solve", "slogdet",
+  const std::set<std::string> host_only = {"cholesky", "solve_triangular", "solve", "slogdet", "eigh", "eigvalsh", "svd",
+                                           "svdvals", "qr", "lstsq", "lu_factor", "lu_solve",
                                            "conv2d", "conv2d_input_grad", "conv2d_weight_grad", "conv_transpose2d", "max_pool2d",
                                            "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad",
                                            "adaptive_avg_pool2d", "adaptive_avg_pool2d_grad"};

@@ -38,8 +38,8 @@ enum class triangle { lower, upper };
 } // namespace linalg
 
 /// Op of the matrices in the last two axes of its operands (A; or A and B), batched over the leading axes, which
-/// are equal for every operand. The result has the last operand's shape. `upper` selects the triangle the op reads
-/// (solve_triangular).
+/// are equal for every operand. The result has the last operand's shape, except for the ops that pack several
+/// results of one factorisation into one value (see shape()).
 template <class Op, class... Cs> class linalg_expr : public expr_base<linalg_expr<Op, Cs...>> {
   using last = detail::tuple_element_t<sizeof...(Cs) - 1, detail::tuple<Cs...>>;
   using first = detail::tuple_element_t<0, detail::tuple<Cs...>>;
@@ -51,19 +51,35 @@ template <class Op, class... Cs> class linalg_expr : public expr_base<linalg_exp
   using value_type = typename first::value_type;
   using kernel_dtype = value_type;
   using backend = typename detail::common_backend<typename Cs::backend...>::type;
-  /// slogdet packs (sign, log|det|) of each matrix in a last axis of 2; the others have the last operand's rank.
-  static constexpr bool determinant = std::is_same_v<Op, op::slogdet>;
-  static constexpr std::size_t rank = determinant ? last::rank - 1 : last::rank;
+  /// slogdet, eigvalsh and svdvals give a vector per matrix (one axis fewer); the others a matrix.
+  static constexpr bool vector_result =
+      std::is_same_v<Op, op::slogdet> || std::is_same_v<Op, op::eigvalsh> || std::is_same_v<Op, op::svdvals>;
+  static constexpr std::size_t rank = vector_result ? last::rank - 1 : last::rank;
 
-  /// Op of the operands (checked by the builders), reading the upper triangle when `upper`.
-  explicit linalg_expr(bool upper, Cs... c) : c_{{std::move(c)}...}, upper_(upper) {}
-  /// The result shape: the last operand's (slogdet: A's leading axes, then 2).
+  /// Op of the operands (checked by the builders) with the op's one option `flag`: solve_triangular reads the upper
+  /// triangle, svd computes full U and Vᴴ; the other ops ignore it.
+  explicit linalg_expr(bool flag, Cs... c) : c_{{std::move(c)}...}, flag_(flag) {}
+  /// The result shape: the last operand's, or for a matrix A (..., m, n): slogdet (..., 2) ([sign, log|det|]);
+  /// eigh (..., n, 1 + n) (row r: eigenvalue r, then eigenvector r); eigvalsh (..., n); svd (..., rows, m + 1 + n)
+  /// with rows = min(m, n) (max(m, n) for full matrices); svdvals (..., min(m, n)); qr (..., min(m, n), m + n);
+  /// lstsq of A (..., m, n) and B (..., m, k): (..., n, k); lu_factor (..., n, n + 1) (LU, then the pivots).
   shape_t<rank> shape() const {
     const auto s = detail::get<sizeof...(Cs) - 1>(c_).shape();
-    if constexpr (determinant) {
+    constexpr std::size_t R = last::rank;
+    if constexpr (std::is_same_v<Op, op::slogdet> || std::is_same_v<Op, op::eigvalsh> || std::is_same_v<Op, op::eigh> ||
+                  std::is_same_v<Op, op::svd> || std::is_same_v<Op, op::svdvals> || std::is_same_v<Op, op::qr> ||
+                  std::is_same_v<Op, op::lstsq> || std::is_same_v<Op, op::lu_factor>) {
       shape_t<rank> r{};
-      for (std::size_t d = 0; d + 1 < rank; ++d) r[d] = s[d];
-      r[rank - 1] = 2;
+      for (std::size_t d = 0; d + 2 < R; ++d) r[d] = s[d];
+      const index_t m = s[R - 2], n = s[R - 1], k = m < n ? m : n;
+      if constexpr (std::is_same_v<Op, op::slogdet>) r[R - 2] = 2;
+      if constexpr (std::is_same_v<Op, op::eigvalsh>) r[R - 2] = n;
+      if constexpr (std::is_same_v<Op, op::eigh>) r[R - 2] = n, r[R - 1] = n + 1;
+      if constexpr (std::is_same_v<Op, op::svd>) r[R - 2] = flag_ ? m + n - k : k, r[R - 1] = m + 1 + n;
+      if constexpr (std::is_same_v<Op, op::svdvals>) r[R - 2] = k;
+      if constexpr (std::is_same_v<Op, op::qr>) r[R - 2] = k, r[R - 1] = m + n;
+      if constexpr (std::is_same_v<Op, op::lu_factor>) r[R - 2] = n, r[R - 1] = n + 1;
+      if constexpr (std::is_same_v<Op, op::lstsq>) r[R - 2] = detail::get<0>(c_).shape()[R - 1], r[R - 1] = n;  // (A's n, B's k)
       return r;
     } else {
       return s;
@@ -72,13 +88,15 @@ template <class Op, class... Cs> class linalg_expr : public expr_base<linalg_exp
   /// The operands.
   const detail::tuple<Cs...>& operands() const { return c_; }
   /// True when the op reads the upper triangle of A (solve_triangular).
-  bool upper() const { return upper_; }
+  bool upper() const { return flag_; }
+  /// True when svd computes full U (m x m) and Vᴴ (n x n).
+  bool full_matrices() const { return flag_; }
   /// The same op over other operands of the same shapes.
-  template <class... Ds> linalg_expr<Op, Ds...> with_operands(Ds... d) const { return linalg_expr<Op, Ds...>(upper_, std::move(d)...); }
+  template <class... Ds> linalg_expr<Op, Ds...> with_operands(Ds... d) const { return linalg_expr<Op, Ds...>(flag_, std::move(d)...); }
 
  private:
   detail::tuple<Cs...> c_;
-  bool upper_;
+  bool flag_;
 };
 
 namespace detail {
@@ -99,12 +117,27 @@ template <std::size_t R> void check_right_hand_side(const shape_t<R>& a, const s
                       to_string(b) + ": B needs A's leading axes and A's order as its rows (A (..., n, n), B (..., n, k))");
 }
 
+/// a captured as a batch of matrices (rank 2 or more), any m x n.
+template <class A> auto matrices(A&& a) {
+  static_assert(captured_t<A>::rank >= 2, "texpr: linalg's ops need matrices (rank 2 or more)");
+  return capture(std::forward<A>(a));
+}
+
 /// a captured, checked to be a batch of square matrices (rank 2 or more; the shape_error names op and a's shape).
 template <class A> auto square_matrices(A&& a, std::string_view op, const texpr::source_location& loc) {
   static_assert(captured_t<A>::rank >= 2, "texpr: linalg's ops need matrices (rank 2 or more)");
   auto ca = capture(std::forward<A>(a));
   check_square(ca.shape(), op, loc);
   return ca;
+}
+
+/// Checks that b holds right-hand sides for the m x n matrices a (same leading axes, m rows); throws naming both shapes.
+template <std::size_t R> void check_least_squares(const shape_t<R>& a, const shape_t<R>& b, const texpr::source_location& loc) {
+  bool ok = b[R - 2] == a[R - 2];
+  for (std::size_t d = 0; d + 2 < R; ++d) ok = ok && a[d] == b[d];
+  if (!ok)
+    throw shape_error(at(loc) + "texpr: linalg::lstsq of A of shape " + to_string(a) + " and B of shape " + to_string(b) +
+                      ": B needs A's leading axes and A's rows (A (..., m, n), B (..., m, k))");
 }
 
 template <class Op, class A, class B> auto linalg_solve_node(A&& a, B&& b, bool upper, const texpr::source_location& loc) {
@@ -137,6 +170,21 @@ template <operand A> auto cholesky(A&& a, texpr::source_location loc = texpr::so
 template <operand A, operand B>
 auto solve_triangular(A&& a, B&& b, triangle which, texpr::source_location loc = texpr::source_location::current()) {
   return detail::linalg_solve_node<op::solve_triangular>(std::forward<A>(a), std::forward<B>(b), which == triangle::upper, loc);
+}
+
+/// Lazy least-squares solution X (..., n, k) minimising |A X - B| for A (..., m, n), B (..., m, k) (numpy.linalg.
+/// lstsq's first result, rcond=None): the minimum-norm solution where A is rank deficient, by LAPACK's gelsd (SVD,
+/// as NumPy). Non-convergence of the SVD throws tx::linalg_error at evaluation.
+template <operand A, operand B> auto lstsq(A&& a, B&& b, texpr::source_location loc = texpr::source_location::current()) {
+  using CA = detail::captured_t<A>;
+  using CB = detail::captured_t<B>;
+  static_assert(CA::rank >= 2 && CB::rank == CA::rank,
+                "texpr: linalg::lstsq takes A (..., m, n) and B (..., m, k) of the same rank (a vector b: unsqueeze(b, -1))");
+  static_assert(std::is_same_v<typename CA::value_type, typename CB::value_type>, "texpr: linalg::lstsq needs A and B of one dtype");
+  auto ca = detail::capture(std::forward<A>(a));
+  auto cb = detail::capture(std::forward<B>(b));
+  detail::check_least_squares(ca.shape(), cb.shape(), loc);
+  return linalg_expr<op::lstsq, CA, CB>(false, std::move(ca), std::move(cb));
 }
 
 /// Lazy X with A X = B (numpy.linalg.solve) by LU with partial pivoting: A (..., n, n), B (..., n, k). An exactly

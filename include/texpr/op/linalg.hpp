@@ -52,4 +52,69 @@ struct slogdet : linalg_op {
       "and det read it); singular: sign 0, log|det| -inf";
 };
 
+/// The eigenvalues (ascending) and eigenvectors (columns) of each symmetric matrix, reading its lower triangle
+/// (numpy.linalg.eigh's default UPLO='L'), packed as (..., n, 1 + n): row r holds eigenvalue r, then eigenvector r.
+struct eigh : linalg_op {
+  static constexpr std::string_view name = "eigh";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "eigenvalues (ascending) and eigenvectors (columns) of each symmetric matrix, lower triangle read "
+      "(numpy.linalg.eigh), packed (..., n, 1 + n): row r = [w_r, v_r] (tx::linalg::eigh reads it)";
+};
+/// The eigenvalues (ascending) of each symmetric matrix, reading its lower triangle (numpy.linalg.eigvalsh): no
+/// eigenvectors are computed.
+struct eigvalsh : linalg_op {
+  static constexpr std::string_view name = "eigvalsh";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "eigenvalues (ascending) of each symmetric matrix, lower triangle read (numpy.linalg.eigvalsh)";
+};
+
+/// The singular value decomposition A = U diag(s) Vᴴ of each m x n matrix (numpy.linalg.svd), packed as
+/// (..., rows, m + 1 + n) with rows = min(m, n), or max(m, n) for full matrices: row r holds column r of U, s_r,
+/// then row r of Vᴴ (zero past each one's extent).
+struct svd : linalg_op {
+  static constexpr std::string_view name = "svd";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "singular value decomposition A = U diag(s) Vh of each matrix (numpy.linalg.svd), packed (..., rows, m + 1 + n): "
+      "row r = [U's column r, s_r, Vh's row r] (tx::linalg::svd reads it)";
+};
+/// The singular values (descending) of each matrix (numpy.linalg.svd with compute_uv=False): no singular vectors.
+struct svdvals : linalg_op {
+  static constexpr std::string_view name = "svdvals";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "singular values (descending) of each matrix (torch.linalg.svdvals)";
+};
+
+/// The reduced QR factorisation A = Q R of each m x n matrix (numpy.linalg.qr, mode 'reduced'), by Householder
+/// reflections, packed as (..., k, m + n), k = min(m, n): row r holds column r of Q, then row r of R.
+struct qr : linalg_op {
+  static constexpr std::string_view name = "qr";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "reduced QR factorisation A = Q R of each matrix (numpy.linalg.qr), Householder, packed (..., k, m + n): row r = "
+      "[Q's column r, R's row r] (tx::linalg::qr reads it)";
+};
+
+/// The least-squares solution X minimising |A X - B| for each m x n A (the minimum-norm one where A is rank
+/// deficient; numpy.linalg.lstsq with rcond=None: singular values below eps max(m, n) s_max count as zero), by
+/// LAPACK's SVD-based gelsd, as NumPy.
+struct lstsq : linalg_op {
+  static constexpr std::string_view name = "lstsq";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "least-squares (minimum-norm) X with A X ≈ B for each m x n A, B (..., m, k) (numpy.linalg.lstsq's solution, "
+      "rcond eps max(m, n)); SVD-based";
+};
+
+/// The LU factorisation with partial pivoting P A = L U of each square matrix (torch.linalg.lu_factor,
+/// scipy.linalg.lu_factor), packed as (..., n, n + 1): L (unit diagonal, not stored) and U in the first n columns,
+/// LAPACK's 1-based row swaps in the last.
+struct lu_factor : linalg_op {
+  static constexpr std::string_view name = "lu_factor";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "LU with partial pivoting of each square matrix (torch.linalg.lu_factor), packed (..., n, n + 1): L and U, then the "
+      "1-based pivots (tx::linalg::lu_factor reads them)";
+};
+/// X with A X = B from lu_factor's LU and pivots of A (torch.linalg.lu_solve, scipy.linalg.lu_solve).
+struct lu_solve : linalg_op {
+  static constexpr std::string_view name = "lu_solve";  ///< Shown by tx::placement.
+  static constexpr std::string_view summary = "X with A X = B from A's LU and pivots (torch.linalg.lu_solve)";
+};
+
 } // namespace texpr::op

@@ -126,6 +126,62 @@ struct lapack_getrf_det {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// eigh through LAPACK's syevd (divide and conquer), eigenvalues and eigenvectors (linalg.hpp).
+struct lapack_syevd {
+  static constexpr std::string_view name = "lapack_syevd";  ///< Shown by tx::placement.
+  /// dest = the eigh node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// eigvalsh through LAPACK's syevd asked for eigenvalues only (linalg.hpp).
+struct lapack_syevd_values {
+  static constexpr std::string_view name = "lapack_syevd_values";  ///< Shown by tx::placement.
+  /// dest = the eigvalsh node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// svd through LAPACK's gesdd (divide and conquer, as NumPy), singular values and vectors (linalg.hpp).
+struct lapack_gesdd {
+  static constexpr std::string_view name = "lapack_gesdd";  ///< Shown by tx::placement.
+  /// dest = the svd node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// svdvals through LAPACK's gesdd asked for singular values only (linalg.hpp).
+struct lapack_gesdd_values {
+  static constexpr std::string_view name = "lapack_gesdd_values";  ///< Shown by tx::placement.
+  /// dest = the svdvals node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// qr through LAPACK's geqrf (Householder reflections, R) and orgqr (Q from them), as NumPy (linalg.hpp).
+struct lapack_geqrf_orgqr {
+  static constexpr std::string_view name = "lapack_geqrf_orgqr";  ///< Shown by tx::placement.
+  /// dest = the qr node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// lstsq through LAPACK's gelsd (SVD by divide and conquer; the minimum-norm solution), as NumPy (linalg.hpp).
+struct lapack_gelsd {
+  static constexpr std::string_view name = "lapack_gelsd";  ///< Shown by tx::placement.
+  /// dest = the lstsq node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// lu_factor through LAPACK's getrf (LU with partial pivoting of A itself; linalg.hpp).
+struct lapack_getrf {
+  static constexpr std::string_view name = "lapack_getrf";  ///< Shown by tx::placement.
+  /// dest = the lu_factor node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// lu_solve through LAPACK's getrs with lu_factor's LU and pivots (linalg.hpp).
+struct lapack_getrs {
+  static constexpr std::string_view name = "lapack_getrs";  ///< Shown by tx::placement.
+  /// dest = the lu_solve node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// conv2d and its filter gradient: each image's windows unfolded into a column matrix (im2col), multiplied by the
 /// blocked GEMM per image and group; a 1x1 window at stride 1 is the image itself (conv.hpp, with texpr/conv.hpp).
 struct im2col_gemm {
@@ -273,6 +329,14 @@ struct gemm_epilogue {
   X(solve_triangular, declared,            lapack_trtrs) \
   X(solve,          declared,              lapack_gesv) \
   X(slogdet,        declared,              lapack_getrf_det) \
+  X(eigh,           declared,              lapack_syevd) \
+  X(eigvalsh,       declared,              lapack_syevd_values) \
+  X(svd,            declared,              lapack_gesdd) \
+  X(svdvals,        declared,              lapack_gesdd_values) \
+  X(qr,             declared,              lapack_geqrf_orgqr) \
+  X(lstsq,          declared,              lapack_gelsd) \
+  X(lu_factor,      declared,              lapack_getrf) \
+  X(lu_solve,       declared,              lapack_getrs) \
   X(conv2d,         declared,              im2col_gemm) \
   X(conv2d_input_grad, declared,           gemm_col2im) \
   X(conv_transpose2d, declared,            gemm_col2im) \
