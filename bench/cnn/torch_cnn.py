@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """examples/cnn's network and step in PyTorch (CPU), for bench/cnn/run.sh: two blocks of 3 x 3 convolution (padding
-1), bias, ReLU and 2 x 2 max pooling, then a linear layer; softmax cross-entropy and Adam (lr 3e-3), batch 32, on
+1, no bias), batch norm (training mode, running statistics updated), ReLU and 2 x 2 max pooling, then a linear layer; softmax cross-entropy and Adam (lr 3e-3), batch 32, on
 the same digits.npz. A step is what examples/cnn times: the batch's gather, forward, backward and Adam's update.
 Prints "median step T ms" (after the first 10 steps) and the held-out accuracy.
 
@@ -29,15 +29,18 @@ def main() -> None:
     def he(*shape):
         fan_in = int(np.prod(shape[1:])) if len(shape) == 4 else shape[0]
         return (torch.randn(*shape) * np.sqrt(2 / fan_in)).requires_grad_()
-    w1, b1 = he(8, 1, 3, 3), torch.zeros(8, requires_grad=True)
-    w2, b2 = he(16, 8, 3, 3), torch.zeros(16, requires_grad=True)
+    w1, g1, b1 = he(8, 1, 3, 3), torch.ones(8, requires_grad=True), torch.zeros(8, requires_grad=True)
+    w2, g2, b2 = he(16, 8, 3, 3), torch.ones(16, requires_grad=True), torch.zeros(16, requires_grad=True)
     w3, b3 = he(64, 10), torch.zeros(10, requires_grad=True)
-    params = [w1, b1, w2, b2, w3, b3]
+    stats = [torch.zeros(8), torch.ones(8), torch.zeros(16), torch.ones(16)]  # running mean, var per block
+    params = [w1, g1, b1, w2, g2, b2, w3, b3]
     opt = torch.optim.Adam(params, lr=3e-3)
 
-    def logits(x):
-        h = F.max_pool2d(F.relu(F.conv2d(x, w1, b1, padding=1)), 2)
-        h = F.max_pool2d(F.relu(F.conv2d(h, w2, b2, padding=1)), 2)
+    def logits(x, training=True):
+        h = F.batch_norm(F.conv2d(x, w1, padding=1), stats[0], stats[1], g1, b1, training)
+        h = F.max_pool2d(F.relu(h), 2)
+        h = F.batch_norm(F.conv2d(h, w2, padding=1), stats[2], stats[3], g2, b2, training)
+        h = F.max_pool2d(F.relu(h), 2)
         return h.reshape(x.shape[0], -1) @ w3 + b3
 
     batch, times = 32, []
@@ -55,7 +58,7 @@ def main() -> None:
             times.append(1000 * (time.perf_counter() - t))
     warm = sorted(times[10:])
     with torch.no_grad():
-        accuracy = (logits(images[test]).argmax(1) == labels[test]).float().mean().item()
+        accuracy = (logits(images[test], False).argmax(1) == labels[test]).float().mean().item()
     print(f"median step {warm[len(warm) // 2]:.3f} ms")
     print(f"held-out accuracy {100 * accuracy:.2f}%")
 

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Convolution and pooling, opt-in (texpr/texpr.hpp does not include it): tx::conv2d, tx::conv1d,
-// tx::conv_transpose2d, tx::max_pool2d, tx::avg_pool2d and tx::adaptive_avg_pool2d over NCHW images as PyTorch's,
-// with gradients. The host rows use texpr's own GEMM (nothing to link: texpr::texpr is enough). The rows are in the
-// host registry table as usual; cuda has none yet, so evaluating one on cuda is the usual compile error naming op,
-// dtype, cuda.
+// tx::conv_transpose2d, tx::max_pool2d, tx::avg_pool2d, tx::adaptive_avg_pool2d and tx::batch_norm over NCHW images
+// as PyTorch's, with gradients. The host rows use texpr's own GEMM (nothing to link: texpr::texpr is enough). The
+// rows are in the host registry table as usual; cuda has none yet, so evaluating one on cuda is the usual compile
+// error naming op, dtype, cuda.
 #pragma once
 
 #include <cstddef>
+#include <limits>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -121,6 +124,75 @@ template <operand X> auto adaptive_avg_pool2d(X&& x, pair2d size, texpr::source_
   return window_expr<op::adaptive_avg_pool2d, decltype(cx)>(detail::window2d{}, shape_t<4>{s[0], s[1], size.h, size.w}, std::move(cx));
 }
 
+namespace detail {
+
+/// The channel shape of x (N, C, ...): (1, C, 1, ...), what a per-channel value broadcasts from.
+template <std::size_t R> shape_t<R> channel_shape(const shape_t<R>& x) {
+  shape_t<R> s{};
+  for (std::size_t d = 0; d != R; ++d) s[d] = d == 1 ? x[1] : 1;
+  return s;
+}
+
+/// batch_norm_stats' node for part (0 the mean, 1 1 / sqrt(var + eps)) of x, with batch_norm node n's statistics
+/// and options.
+template <class N, class X> auto batch_norm_statistic(const N& n, const X& x, int part) {
+  using CX = captured_t<const X&>;
+  return batch_norm_expr<op::batch_norm_stats, CX::rank, CX>(n.running(), n.options(), part, channel_shape(x.shape()), capture(x));
+}
+
+} // namespace detail
+
+/// Lazy batch normalisation of x (N, C, ...) (rank 2 or more; (N, C, H, W) images), as
+/// torch.nn.functional.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps): per channel
+/// c, (x - mean_c) / sqrt(var_c + eps) * weight_c + bias_c. Training (`{.training = true}`): mean and biased
+/// variance of the batch over every axis but 1, and each evaluation of the node updates running_mean and
+/// running_var in place, running = (1 - momentum) running + momentum batch, with the unbiased variance (count /
+/// (count - 1)) for running_var. Otherwise the running statistics are read. weight, bias and the running
+/// statistics have shape (C) (else tx::shape_error naming each shape); training on one value per channel throws
+/// tx::shape_error (as PyTorch); eps must be finite and >= 0 (std::invalid_argument). Gradients to x, weight and
+/// bias through tx::grad; none to the running statistics, and none of second order.
+template <operand X, operand W, operand Bias, class T, class B>
+auto batch_norm(X&& x, W&& weight, Bias&& bias, const view<T, 1, B>& running_mean, const view<T, 1, B>& running_var,
+                const batch_norm_options& o = {}, texpr::source_location loc = texpr::source_location::current()) {
+  using CX = detail::captured_t<X>;
+  using CW = detail::captured_t<W>;
+  using CB = detail::captured_t<Bias>;
+  static_assert(CX::rank >= 2, "texpr: batch_norm takes x of shape (N, C, ...), rank 2 or more");
+  static_assert(CW::rank == 1 && CB::rank == 1, "texpr: batch_norm takes weight and bias of shape (C)");
+  static_assert(is_floating_v<typename CX::value_type>, "texpr: batch_norm takes a floating operand");
+  detail::check_same_dtype<typename CX::value_type, typename CW::value_type>();
+  detail::check_same_dtype<typename CX::value_type, typename CB::value_type>();
+  detail::check_same_dtype<typename CX::value_type, T>();
+  detail::check_same_backend<typename CX::backend, typename CW::backend>();
+  detail::check_same_backend<typename CX::backend, typename CB::backend>();
+  detail::check_same_backend<typename CX::backend, B>();
+  auto cx = detail::capture(std::forward<X>(x));
+  auto cw = detail::capture(std::forward<W>(weight));
+  auto cb = detail::capture(std::forward<Bias>(bias));
+  const auto s = cx.shape();
+  const index_t c = s[1];
+  if (cw.shape()[0] != c || cb.shape()[0] != c || running_mean.shape()[0] != c || running_var.shape()[0] != c)
+    throw shape_error(detail::at(loc) + "texpr: batch_norm needs weight, bias, running_mean and running_var of shape (" +
+                      std::to_string(c) + ",), x's channels: x shape = " + to_string(s) + " weight shape = " + to_string(cw.shape()) +
+                      " bias shape = " + to_string(cb.shape()) + " running_mean shape = " + to_string(running_mean.shape()) +
+                      " running_var shape = " + to_string(running_var.shape()));
+  if (o.training && c > 0 && shape_size(s) / c == 1)
+    throw shape_error(detail::at(loc) + "texpr: batch_norm in training needs more than one value per channel: x shape = " + to_string(s));
+  if (o.training && shape_size(s) == 0)
+    throw shape_error(detail::at(loc) + "texpr: batch_norm in training needs a non-empty batch: x shape = " + to_string(s));
+  if (!(o.eps >= 0) || !(o.eps < std::numeric_limits<double>::infinity()))
+    throw std::invalid_argument(detail::at(loc) + "texpr: batch_norm needs a finite eps >= 0, got eps = " + std::to_string(o.eps));
+  const detail::running_stats<T> r{running_mean.data(), running_mean.strides()[0], running_var.data(), running_var.strides()[0]};
+  return batch_norm_expr<op::batch_norm, CX::rank, decltype(cx), decltype(cw), decltype(cb)>(r, o, 0, s, std::move(cx), std::move(cw), std::move(cb));
+}
+
+/// batch_norm with running statistics held in tensors (updated in place in training).
+template <operand X, operand W, operand Bias, class T, class B>
+auto batch_norm(X&& x, W&& weight, Bias&& bias, tensor<T, 1, B>& running_mean, tensor<T, 1, B>& running_var,
+                const batch_norm_options& o = {}, texpr::source_location loc = texpr::source_location::current()) {
+  return batch_norm(std::forward<X>(x), std::forward<W>(weight), std::forward<Bias>(bias), running_mean.view(), running_var.view(), o, loc);
+}
+
 // ---- gradients -------------------------------------------------------------------------------------------------
 // conv2d, its two gradients and conv2d_input_grad's transpose pairing close under differentiation: each op's
 // gradients are the other two (or itself) over the same window, so second derivatives need no new kernel.
@@ -215,6 +287,35 @@ template <> struct gradient_rule<op::adaptive_avg_pool2d_grad> {
   template <std::size_t I> static constexpr unsigned uses = 0;
   template <std::size_t I, class N, class G, class Out, class Dy> static auto partial(const N& n, const G& g, const Out&, const Dy&) {
     return detail::make_window<op::adaptive_avg_pool2d>(n.window(), detail::get<0>(n.operands()).shape(), g);
+  }
+};
+
+/// batch_norm (operands x, weight, bias), with xhat = (x - mean) rstd from batch_norm_stats over the saved x (the
+/// batch's statistics in training, the running ones otherwise; the running statistics are not updated again).
+template <> struct gradient_rule<op::batch_norm> {
+  static constexpr std::string_view derivative =
+      "dx = rstd (g w - t (mean_c(g w) + xhat mean_c(g w xhat))), dw = sum_c(g xhat), db = sum_c(g), with mean_c and "
+      "sum_c over every axis but 1, xhat = (x - mean) rstd and rstd = 1 / sqrt(var + eps); training: the batch's "
+      "statistics, t = 1; eval: the running ones, t = 0";
+  template <std::size_t I> static constexpr unsigned uses =
+      I == 0 ? detail::uses_operand(0) | detail::uses_operand(1) : (I == 1 ? detail::uses_operand(0) : 0u);
+  template <std::size_t I, class N, class G, class Out, class X, class W, class Bias>
+  static auto partial(const N& n, const G& g, const Out&, const X& x, const W& w, const Bias& b) {
+    const auto chan = detail::channel_shape(detail::get<0>(n.operands()).shape());
+    [[maybe_unused]] auto rstd = [&] { return detail::batch_norm_statistic(n, x, 1); };
+    [[maybe_unused]] auto xhat = [&] { return (x - detail::batch_norm_statistic(n, x, 0)) * rstd(); };
+    if constexpr (I == 0) {
+      const index_t count = chan[1] == 0 ? 0 : shape_size(detail::get<0>(n.operands()).shape()) / chan[1];
+      // eval mode's statistics are constants: the same expression with the batch terms scaled by t = 0, so both modes
+      // have one gradient type
+      const double t = n.options().training && count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+      auto gw = g * reshape(w, chan);
+      return rstd() * (gw - (sum_to(gw, chan) + xhat() * sum_to(gw * xhat(), chan)) * t);
+    } else if constexpr (I == 1) {
+      return reshape(sum_to(g * xhat(), chan), w.shape());
+    } else {
+      return reshape(sum_to(g, chan), b.shape());
+    }
   }
 };
 

@@ -4076,6 +4076,31 @@ struct avg_pool2d_grad : window_op {
       "avg_pool2d's gradient: g divided by each window's divisor, spread over the window's positions";
 };
 
+/// Batch normalisation of (N, C, ...) x per channel (torch.nn.functional.batch_norm): with the batch's statistics
+/// over every axis but 1 (training: the running statistics updated in place by the kernel), or the running ones.
+/// Computed by one kernel so that the update happens once per evaluation of the node.
+struct batch_norm {
+  static constexpr kind category = kind::computed;                ///< Evaluated by the batch-norm kernel.
+  static constexpr auto dtypes = floating;                        ///< float and double.
+  static constexpr std::string_view header = "texpr/conv.hpp";   ///< The opt-in header that brings the op.
+  static constexpr std::string_view name = "batch_norm";         ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "per-channel (axis 1) normalisation by the batch's mean and biased variance (training; running statistics updated "
+      "in place) or by the running ones, times weight plus bias (torch batch_norm)";
+};
+/// One per-channel statistic batch_norm normalises with, shaped (1, C, 1, ...) to broadcast against x: the mean or
+/// 1 / sqrt(var + eps), from the batch in training, from the running statistics otherwise. Pure (no update):
+/// batch_norm's gradient reads it.
+struct batch_norm_stats {
+  static constexpr kind category = kind::computed;                ///< Evaluated by the batch-norm kernel.
+  static constexpr auto dtypes = floating;                        ///< float and double.
+  static constexpr std::string_view header = "texpr/conv.hpp";   ///< The opt-in header that brings the op.
+  static constexpr std::string_view name = "batch_norm_stats";   ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "batch_norm's per-channel mean or 1 / sqrt(var + eps), shaped (1, C, 1, ...), from the batch (training) or the "
+      "running statistics; updates nothing";
+};
+
 } // namespace texpr::op
 #endif // TEXPR_SI_TEXPR_OP_CONV_HPP
 // ---- end texpr/op/conv.hpp ----
@@ -4764,6 +4789,15 @@ struct pool_loops {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// batch_norm and its statistics: per channel, a mean pass and a squared-deviation pass (accumulated in double),
+/// then one pass writing the result; training updates the running statistics once, after the passes (conv.hpp,
+/// with texpr/conv.hpp).
+struct batch_norm_loops {
+  static constexpr std::string_view name = "batch_norm_loops";  ///< Shown by tx::placement.
+  /// dest = the batch_norm or batch_norm_stats node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -4905,6 +4939,8 @@ struct gemm_epilogue {
   X(avg_pool2d_grad, declared,             pool_loops) \
   X(adaptive_avg_pool2d, declared,         pool_loops) \
   X(adaptive_avg_pool2d_grad, declared,    pool_loops) \
+  X(batch_norm,     declared,              batch_norm_loops) \
+  X(batch_norm_stats, declared,            batch_norm_loops) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \

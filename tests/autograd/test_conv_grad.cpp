@@ -2,7 +2,8 @@
 // Gradients through texpr/conv.hpp's ops against central differences in float64 (grad_check.hpp): conv2d for both
 // operands (groups, unequal strides, asymmetric padding, dilation; 1x1; depthwise; "same"), conv_transpose2d, conv1d,
 // max_pool2d (values kept apart so no window has a tie within the step), avg_pool2d with and without the padding
-// counted, and a small network chaining them (conv, tanh, max pool, conv, avg pool).
+// counted, batch_norm (training and eval, (N, C, H, W) and (N, C)), and a small network chaining them (conv, tanh,
+// max pool, conv, avg pool).
 #include "grad_check.hpp"
 
 #include <texpr/conv.hpp>
@@ -78,4 +79,26 @@ TEST_CASE("conv, tanh, max pool, conv, avg pool: every parameter") {
     auto h = tx::max_pool2d(tx::tanh(tx::conv2d(x, pw1, {.padding = 1}) + pb), {.kernel = 2});
     return tx::sum(tx::square(tx::avg_pool2d(tx::conv2d(h, pw2), {.kernel = 3})));
   }, w1, w2, b);
+}
+
+TEST_CASE("batch_norm: x, weight and bias, training and eval") {
+  auto g = grad_check::rng(67);
+  auto x = random(tx::shape_t<4>{3, 2, 3, 2}, g);
+  auto w = random(tx::shape_t<1>{2}, g);
+  auto b = random(tx::shape_t<1>{2}, g);
+  auto up = random(tx::shape_t<4>{3, 2, 3, 2}, g);
+  // training updates these on every evaluation of the loss; its values do not read them, so the differences hold
+  tx::tensor<double, 1> rm({2}, {0.5, -0.25}), rv({2}, {0.75, 1.5});
+  check("batch_norm training", [&](auto px, auto pw, auto pb) {
+    return tx::sum(tx::tanh(tx::batch_norm(px, pw, pb, rm, rv, {.training = true, .eps = 1e-3})) * up);
+  }, x, w, b);
+  check("batch_norm eval", [&](auto px, auto pw, auto pb) { return tx::sum(tx::tanh(tx::batch_norm(px, pw, pb, rm, rv)) * up); }, x, w, b);
+  auto x2 = random(tx::shape_t<2>{5, 2}, g);
+  check("batch_norm training (N, C)", [&](auto px, auto pw, auto pb) {
+    return tx::sum(tx::square(tx::batch_norm(px, pw, pb, rm, rv, {.training = true})));
+  }, x2, w, b);
+  auto wc = random(tx::shape_t<4>{2, 1, 2, 2}, g);
+  check("batch_norm after conv2d", [&](auto px, auto pw) {
+    return tx::sum(tx::tanh(tx::batch_norm(tx::conv2d(px, wc, {.padding = 1, .groups = 2}), pw, b, rm, rv, {.training = true})));
+  }, x, w);
 }

@@ -152,6 +152,67 @@ template <class Op, class... Cs> class window_expr : public expr_base<window_exp
   shape_t<4> s_;
 };
 
+/// The options of tx::batch_norm (PyTorch's names and defaults).
+struct batch_norm_options {
+  bool training = false;  ///< Normalise by the batch's statistics and update the running ones (else by the running ones).
+  double momentum = 0.1;  ///< Weight of the batch's statistic in each update of a running one.
+  double eps = 1e-5;      ///< Added to the variance under the square root.
+};
+
+namespace detail {
+
+/// batch_norm's running statistics: C values each at a stride, in memory the user owns (read in eval mode, updated
+/// in place in training). Raw pointers, not views: the node layer sits below the tensor layer.
+template <class T> struct running_stats {
+  T* mean = nullptr;         ///< running_mean's first element.
+  index_t mean_stride = 1;   ///< Its stride.
+  T* var = nullptr;          ///< running_var's first element.
+  index_t var_stride = 1;    ///< Its stride.
+};
+
+} // namespace detail
+
+/// batch_norm (operands x, weight, bias) and batch_norm_stats (operand x) over x (N, C, ...): the op, the operands,
+/// the running statistics, the options and the result shape (x's; (1, C, 1, ...) for a statistic).
+template <class Op, std::size_t R, class... Cs> class batch_norm_expr : public expr_base<batch_norm_expr<Op, R, Cs...>> {
+  using first = detail::tuple_element_t<0, detail::tuple<Cs...>>;
+
+ public:
+  using texpr_node = void;
+  using op_type = Op;
+  using children = detail::type_list<Cs...>;
+  using value_type = typename first::value_type;
+  using kernel_dtype = value_type;
+  using backend = typename detail::common_backend<typename Cs::backend...>::type;
+  static constexpr std::size_t rank = R;
+
+  /// Op of the operands (checked by tx::batch_norm) with running statistics r and options o, result shape s.
+  /// part selects batch_norm_stats' statistic: 0 the mean, 1 the reciprocal standard deviation (batch_norm: 0).
+  batch_norm_expr(const detail::running_stats<value_type>& r, const batch_norm_options& o, int part, const shape_t<R>& s, Cs... c)
+      : c_{{std::move(c)}...}, r_(r), o_(o), part_(part), s_(s) {}
+  /// The result shape.
+  shape_t<R> shape() const { return s_; }
+  /// The operands.
+  const detail::tuple<Cs...>& operands() const { return c_; }
+  /// The running statistics (read in eval mode, updated by batch_norm in training).
+  const detail::running_stats<value_type>& running() const { return r_; }
+  /// training, momentum, eps.
+  const batch_norm_options& options() const { return o_; }
+  /// batch_norm_stats: 0 the mean, 1 1 / sqrt(var + eps).
+  int part() const { return part_; }
+  /// The same op over other operands of the same shapes.
+  template <class... Ds> batch_norm_expr<Op, R, Ds...> with_operands(Ds... d) const {
+    return batch_norm_expr<Op, R, Ds...>(r_, o_, part_, s_, std::move(d)...);
+  }
+
+ private:
+  detail::tuple<Cs...> c_;
+  detail::running_stats<value_type> r_;
+  batch_norm_options o_;
+  int part_ = 0;
+  shape_t<R> s_;
+};
+
 namespace detail {
 
 /// Throws the shape_error of op on x (and w) of the given shapes: "texpr: OP of x of shape (..) and w of shape

@@ -88,4 +88,29 @@ struct avg_pool2d_grad : window_op {
       "avg_pool2d's gradient: g divided by each window's divisor, spread over the window's positions";
 };
 
+/// Batch normalisation of (N, C, ...) x per channel (torch.nn.functional.batch_norm): with the batch's statistics
+/// over every axis but 1 (training: the running statistics updated in place by the kernel), or the running ones.
+/// Computed by one kernel so that the update happens once per evaluation of the node.
+struct batch_norm {
+  static constexpr kind category = kind::computed;                ///< Evaluated by the batch-norm kernel.
+  static constexpr auto dtypes = floating;                        ///< float and double.
+  static constexpr std::string_view header = "texpr/conv.hpp";   ///< The opt-in header that brings the op.
+  static constexpr std::string_view name = "batch_norm";         ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "per-channel (axis 1) normalisation by the batch's mean and biased variance (training; running statistics updated "
+      "in place) or by the running ones, times weight plus bias (torch batch_norm)";
+};
+/// One per-channel statistic batch_norm normalises with, shaped (1, C, 1, ...) to broadcast against x: the mean or
+/// 1 / sqrt(var + eps), from the batch in training, from the running statistics otherwise. Pure (no update):
+/// batch_norm's gradient reads it.
+struct batch_norm_stats {
+  static constexpr kind category = kind::computed;                ///< Evaluated by the batch-norm kernel.
+  static constexpr auto dtypes = floating;                        ///< float and double.
+  static constexpr std::string_view header = "texpr/conv.hpp";   ///< The opt-in header that brings the op.
+  static constexpr std::string_view name = "batch_norm_stats";   ///< Shown by tx::placement.
+  static constexpr std::string_view summary =
+      "batch_norm's per-channel mean or 1 / sqrt(var + eps), shaped (1, C, 1, ...), from the batch (training) or the "
+      "running statistics; updates nothing";
+};
+
 } // namespace texpr::op

@@ -238,6 +238,23 @@ template <class F> void for_each_plane(index_t planes, index_t per_plane, F&& f)
   });
 }
 
+/// The mean and biased variance of channel ch of contiguous x (batch, channels, spatial): two passes (mean, then
+/// squared deviations) accumulated in double, so a large mean does not cancel the variance away.
+template <class T> void channel_moments(const T* x, index_t batch, index_t channels, index_t spatial, index_t ch, double& mean, double& var) {
+  const double count = static_cast<double>(batch * spatial);
+  double s = 0;
+  for (index_t b = 0; b < batch; ++b)
+    for (const T* p = x + (b * channels + ch) * spatial, *e = p + spatial; p != e; ++p) s += static_cast<double>(*p);
+  mean = s / count;
+  double q = 0;
+  for (index_t b = 0; b < batch; ++b)
+    for (const T* p = x + (b * channels + ch) * spatial, *e = p + spatial; p != e; ++p) {
+      const double d = static_cast<double>(*p) - mean;
+      q += d * d;
+    }
+  var = q / count;
+}
+
 } // namespace texpr::detail::host_impl
 
 namespace texpr::host_kernels {
@@ -346,6 +363,62 @@ template <class N, class T, std::size_t R> void pool_loops::run(const N& n, cons
             }
           }
         }
+    });
+  }
+}
+
+template <class N, class T, std::size_t R> void batch_norm_loops::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  namespace hi = detail::host_impl;
+  constexpr bool forward = std::is_same_v<typename N::op_type, op::batch_norm>;
+  const auto x = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  const auto& xs = x.shape();
+  const index_t batch = xs[0], channels = xs[1];
+  index_t spatial = 1;
+  for (std::size_t d = 2; d < R; ++d) spatial *= xs[d];
+  const auto& o = n.options();
+  const auto& run = n.running();
+  // one task per channel: each reads only its channel's elements and writes only its own statistics
+  const index_t grain = std::max<index_t>(1, hi::elementwise_grain / std::max<index_t>(batch * spatial, 1));
+  auto stats = hi::buffer<double>(2 * channels);
+  double* mean = stats.get();
+  double* rstd = mean + channels;
+  hi::for_ranges(channels, grain, [&](index_t c0, index_t c1) {
+    for (index_t c = c0; c < c1; ++c) {
+      double m, v;
+      if (o.training) hi::channel_moments(x.data(), batch, channels, spatial, c, m, v);
+      else {
+        m = static_cast<double>(run.mean[c * run.mean_stride]);
+        v = static_cast<double>(run.var[c * run.var_stride]);
+      }
+      mean[c] = m;
+      rstd[c] = 1.0 / std::sqrt(v + o.eps);
+      if constexpr (forward) {
+        if (o.training) {
+          // as PyTorch: the running variance takes the unbiased estimate (count / (count - 1); count > 1 is checked)
+          const double count = static_cast<double>(batch * spatial);
+          run.mean[c * run.mean_stride] = static_cast<T>((1 - o.momentum) * static_cast<double>(run.mean[c * run.mean_stride]) + o.momentum * m);
+          run.var[c * run.var_stride] =
+              static_cast<T>((1 - o.momentum) * static_cast<double>(run.var[c * run.var_stride]) + o.momentum * v * count / (count - 1));
+        }
+      }
+    }
+  });
+  if constexpr (!forward) {
+    const double* part = n.part() == 0 ? mean : rstd;
+    for (index_t c = 0; c < channels; ++c) dest.data()[c] = static_cast<T>(part[c]);
+  } else {
+    const auto w = detail::materialize_contiguous(detail::get<1>(n.operands()), ctx);
+    const auto b = detail::materialize_contiguous(detail::get<2>(n.operands()), ctx);
+    T* y = dest.data();
+    hi::for_ranges(batch * channels, std::max<index_t>(1, hi::elementwise_grain / std::max<index_t>(spatial, 1)), [&](index_t p0, index_t p1) {
+      for (index_t p = p0; p < p1; ++p) {
+        const index_t c = p % channels;
+        // (x - mean) * (rstd * w) + b: the centring stays first, so a large mean cancels exactly
+        const double scale = rstd[c] * static_cast<double>(w.data()[c]), m = mean[c], shift = static_cast<double>(b.data()[c]);
+        const T* in = x.data() + p * spatial;
+        T* out = y + p * spatial;
+        for (index_t i = 0; i < spatial; ++i) out[i] = static_cast<T>((static_cast<double>(in[i]) - m) * scale + shift);
+      }
     });
   }
 }

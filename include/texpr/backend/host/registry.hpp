@@ -206,6 +206,15 @@ struct pool_loops {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// batch_norm and its statistics: per channel, a mean pass and a squared-deviation pass (accumulated in double),
+/// then one pass writing the result; training updates the running statistics once, after the passes (conv.hpp,
+/// with texpr/conv.hpp).
+struct batch_norm_loops {
+  static constexpr std::string_view name = "batch_norm_loops";  ///< Shown by tx::placement.
+  /// dest = the batch_norm or batch_norm_stats node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// Packed, register-blocked GEMM with AVX-512/AVX2/portable micro-kernels chosen at run time (gemm.hpp).
 struct blocked_gemm {
   static constexpr std::string_view name = "blocked_gemm";  ///< Shown by tx::placement.
@@ -347,6 +356,8 @@ struct gemm_epilogue {
   X(avg_pool2d_grad, declared,             pool_loops) \
   X(adaptive_avg_pool2d, declared,         pool_loops) \
   X(adaptive_avg_pool2d_grad, declared,    pool_loops) \
+  X(batch_norm,     declared,              batch_norm_loops) \
+  X(batch_norm_stats, declared,            batch_norm_loops) \
   X(softmax,        declared,              composed) \
   X(log_softmax,    declared,              composed) \
   X(cross_entropy,  declared,              composed) \
