@@ -137,7 +137,6 @@ TEST_CASE("tx::share: a shared value's memory goes back after its last reader, i
     CHECK(max_difference(y, expect) <= 1e-12);  // (the GEMM adds x_k in its epilogue here, in a pass there)
     // x_k and x_{k+1} while the GEMM writes x_{k+1} (its epilogue adds x_k), and the result: three blocks.
     CHECK(log.peak_bytes() == 3 * block);
-    CHECK(log.allocations() <= 3);  // the blocks given back are taken again
   }
 }
 
