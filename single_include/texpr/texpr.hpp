@@ -8205,52 +8205,59 @@ class saved_ref : public expr_base<saved_ref<T, R, Backend, Summary>> {
   std::shared_ptr<slot<T, R, Backend>> s_;
 };
 
-/// A shared value (tx::share): a saved leaf whose computation keeps its type, so that placement checks it and
-/// autograd differentiates through it. Copies share the slot: every reader of every copy reads one value, computed
-/// once per evaluation context, and the gradients of all its readers are summed before they flow into it once.
-/// Slot is the slot type tx::share makes (a slot<T, R, backend> that autograd can point at its saved values).
-template <class N, class Summary, class Slot>
-class shared_value : public expr_base<shared_value<N, Summary, Slot>> {
+/// A shared value (tx::share): a saved leaf over a slot that holds its computation. The leaf's type names the
+/// value (dtype, rank, backend) and what checks need of the computation, not the computation itself, so a value
+/// computed from shared values below it has a type of fixed size however deep the stack (a residual stream read
+/// twice per layer would otherwise double its type's name per layer). Copies share the slot: every reader of every
+/// copy reads one value, computed once per evaluation context, and the gradients of all its readers are summed
+/// before they flow into it once.
+/// - Summary: the placement check of the computation on Backend (an offender_summary).
+/// - Params: the type_list of the parameter tags the computation holds (through shared values below it too), so
+///   autograd knows at compile time which parameters a gradient reaches through it.
+/// - Gradient: the gradient walk's check of the computation (offender_summary of the first node on a parameter's
+///   path without a gradient rule, or of none), fired by tx::grad when it reaches the value.
+/// - Slot: the slot type tx::share makes (autograd differentiates the computation through it).
+template <class T, std::size_t R, class Backend, class Summary, class Params, class Gradient, class Slot>
+class shared_value : public expr_base<shared_value<T, R, Backend, Summary, Params, Gradient, Slot>> {
  public:
   using texpr_node = void;
   using op_type = op::saved;
-  using value_type = typename N::value_type;
-  using kernel_dtype = value_type;
-  using backend = typename N::backend;
+  using value_type = T;
+  using kernel_dtype = T;
+  using backend = Backend;
   using children = detail::type_list<>;
   using offender = typename Summary::type;  ///< The computation's first node without a kernel on its backend (void: none).
-  using computation_type = N;               ///< The node the value is computed by.
-  static constexpr std::size_t rank = N::rank;
+  using param_tags = Params;                ///< The parameter tags the computation holds.
+  using gradient_check = Gradient;          ///< The computation's gradient check (an offender_summary).
+  static constexpr std::size_t rank = R;
 
-  /// The value of `computation` (which `s` evaluates).
-  shared_value(std::shared_ptr<Slot> s, std::shared_ptr<const N> computation)
-      : s_(std::move(s)), n_(std::move(computation)) {}
+  /// The value slot `s` computes.
+  explicit shared_value(std::shared_ptr<Slot> s) : s_(std::move(s)) {}
   /// The value's shape.
   const shape_t<rank>& shape() const { return s_->shape(); }
   /// The memory the leaf reads (computed once per context).
-  view<const value_type, rank, backend> storage(context<backend>& ctx) const { return s_->get(ctx); }
+  view<const T, R, Backend> storage(context<Backend>& ctx) const { return s_->get(ctx); }
   /// The slot (its identity is the value's).
-  const slot<value_type, rank, backend>& get_slot() const { return *s_; }
+  const slot<T, R, Backend>& get_slot() const { return *s_; }
   /// The slot, for binding its value to a destination (slot::bind).
-  slot<value_type, rank, backend>& get_slot() { return *s_; }
-  /// The computation, for autograd (one object for every copy of the leaf).
-  const N& computation() const { return *n_; }
-  /// The slot with its concrete type, for autograd (which makes it compute through its saved values).
+  slot<T, R, Backend>& get_slot() { return *s_; }
+  /// The slot with its own type, for autograd (which differentiates the computation through it).
   Slot& shared_slot() const { return *s_; }
   /// No operands: readers read the value, not the computation.
   const detail::tuple<>& operands() const { return detail::no_operands(); }
 
  private:
   std::shared_ptr<Slot> s_;
-  std::shared_ptr<const N> n_;
 };
 
 namespace detail {
 template <class N> struct is_saved : std::false_type {};
 template <class T, std::size_t R, class B, class O> struct is_saved<saved_ref<T, R, B, O>> : std::true_type {};
-template <class N, class O, class S> struct is_saved<shared_value<N, O, S>> : std::true_type {};
+template <class T, std::size_t R, class B, class O, class P, class G, class S>
+struct is_saved<shared_value<T, R, B, O, P, G, S>> : std::true_type {};
 template <class N> struct is_shared : std::false_type {};
-template <class N, class O, class S> struct is_shared<shared_value<N, O, S>> : std::true_type {};
+template <class T, std::size_t R, class B, class O, class P, class G, class S>
+struct is_shared<shared_value<T, R, B, O, P, G, S>> : std::true_type {};
 } // namespace detail
 
 /// True for saved leaves (shared values included).
@@ -10206,6 +10213,10 @@ template <class T, std::size_t R, class B> tensor<T, R, B>& temporary(const shap
   return *t;
 }
 
+/// p + offset, except that an empty value's null memory stays null: no element of it is ever read, and offsetting
+/// a null pointer is undefined.
+template <class T> T* offset_data(T* p, index_t offset) noexcept { return p == nullptr ? p : p + offset; }
+
 /// The node's value as memory: leaves as they are, layouts as the view they describe, anything else evaluated
 /// into a temporary kept by ctx.
 template <class N, class B> value_view_t<N, B> materialize(const N& n, context<B>& ctx) {
@@ -10240,11 +10251,11 @@ template <class N, class B> value_view_t<N, B> layout_storage(const N& n, contex
   index_t offset = 0;
   const auto v = materialize(n.child(), ctx);
   if (n.params().map(v.shape(), v.strides(), shape, strides, offset))
-    return value_view_t<N, B>(unchecked_t{}, v.data() + offset, shape, strides, v.stream());
+    return value_view_t<N, B>(unchecked_t{}, offset_data(v.data(), offset), shape, strides, v.stream());
   const auto c = materialize_contiguous(v, ctx);
   offset = 0;
   n.params().map(c.shape(), c.strides(), shape, strides, offset);
-  return value_view_t<N, B>(unchecked_t{}, c.data() + offset, shape, strides, c.stream());
+  return value_view_t<N, B>(unchecked_t{}, offset_data(c.data(), offset), shape, strides, c.stream());
 }
 
 /// The writable memory a layout of a named tensor or mutable view selects (assignment through a layout).
@@ -10261,7 +10272,7 @@ template <class N> auto layout_writable_storage(const N& n) {
   if (!n.params().map(v.shape(), v.strides(), shape, strides, offset))
     throw shape_error("texpr: cannot assign through " + std::string(N::op_type::name) + " of a non-contiguous operand of shape " +
                       to_string(v.shape()) + ": its elements have no single stride pattern");
-  return view<T, R, B>(unchecked_t{}, v.data() + offset, shape, strides, v.stream());
+  return view<T, R, B>(unchecked_t{}, offset_data(v.data(), offset), shape, strides, v.stream());
 }
 
 /// dest = concat node n: each operand evaluated into its slice of dest along n.axis() (what both backends'
@@ -14520,18 +14531,19 @@ class sum_slot final : public slot<T, R, B> {
   std::uint64_t done_context_ = 0;
 };
 
-/// The slot of a shared value (tx::share): its computation, until autograd differentiates it; from then on the
-/// forward value autograd saved for it (the computation over saved values), so that the forward pass and the
-/// backward pass read one computation of each value below it.
-template <class N, class B> class shared_slot final : public slot<typename N::value_type, N::rank, B> {
-  using T = typename N::value_type;
-  static constexpr std::size_t R = N::rank;
+class tape;
 
+/// The slot of a shared value (tx::share), whatever its computation's type: the computation's value, until
+/// autograd differentiates it; from then on the forward value autograd saved for it (the computation over saved
+/// values), so that the forward pass and the backward pass read one computation of each value below it.
+template <class T, std::size_t R, class B> class shared_slot_base : public slot<T, R, B> {
  public:
-  shared_slot(const N& computation, std::string what)
-      : slot<T, R, B>(computation.shape(), what), own_(std::make_shared<computed_slot<N, B, false>>(computation, what)) {}
   /// Computes the value as `saved` does from now on (a gradient walk's forward value for it).
   void compute_as(std::shared_ptr<slot<T, R, B>> saved) { saved_ = std::move(saved); }
+  /// The first reader's gradient reached the value in a gradient walk on tape t: walks the computation once with
+  /// `gradient` (the sum of every reader's, complete when it is evaluated), saving the forward values the rules
+  /// read (compute_as) and adding each parameter's contribution to its sum in t.
+  virtual void differentiate(tape& t, std::shared_ptr<slot<T, R, B>> gradient) = 0;
 
   view<const T, R, B> get(context<B>& ctx) override { return current().get(ctx); }
   bool bind(context<B>& ctx, const view<T, R, B>& dest) override { return current().bind(ctx, dest); }
@@ -14543,6 +14555,11 @@ template <class N, class B> class shared_slot final : public slot<typename N::va
   TEXPR_REPORT_PATH bool plan_bind(plan_walk& walk, std::size_t number) const override {
     return current().plan_bind(walk, number);
   }
+
+ protected:
+  /// The slot of `own`'s value (a slot computing the value's computation), described as `what`.
+  shared_slot_base(const shape_t<R>& shape, std::string what, std::shared_ptr<slot<T, R, B>> own)
+      : slot<T, R, B>(shape, std::move(what)), own_(std::move(own)) {}
 
  private:
   slot<T, R, B>& current() const { return saved_ ? *saved_ : *own_; }
@@ -14607,11 +14624,19 @@ class tape {
   std::shared_ptr<sum_slot<T, R, B>> gradient_sum(const slot_base& value, const shape_t<R>& shape) {
     return sum_for<T, R, B>(sums_[&value], shape, [&] { return "gradient into " + value.what(); });
   }
-  /// The part of parameter `index`'s gradient that flows through shared values, made on first request.
+  /// The part of the gradient of parameter `tag` (over `tensor`) that flows through shared values, made on first
+  /// request. Shared values' walks and the call's own walk meet here by tag (each walk numbers its own parameters).
   template <class T, std::size_t R, class B>
-  std::shared_ptr<sum_slot<T, R, B>> parameter_sum(std::size_t index, const shape_t<R>& shape) {
-    if (parameter_sums_.size() <= index) parameter_sums_.resize(index + 1);
-    return sum_for<T, R, B>(parameter_sums_[index], shape, [] { return std::string("gradient through shared values"); });
+  std::shared_ptr<sum_slot<T, R, B>> parameter_sum(const void* tag, const void* tensor, const shape_t<R>& shape) {
+    auto& entry = parameter_sums_[tag];
+    if (entry.tensor == nullptr) entry.tensor = tensor;
+    else if (entry.tensor != tensor) throw_two_tensors_one_tag();
+    return sum_for<T, R, B>(entry.sum, shape, [] { return std::string("gradient through shared values"); });
+  }
+  /// Two different tensors marked as one parameter.
+  [[noreturn]] TEXPR_NOINLINE static void throw_two_tensors_one_tag() {
+    throw std::invalid_argument("texpr: two different tensors are marked as the same parameter (one tag); give "
+                                "each parameter its own tag type");
   }
   /// A saved value standing for contribution c (already on its backend): c's own slot when c is a saved leaf, else a
   /// new slot computing c. c's graph must run where it lives (the same check as every saved value's).
@@ -14635,8 +14660,12 @@ class tape {
     if (!s) s = std::make_shared<sum_slot<T, R, B>>(shape, what());
     return std::static_pointer_cast<sum_slot<T, R, B>>(s);
   }
+  struct parameter_entry {
+    std::shared_ptr<slot_base> sum;
+    const void* tensor = nullptr;
+  };
   std::map<const void*, std::shared_ptr<slot_base>> sums_;
-  std::vector<std::shared_ptr<slot_base>> parameter_sums_;
+  std::map<const void*, parameter_entry> parameter_sums_;  // by tag_id
 
   // save's work once per (untagged) computation type, shared by the forward nodes whose saved values compute alike.
   // Only a saved gradient's kernel may write the column sums of a bias gradient beside it.
@@ -14679,16 +14708,22 @@ template <class N, class Tags, class... C> struct contains_any_param<N, Tags, ty
   }();
   static constexpr bool value = self || (contains_any_param<C, Tags>::value || ...);
 };
+/// True when the type_list A and the type_list Tags have a tag in common.
+template <class A, class Tags> struct any_in;
+template <class... A, class Tags> struct any_in<type_list<A...>, Tags> : std::bool_constant<(contains_v<Tags, A> || ...)> {};
 // A shared value holds the parameters of its computation (its gradient flows into them).
-template <class M, class O, class S, class Tags> struct contains_any_param<shared_value<M, O, S>, Tags, type_list<>> : contains_any_param<M, Tags> {};
+template <class T, std::size_t R, class B, class O, class P, class G, class S, class Tags>
+struct contains_any_param<shared_value<T, R, B, O, P, G, S>, Tags, type_list<>> {
+  static constexpr bool value = any_in<P, Tags>::value;
+};
 /// True when node N's graph holds a parameter whose tag is in the type_list Tags.
 template <class N, class Tags> inline constexpr bool contains_any_param_v = contains_any_param<N, Tags>::value;
 
 template <class N, class Tags, class Children = typename N::children> struct shared_holds_param;
 template <class N, class Tags, class... C> struct shared_holds_param<N, Tags, type_list<C...>>
     : std::bool_constant<(shared_holds_param<C, Tags>::value || ...)> {};
-template <class M, class O, class S, class Tags> struct shared_holds_param<shared_value<M, O, S>, Tags, type_list<>>
-    : std::bool_constant<contains_any_param<M, Tags>::value> {};
+template <class T, std::size_t R, class B, class O, class P, class G, class S, class Tags>
+struct shared_holds_param<shared_value<T, R, B, O, P, G, S>, Tags, type_list<>> : any_in<P, Tags> {};
 /// True when some of parameter Tag's gradient in graph N flows through a shared value (then it is a sum_slot's).
 template <class N, class Tag> inline constexpr bool shared_holds_param_v = shared_holds_param<N, type_list<Tag>>::value;
 
@@ -14724,6 +14759,50 @@ template <class Tag, class... T> struct tag_index<Tag, type_list<T...>> {
     return sizeof...(T);
   }();
 };
+
+/// Tag at index I of the type_list Tags.
+template <std::size_t I, class Tags> struct tag_at;
+template <std::size_t I, class H, class... T> struct tag_at<I, type_list<H, T...>> : tag_at<I - 1, type_list<T...>> {};
+template <class H, class... T> struct tag_at<0, type_list<H, T...>> { using type = H; };
+/// A parameter tag's identity at run time (tags may be incomplete types, which typeid refuses).
+template <class Tag> inline constexpr char tag_id = 0;
+
+template <class N, bool = parameter<N>> struct own_tag { using type = type_list<>; };
+template <class N> struct own_tag<N, true> { using type = type_list<typename N::param_tag>; };
+template <class N, class Children = typename N::children> struct param_tags_of;
+template <class N, class... C> struct param_tags_of<N, type_list<C...>> {
+  using type = unique_t<join_lists_t<typename own_tag<N>::type, typename param_tags_of<C>::type...>>;
+};
+template <class T, std::size_t R, class B, class O, class P, class G, class S>
+struct param_tags_of<shared_value<T, R, B, O, P, G, S>, type_list<>> { using type = P; };
+/// The tags of the parameters node N's graph holds (through shared values too), each once.
+template <class N> using param_tags_of_t = typename param_tags_of<N>::type;
+
+template <class... X> struct first_non_void { using type = void; };
+template <class H, class... X> struct first_non_void<H, X...> {
+  using type = std::conditional_t<std::is_void_v<H>, typename first_non_void<X...>::type, H>;
+};
+template <class N, class Tags, class Children = typename N::children> struct gradient_offender;
+template <class N, class Tags, class... C> struct gradient_offender<N, Tags, type_list<C...>> {
+  static auto pick() {
+    if constexpr (!contains_any_param_v<N, Tags> || parameter<N>) {
+      return std::type_identity<void>{};
+    } else if constexpr (!has_gradient_rule<typename N::op_type>) {
+      return std::type_identity<diagnostic::no_gradient_rule<typename N::op_type, dtype_tag_t<typename N::kernel_dtype>>>{};
+    } else {
+      return std::type_identity<typename first_non_void<typename gradient_offender<C, Tags>::type...>::type>{};
+    }
+  }
+  using type = typename decltype(pick())::type;
+};
+template <class T, std::size_t R, class B, class O, class P, class G, class S, class Tags>
+struct gradient_offender<shared_value<T, R, B, O, P, G, S>, Tags, type_list<>> {
+  using type = std::conditional_t<any_in<P, Tags>::value, typename G::type, void>;
+};
+/// The diagnostic a gradient walk of N for the parameters Tags would fire first (void: none): its first node on a
+/// parameter's path without a gradient rule. A shared value carries its computation's, so that tx::grad reports it
+/// where the walk reaches the value (the walk itself is instantiated when the value is made, and must not fire).
+template <class N, class Tags> using gradient_offender_t = typename gradient_offender<N, Tags>::type;
 
 /// Sum of two contributions to one parameter's gradient (either may be absent or failed). Each is already summed
 /// to the parameter's shape where it reached the parameter (back() on a parameter leaf), so they add as they are.
@@ -14832,19 +14911,20 @@ template <class Tags> struct gradient_builder {
         return only<typename N::param_tag>(sum_to(g, n.shape()), Tags{}, std::make_index_sequence<params>{});
       }
     } else if constexpr (is_shared_v<N>) {
-      // Every reader adds its gradient to the value's sum; the first one walks the computation once, with the sum
-      // (complete when it is evaluated), and the parameters' contributions go to their sums (gradient_graph).
+      // Every reader adds its gradient to the value's sum; the first one has the slot walk the computation once,
+      // with the sum (complete when it is evaluated), and the parameters' contributions go to their sums in the
+      // tape (gradient_graph).
       using T = typename N::value_type;
       using B = typename N::backend;
-      auto sum = t.gradient_sum<T, N::rank, B>(n.get_slot(), n.shape());
-      sum->add(t.part(sum_to(on_backend<T, B>(g), n.shape())));
-      if (sum->parts() == 1) {
-        n.shared_slot().compute_as(t.part(fwd<true>(n.computation())));
-        using leaf = saved_ref<T, N::rank, B, offender_summary_t<void>>;
-        to_parameter_sums(back(n.computation(), leaf(std::static_pointer_cast<slot<T, N::rank, B>>(sum))),
-                          std::make_index_sequence<params>{});
+      if constexpr (!std::is_void_v<gradient_offender_t<N, Tags>>) {
+        (void)sizeof(gradient_offender_t<N, Tags>);
+        return failed();
+      } else {
+        auto sum = t.gradient_sum<T, N::rank, B>(n.get_slot(), n.shape());
+        sum->add(t.part(sum_to(on_backend<T, B>(g), n.shape())));
+        if (sum->parts() == 1) n.shared_slot().differentiate(t, std::static_pointer_cast<slot<T, N::rank, B>>(sum));
+        return none();
       }
-      return none();
     } else if constexpr (!has_gradient_rule<Op>) {
       (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<typename N::kernel_dtype>>);
       return failed();
@@ -14867,7 +14947,9 @@ template <class Tags> struct gradient_builder {
   }
   template <std::size_t I, class C> void to_parameter_sum(const C& c) {
     if constexpr (!is_no_gradient_v<C> && !is_failed_v<C>)
-      t.parameter_sum<typename C::value_type, C::rank, typename C::backend>(I, c.shape())->add(t.part(c));
+      t.parameter_sum<typename C::value_type, C::rank, typename C::backend>(&tag_id<typename tag_at<I, Tags>::type>,
+                                                                             param_tensors[I], c.shape())
+          ->add(t.part(c));
   }
 
   template <class N, class G, std::size_t... J> auto back_operands(const N& n, const G& g, std::index_sequence<J...> js) {
@@ -14915,7 +14997,7 @@ template <class Tags> struct gradient_builder {
       using B = typename P::backend;
       using leaf = saved_ref<typename P::value_type, P::rank, B, offender_summary_t<void>>;
       auto shared_part = leaf(std::static_pointer_cast<slot<typename P::value_type, P::rank, B>>(
-          t.parameter_sum<typename P::value_type, P::rank, B>(I, p.shape())));
+          t.parameter_sum<typename P::value_type, P::rank, B>(&tag_id<Tag>, static_cast<const void*>(&p.get()), p.shape())));
       if constexpr (is_no_gradient_v<G>) return shared_part;
       else return contribution + shared_part;
     } else if constexpr (is_no_gradient_v<G>) {
@@ -15042,11 +15124,64 @@ template <class... E> auto eval_all(const std::tuple<E...>& graphs) {
   return std::apply([](const auto&... e) { return eval_all(e...); }, graphs);
 }
 
+namespace detail {
+/// Calls f(leaf) for each parameter leaf of node n's graph, not looking inside shared values (their own walks do).
+template <class N, class F> void for_each_parameter(const N& n, F&& f) {
+  if constexpr (parameter<N>) {
+    f(n);
+  } else if constexpr (!is_shared_v<N>) {
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      (for_each_parameter(get<J>(n.operands()), f), ...);
+    }(std::make_index_sequence<N::children::size>{});
+  }
+}
+
+/// The slot of tx::share(n): holds the computation (one object for every copy of the value) and differentiates
+/// it for the parameters it holds. Instantiating that walk here, where the computation's type is known, is what
+/// lets the value's own type leave the computation out.
+template <class N, class B> class shared_slot final : public shared_slot_base<typename N::value_type, N::rank, B> {
+  using T = typename N::value_type;
+  static constexpr std::size_t R = N::rank;
+  using tags = param_tags_of_t<N>;
+
+ public:
+  /// The slot of `computation`'s value, described as `what`.
+  shared_slot(N computation, std::string what)
+      : shared_slot_base<T, R, B>(computation.shape(), what, std::make_shared<computed_slot<N, B, false>>(computation, what)),
+        computation_(std::move(computation)) {}
+
+  void differentiate(tape& t, std::shared_ptr<slot<T, R, B>> gradient) override {
+    if constexpr (tags::size > 0 && std::is_void_v<gradient_offender_t<N, tags>>) {
+      gradient_builder<tags> walk{t};
+      for_each_parameter(computation_, [&](const auto& p) {
+        const void* tensor = static_cast<const void*>(&p.get());
+        auto& known = walk.param_tensors[tag_index<typename std::remove_cvref_t<decltype(p)>::param_tag, tags>::value];
+        if (known == nullptr) known = tensor;  // (two tensors under one tag: back() on the leaf throws)
+      });
+      this->compute_as(t.part(walk.template fwd<true>(computation_)));
+      using leaf = saved_ref<T, R, B, offender_summary_t<void>>;
+      walk.to_parameter_sums(walk.back(computation_, leaf(std::move(gradient))), std::make_index_sequence<tags::size>{});
+    } else {
+      // Unreachable: a value without parameters gets no gradient, and tx::grad reports the offender of one whose
+      // walk would fail (gradient_builder::back) before any walk runs.
+      (void)t;
+      (void)gradient;
+      throw std::logic_error("texpr: internal error: a shared value without a gradient walk was differentiated");
+    }
+  }
+
+ private:
+  N computation_;
+};
+} // namespace detail
+
 /// A shared value: e computed once per evaluation context however many readers (and copies of the result) read it,
 /// and differentiated once, through the sum of its readers' gradients. Write `auto x1 = tx::share(block(x));` for a
 /// value that several expressions read (a residual stream, the q, k and v slices of one product): without it each
 /// reader holds its own copy of e's tree and evaluates it. Readers read it as memory (it is not fused into them).
-/// Tensors, views and constants are returned as they are (they are memory already).
+/// The result's type has a fixed size whatever e's (it names the value, not e), so stacking shared layers keeps
+/// types and compile times linear in depth. Tensors, views and constants are returned as they are (they are memory
+/// already).
 template <operand E> auto share(E&& e) {
   auto n = detail::capture(std::forward<E>(e));
   using N = decltype(n);
@@ -15056,10 +15191,12 @@ template <operand E> auto share(E&& e) {
   } else {
     using B = typename N::backend;
     static_assert(backend_tag<B>, "texpr: tx::share needs an expression with a tensor operand (it has no backend)");
-    using S = shared_value<N, offender_summary_t<typename detail::graph_check<N, B>::offender>, detail::shared_slot<N, B>>;
-    auto computation = std::make_shared<const N>(std::move(n));
-    auto s = std::make_shared<detail::shared_slot<N, B>>(*computation, "shared " + detail::op_label<typename N::op_type>());
-    return S(std::move(s), std::move(computation));
+    using T = typename N::value_type;
+    using tags = detail::param_tags_of_t<N>;
+    using S = shared_value<T, N::rank, B, offender_summary_t<typename detail::graph_check<N, B>::offender>, tags,
+                           offender_summary_t<detail::gradient_offender_t<N, tags>>, detail::shared_slot_base<T, N::rank, B>>;
+    std::string what = "shared " + detail::op_label<typename N::op_type>();
+    return S(std::make_shared<detail::shared_slot<N, B>>(std::move(n), std::move(what)));
   }
 }
 

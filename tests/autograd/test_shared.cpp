@@ -101,11 +101,9 @@ TEST_CASE("tx::share: copies of a shared value are one value; placement lists it
 }
 
 TEST_CASE("tx::share: a shared value's memory goes back after its last reader, in eval_all and in assignment") {
-  // Four shared layers of (64, 64) doubles, each read twice by the next layer's computation only: once x_{k+1}
-  // is computed, x_k has no reader left. Kept to the end, the chain would hold all four and the result at once.
-  // (Four: a shared value's type holds its computation's, which reads the layer below twice, so the type's name
-  // doubles per layer; at eight, ASan's -O0 object was 2.4 GB.)
-  constexpr std::size_t layers = 4;
+  // Eight shared layers of (64, 64) doubles, each read twice by the next layer's computation only: once x_{k+1}
+  // is computed, x_k has no reader left. Kept to the end, the chain would hold all eight and the result at once.
+  constexpr std::size_t layers = 8;
   constexpr tx::index_t n = 64;
   auto g = grad_check::rng(17);
   auto x = grad_check::random<2>({n, n}, g, -1, 1);
@@ -138,6 +136,32 @@ TEST_CASE("tx::share: a shared value's memory goes back after its last reader, i
     // x_k and x_{k+1} while the GEMM writes x_{k+1} (its epilogue adds x_k), and the result: three blocks.
     CHECK(log.peak_bytes() == 3 * block);
   }
+}
+
+TEST_CASE("tx::share: a shared value's type names its value, not its computation: a stack of layers is a loop") {
+  // Each layer reads its input twice. Were the computation in the value's type, x_k's type would spell x_0's
+  // computation 2^k times; it names (dtype, rank, backend, parameters) only, so every layer's value has one type
+  // and a run-time loop builds the stack.
+  constexpr std::size_t layers = 32;
+  constexpr tx::index_t n = 8;
+  auto g = grad_check::rng(19);
+  auto x0 = grad_check::random<2>({n, n}, g, -1, 1);
+  std::array<tx::tensor<double, 2>, layers> w;
+  for (auto& t : w) t = grad_check::random<2>({n, n}, g, -0.4, 0.4);
+  const auto layer = [](const auto& x, const tx::tensor<double, 2>& wk) { return tx::share(x + tx::tanh(tx::matmul(x, wk))); };
+  auto x = layer(x0, w[0]);
+  static_assert(std::is_same_v<decltype(layer(x, w[1])), decltype(x)>);
+  for (std::size_t k = 1; k != layers; ++k) x = layer(x, w[k]);
+
+  tx::tensor<double, 2> expect = x0.clone();
+  for (const auto& wk : w) {
+    const tx::tensor<double, 2> product = tx::matmul(expect, wk);
+    expect = expect + tx::tanh(product);
+  }
+  tx::kernel_log log;
+  const tx::tensor<double, 2> y = x * 1.0;
+  CHECK(gemms(log) == layers);  // each layer's product once, though the next layer reads the layer twice
+  CHECK(max_difference(y, expect) <= 1e-12);
 }
 
 TEST_CASE("tx::share: gradients through shared values equal the tree's, and the step's GEMMs grow linearly") {

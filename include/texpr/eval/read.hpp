@@ -34,6 +34,10 @@ template <class T, std::size_t R, class B> tensor<T, R, B>& temporary(const shap
   return *t;
 }
 
+/// p + offset, except that an empty value's null memory stays null: no element of it is ever read, and offsetting
+/// a null pointer is undefined.
+template <class T> T* offset_data(T* p, index_t offset) noexcept { return p == nullptr ? p : p + offset; }
+
 /// The node's value as memory: leaves as they are, layouts as the view they describe, anything else evaluated
 /// into a temporary kept by ctx.
 template <class N, class B> value_view_t<N, B> materialize(const N& n, context<B>& ctx) {
@@ -68,11 +72,11 @@ template <class N, class B> value_view_t<N, B> layout_storage(const N& n, contex
   index_t offset = 0;
   const auto v = materialize(n.child(), ctx);
   if (n.params().map(v.shape(), v.strides(), shape, strides, offset))
-    return value_view_t<N, B>(unchecked_t{}, v.data() + offset, shape, strides, v.stream());
+    return value_view_t<N, B>(unchecked_t{}, offset_data(v.data(), offset), shape, strides, v.stream());
   const auto c = materialize_contiguous(v, ctx);
   offset = 0;
   n.params().map(c.shape(), c.strides(), shape, strides, offset);
-  return value_view_t<N, B>(unchecked_t{}, c.data() + offset, shape, strides, c.stream());
+  return value_view_t<N, B>(unchecked_t{}, offset_data(c.data(), offset), shape, strides, c.stream());
 }
 
 /// The writable memory a layout of a named tensor or mutable view selects (assignment through a layout).
@@ -89,7 +93,7 @@ template <class N> auto layout_writable_storage(const N& n) {
   if (!n.params().map(v.shape(), v.strides(), shape, strides, offset))
     throw shape_error("texpr: cannot assign through " + std::string(N::op_type::name) + " of a non-contiguous operand of shape " +
                       to_string(v.shape()) + ": its elements have no single stride pattern");
-  return view<T, R, B>(unchecked_t{}, v.data() + offset, shape, strides, v.stream());
+  return view<T, R, B>(unchecked_t{}, offset_data(v.data(), offset), shape, strides, v.stream());
 }
 
 /// dest = concat node n: each operand evaluated into its slice of dest along n.axis() (what both backends'

@@ -166,52 +166,59 @@ class saved_ref : public expr_base<saved_ref<T, R, Backend, Summary>> {
   std::shared_ptr<slot<T, R, Backend>> s_;
 };
 
-/// A shared value (tx::share): a saved leaf whose computation keeps its type, so that placement checks it and
-/// autograd differentiates through it. Copies share the slot: every reader of every copy reads one value, computed
-/// once per evaluation context, and the gradients of all its readers are summed before they flow into it once.
-/// Slot is the slot type tx::share makes (a slot<T, R, backend> that autograd can point at its saved values).
-template <class N, class Summary, class Slot>
-class shared_value : public expr_base<shared_value<N, Summary, Slot>> {
+/// A shared value (tx::share): a saved leaf over a slot that holds its computation. The leaf's type names the
+/// value (dtype, rank, backend) and what checks need of the computation, not the computation itself, so a value
+/// computed from shared values below it has a type of fixed size however deep the stack (a residual stream read
+/// twice per layer would otherwise double its type's name per layer). Copies share the slot: every reader of every
+/// copy reads one value, computed once per evaluation context, and the gradients of all its readers are summed
+/// before they flow into it once.
+/// - Summary: the placement check of the computation on Backend (an offender_summary).
+/// - Params: the type_list of the parameter tags the computation holds (through shared values below it too), so
+///   autograd knows at compile time which parameters a gradient reaches through it.
+/// - Gradient: the gradient walk's check of the computation (offender_summary of the first node on a parameter's
+///   path without a gradient rule, or of none), fired by tx::grad when it reaches the value.
+/// - Slot: the slot type tx::share makes (autograd differentiates the computation through it).
+template <class T, std::size_t R, class Backend, class Summary, class Params, class Gradient, class Slot>
+class shared_value : public expr_base<shared_value<T, R, Backend, Summary, Params, Gradient, Slot>> {
  public:
   using texpr_node = void;
   using op_type = op::saved;
-  using value_type = typename N::value_type;
-  using kernel_dtype = value_type;
-  using backend = typename N::backend;
+  using value_type = T;
+  using kernel_dtype = T;
+  using backend = Backend;
   using children = detail::type_list<>;
   using offender = typename Summary::type;  ///< The computation's first node without a kernel on its backend (void: none).
-  using computation_type = N;               ///< The node the value is computed by.
-  static constexpr std::size_t rank = N::rank;
+  using param_tags = Params;                ///< The parameter tags the computation holds.
+  using gradient_check = Gradient;          ///< The computation's gradient check (an offender_summary).
+  static constexpr std::size_t rank = R;
 
-  /// The value of `computation` (which `s` evaluates).
-  shared_value(std::shared_ptr<Slot> s, std::shared_ptr<const N> computation)
-      : s_(std::move(s)), n_(std::move(computation)) {}
+  /// The value slot `s` computes.
+  explicit shared_value(std::shared_ptr<Slot> s) : s_(std::move(s)) {}
   /// The value's shape.
   const shape_t<rank>& shape() const { return s_->shape(); }
   /// The memory the leaf reads (computed once per context).
-  view<const value_type, rank, backend> storage(context<backend>& ctx) const { return s_->get(ctx); }
+  view<const T, R, Backend> storage(context<Backend>& ctx) const { return s_->get(ctx); }
   /// The slot (its identity is the value's).
-  const slot<value_type, rank, backend>& get_slot() const { return *s_; }
+  const slot<T, R, Backend>& get_slot() const { return *s_; }
   /// The slot, for binding its value to a destination (slot::bind).
-  slot<value_type, rank, backend>& get_slot() { return *s_; }
-  /// The computation, for autograd (one object for every copy of the leaf).
-  const N& computation() const { return *n_; }
-  /// The slot with its concrete type, for autograd (which makes it compute through its saved values).
+  slot<T, R, Backend>& get_slot() { return *s_; }
+  /// The slot with its own type, for autograd (which differentiates the computation through it).
   Slot& shared_slot() const { return *s_; }
   /// No operands: readers read the value, not the computation.
   const detail::tuple<>& operands() const { return detail::no_operands(); }
 
  private:
   std::shared_ptr<Slot> s_;
-  std::shared_ptr<const N> n_;
 };
 
 namespace detail {
 template <class N> struct is_saved : std::false_type {};
 template <class T, std::size_t R, class B, class O> struct is_saved<saved_ref<T, R, B, O>> : std::true_type {};
-template <class N, class O, class S> struct is_saved<shared_value<N, O, S>> : std::true_type {};
+template <class T, std::size_t R, class B, class O, class P, class G, class S>
+struct is_saved<shared_value<T, R, B, O, P, G, S>> : std::true_type {};
 template <class N> struct is_shared : std::false_type {};
-template <class N, class O, class S> struct is_shared<shared_value<N, O, S>> : std::true_type {};
+template <class T, std::size_t R, class B, class O, class P, class G, class S>
+struct is_shared<shared_value<T, R, B, O, P, G, S>> : std::true_type {};
 } // namespace detail
 
 /// True for saved leaves (shared values included).
