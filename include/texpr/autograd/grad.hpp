@@ -689,6 +689,9 @@ template <class Tags> struct gradient_builder {
                           std::make_index_sequence<params>{});
       }
       return none();
+    } else if constexpr (is_complex_v<typename N::value_type> || is_complex_v<typename N::kernel_dtype>) {
+      (void)sizeof(diagnostic::no_complex_gradient<Op, dtype_tag_t<typename N::kernel_dtype>>);
+      return failed();
     } else if constexpr (!has_gradient_rule<Op>) {
       (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<typename N::kernel_dtype>>);
       return failed();
