@@ -154,8 +154,11 @@ TEXPR_HOST_DEVICE constexpr T wrap_mul(T a, T b) {
   return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
 }
 
+/// True for the complex compute types (complex_value<float>, complex_value<double>).
 template <class T> inline constexpr bool is_complex_value_v = false;
+/// \cond TEXPR_SPECIALISATIONS
 template <class T> inline constexpr bool is_complex_value_v<complex_value<T>> = true;
+/// \endcond
 
 /// Converts between compute types; float to integer saturates and maps NaN to 0 (no UB); a real converts to a
 /// complex with a zero imaginary part; complex to real is not a conversion (tx::cast rejects it: take tx::real).
