@@ -561,6 +561,15 @@ template <class TensorDtype, class Scalar> struct floating_scalar_with_integer_t
                 "convert the tensor with tx::cast<float>(e).");
 };
 
+/// Instantiated when an op that orders values (<, <=, >, >=, maximum, minimum, max, min, argmax, argmin) meets a
+/// complex dtype: complex numbers have no order (PyTorch rejects these too; NumPy's lexicographic order is rarely
+/// what is meant).
+template <class Op, class Dtype> struct complex_has_no_order {
+  static_assert(detail::always_false_v<Op, Dtype>,
+                "texpr: complex numbers have no order (complex_has_no_order<op, dtype> in the instantiation note); "
+                "compare or reduce a real view of them instead: tx::real(z), tx::imag(z) or tx::abs(z).");
+};
+
 /// The rank of the expression in a rank_mismatch diagnostic.
 template <std::size_t R> struct expression_rank {};
 /// The rank of the destination (tensor or view) in a rank_mismatch diagnostic.
@@ -580,7 +589,8 @@ template <class ExpressionRank, class DestinationRank> struct rank_mismatch {
 // ---- begin texpr/core/dtype.hpp ----
 #ifndef TEXPR_SI_TEXPR_CORE_DTYPE_HPP
 #define TEXPR_SI_TEXPR_CORE_DTYPE_HPP
-// Element types (dtypes): the 16-bit float storage types, dtype tags and names (the 8-bit floats are in float8.hpp).
+// Element types (dtypes): the 16-bit float storage types, dtype tags and names (the 8-bit floats are in float8.hpp;
+// the complex dtypes are std::complex<float> and std::complex<double>, computed as detail::complex_value).
 
 #include <cstring>
 
@@ -766,6 +776,88 @@ struct float8_e5m2 {
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_CORE_FLOAT8_HPP
 // ---- end texpr/core/float8.hpp ----
+// ---- begin texpr/detail/complex.hpp ----
+#ifndef TEXPR_SI_TEXPR_DETAIL_COMPLEX_HPP
+#define TEXPR_SI_TEXPR_DETAIL_COMPLEX_HPP
+// The compute type of the complex dtypes: complex_value<T>, a pair of reals with texpr's own host+device arithmetic.
+
+#include <complex>
+
+namespace texpr::detail {
+
+// Why texpr's own arithmetic and not std::complex's or cuda::std::complex's: std::complex's operators are not
+// __device__ (and libstdc++'s multiply and divide call libgcc's __mulsc3/__divdc3, which device code cannot reach);
+// cuda::std::complex exists only under nvcc, so the host would compute with another type and other formulas (its
+// operator* adds C99 Annex G's infinity recovery). One struct used by both backends gives the same values on the host
+// and the GPU, and its formulas are NumPy's: the textbook product and Smith's quotient. The stored dtype stays
+// std::complex<T> (two T, real first: the layout of cuComplex / cuDoubleComplex and of NumPy's complex64/128).
+
+/// A complex number as arithmetic sees it (the stored dtype is std::complex<T>; widen/narrow convert).
+template <class T> struct complex_value {
+  T re;  ///< Real part.
+  T im;  ///< Imaginary part.
+  /// re + i im (a real converts with a zero imaginary part).
+  TEXPR_HOST_DEVICE constexpr complex_value(T r = T(0), T i = T(0)) : re(r), im(i) {}
+  /// A real of another type, converted (so that `A(0)` and `static_cast<A>(n)` in generic code work).
+  template <class U>
+    requires std::is_arithmetic_v<U>
+  TEXPR_HOST_DEVICE constexpr complex_value(U r) : re(static_cast<T>(r)), im(T(0)) {}
+};
+
+/// -z.
+template <class T> TEXPR_HOST_DEVICE constexpr complex_value<T> operator-(complex_value<T> z) { return {-z.re, -z.im}; }
+/// a + b.
+template <class T> TEXPR_HOST_DEVICE constexpr complex_value<T> operator+(complex_value<T> a, complex_value<T> b) {
+  return {a.re + b.re, a.im + b.im};
+}
+/// a - b.
+template <class T> TEXPR_HOST_DEVICE constexpr complex_value<T> operator-(complex_value<T> a, complex_value<T> b) {
+  return {a.re - b.re, a.im - b.im};
+}
+/// a * b by the textbook formula (as NumPy; no C99 Annex G recovery of infinities from NaN parts).
+template <class T> TEXPR_HOST_DEVICE constexpr complex_value<T> operator*(complex_value<T> a, complex_value<T> b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+/// a / b by Smith's algorithm (scaled by the larger part of b, so |b|^2 cannot overflow), as NumPy; b == 0 gives
+/// a's parts divided by +0 (infinities or NaN), as NumPy.
+template <class T> TEXPR_HOST_DEVICE constexpr complex_value<T> operator/(complex_value<T> a, complex_value<T> b) {
+  const T abs_re = b.re < T(0) ? -b.re : b.re;
+  const T abs_im = b.im < T(0) ? -b.im : b.im;
+  if (abs_re >= abs_im) {
+    if (abs_re == T(0) && abs_im == T(0)) return {a.re / abs_re, a.im / abs_im};
+    const T ratio = b.im / b.re;
+    const T scale = T(1) / (b.re + b.im * ratio);
+    return {(a.re + a.im * ratio) * scale, (a.im - a.re * ratio) * scale};
+  }
+  const T ratio = b.re / b.im;
+  const T scale = T(1) / (b.im + b.re * ratio);
+  return {(a.re * ratio + a.im) * scale, (a.im * ratio - a.re) * scale};
+}
+/// a == b, part by part (what tests and the scalar paths need; not an op: complex ops are declared elsewhere).
+template <class T> TEXPR_HOST_DEVICE constexpr bool operator==(complex_value<T> a, complex_value<T> b) {
+  return a.re == b.re && a.im == b.im;
+}
+/// The complex conjugate re - i im.
+template <class T> TEXPR_HOST_DEVICE constexpr complex_value<T> conj(complex_value<T> z) { return {z.re, -z.im}; }
+
+/// The parts of a stored std::complex<T> (its array-of-two layout is guaranteed by the standard, which also keeps
+/// device code off std::complex's host-only member functions).
+template <class T> TEXPR_HOST_DEVICE inline complex_value<T> complex_parts(const std::complex<T>& z) {
+  const T* p = reinterpret_cast<const T*>(&z);
+  return {p[0], p[1]};
+}
+/// A stored std::complex<T> of a complex_value.
+template <class T> TEXPR_HOST_DEVICE inline std::complex<T> complex_store(complex_value<T> z) {
+  std::complex<T> r;
+  T* p = reinterpret_cast<T*>(&r);
+  p[0] = z.re;
+  p[1] = z.im;
+  return r;
+}
+
+} // namespace texpr::detail
+#endif // TEXPR_SI_TEXPR_DETAIL_COMPLEX_HPP
+// ---- end texpr/detail/complex.hpp ----
 
 #if defined(__CUDACC__)
 #include <cuda_bf16.h>
@@ -880,6 +972,8 @@ struct float16 {};   ///< texpr::half
 struct bfloat16 {};  ///< texpr::bfloat16
 struct float8_e4m3 {};  ///< texpr::float8_e4m3
 struct float8_e5m2 {};  ///< texpr::float8_e5m2
+struct complex64 {};   ///< std::complex<float>
+struct complex128 {};  ///< std::complex<double>
 struct unknown {};   ///< any other element type (user-defined)
 } // namespace dtype
 
@@ -898,6 +992,8 @@ template <> struct dtype_tag<half> { using type = dtype::float16; };
 template <> struct dtype_tag<bfloat16> { using type = dtype::bfloat16; };
 template <> struct dtype_tag<float8_e4m3> { using type = dtype::float8_e4m3; };
 template <> struct dtype_tag<float8_e5m2> { using type = dtype::float8_e5m2; };
+template <> struct dtype_tag<std::complex<float>> { using type = dtype::complex64; };
+template <> struct dtype_tag<std::complex<double>> { using type = dtype::complex128; };
 /// \endcond
 
 /// The dtype tag of element type T.
@@ -916,6 +1012,8 @@ template <> inline constexpr std::string_view dtype_name_v<half> = "float16";
 template <> inline constexpr std::string_view dtype_name_v<bfloat16> = "bfloat16";
 template <> inline constexpr std::string_view dtype_name_v<float8_e4m3> = "float8_e4m3";
 template <> inline constexpr std::string_view dtype_name_v<float8_e5m2> = "float8_e5m2";
+template <> inline constexpr std::string_view dtype_name_v<std::complex<float>> = "complex64";
+template <> inline constexpr std::string_view dtype_name_v<std::complex<double>> = "complex128";
 /// \endcond
 
 /// True for half and bfloat16, which are stored in 16 bits and computed in float.
@@ -938,8 +1036,24 @@ inline constexpr bool is_floating_v = std::is_floating_point_v<T> || is_narrow_f
 template <class T>
 inline constexpr bool is_integer_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
-/// The type arithmetic on T is carried out in: float for the 16-bit and 8-bit floats, T otherwise.
-template <class T> using compute_t = std::conditional_t<is_narrow_float_v<T>, float, T>;
+/// True for the complex dtypes, std::complex<float> (complex64) and std::complex<double> (complex128).
+template <class T>
+inline constexpr bool is_complex_v = std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+
+namespace detail {
+template <class T> struct real_of { using type = T; };
+template <class T> struct real_of<std::complex<T>> { using type = T; };
+template <class T> struct real_of<complex_value<T>> { using type = T; };
+template <class T> struct compute_of { using type = std::conditional_t<is_narrow_float_v<T>, float, T>; };
+template <class T> struct compute_of<std::complex<T>> { using type = complex_value<T>; };
+} // namespace detail
+
+/// The real dtype of T's parts: float for complex64, double for complex128, T itself for a real dtype.
+template <class T> using real_of_t = typename detail::real_of<T>::type;
+
+/// The type arithmetic on T is carried out in: float for the 16-bit and 8-bit floats, detail::complex_value for the
+/// complex dtypes, T otherwise.
+template <class T> using compute_t = typename detail::compute_of<T>::type;
 
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_CORE_DTYPE_HPP
@@ -974,13 +1088,17 @@ inline constexpr dtype_set<float, double, std::int32_t, std::int64_t> numeric{};
 inline constexpr dtype_set<bool> boolean{};
 /// numeric and bool (what comparisons for equality and `where` take).
 inline constexpr dtype_set<float, double, std::int32_t, std::int64_t, bool> numeric_and_bool{};
+/// The complex dtypes, std::complex<float> (complex64) and std::complex<double> (complex128): added per op where
+/// the op is defined on them (`numeric + complex_dtypes`), never implied by another set.
+inline constexpr dtype_set<std::complex<float>, std::complex<double>> complex_dtypes{};
 /// Every dtype texpr computes with (the 8-bit types are added per row: `declared + eight_bit`).
 inline constexpr dtype_set<float, double, half, bfloat16, std::int32_t, std::int64_t, bool> all_dtypes{};
 
 namespace detail {
 
 /// The canonical order of dtypes (the support matrix's columns); sets are kept sorted in it.
-using dtype_order = type_list<float, double, half, bfloat16, float8_e4m3, float8_e5m2, std::int8_t, std::int32_t, std::int64_t, bool>;
+using dtype_order = type_list<float, double, half, bfloat16, float8_e4m3, float8_e5m2, std::int8_t, std::int32_t, std::int64_t, bool,
+                              std::complex<float>, std::complex<double>>;
 
 template <class S> struct set_list;
 template <class... T> struct set_list<dtype_set<T...>> { using type = type_list<T...>; };
@@ -2021,13 +2139,19 @@ TEXPR_MATH1(nearbyint)  // round half to even (the default rounding mode), as Nu
 #undef TEXPR_MATH1
 
 #if defined(TEXPR_DEVICE_CODE)
-TEXPR_HOST_DEVICE inline float pow_(float a, float b) { return ::powf(a, b); }
-TEXPR_HOST_DEVICE inline double pow_(double a, double b) { return ::pow(a, b); }
+#define TEXPR_MATH2(NAME)                                                            \
+  TEXPR_HOST_DEVICE inline float NAME##_(float a, float b) { return ::NAME##f(a, b); } \
+  TEXPR_HOST_DEVICE inline double NAME##_(double a, double b) { return ::NAME(a, b); }
 #else
-TEXPR_HOST_DEVICE inline float pow_(float a, float b) { return std::pow(a, b); }
-TEXPR_HOST_DEVICE inline double pow_(double a, double b) { return std::pow(a, b); }
-inline long double pow_(long double a, long double b) { return std::pow(a, b); }
+#define TEXPR_MATH2(NAME)                                                                  \
+  TEXPR_HOST_DEVICE inline float NAME##_(float a, float b) { return std::NAME(a, b); }     \
+  TEXPR_HOST_DEVICE inline double NAME##_(double a, double b) { return std::NAME(a, b); }  \
+  inline long double NAME##_(long double a, long double b) { return std::NAME(a, b); }
 #endif
+TEXPR_MATH2(pow)
+TEXPR_MATH2(hypot)  // |z| of a complex z, without overflow or underflow of re^2 + im^2 (as NumPy's abs)
+TEXPR_MATH2(atan2)  // the angle of a complex z (as NumPy's angle)
+#undef TEXPR_MATH2
 
 /// Phi(x), the standard normal CDF (gelu and its derivative).
 template <class C> TEXPR_HOST_DEVICE inline C normal_cdf(C x) { return C(0.5) * (C(1) + erf_(x * C(0.70710678118654752440))); }
@@ -2060,6 +2184,16 @@ template <class C> TEXPR_HOST_DEVICE inline C sigmoid_(C x) {
   return select(x >= C(0), C(1) / d, e / d);
 }
 
+/// e^z of a complex z: e^re (cos im + i sin im); a real z (im == 0) gives (e^re, im) exactly, so e^inf is inf + 0i
+/// as in NumPy rather than inf * sin(0) = NaN.
+template <class T> TEXPR_HOST_DEVICE inline complex_value<T> exp_(complex_value<T> z) {
+  const T m = exp_(z.re);
+  if (z.im == T(0)) return {m, z.im};
+  return {m * cos_(z.im), m * sin_(z.im)};
+}
+/// |z| of a complex z (hypot: no overflow or underflow in between).
+template <class T> TEXPR_HOST_DEVICE inline T fabs_(complex_value<T> z) { return hypot_(z.re, z.im); }
+
 /// NaN test usable in device code and under -ffast-math-free builds.
 template <class T>
 TEXPR_HOST_DEVICE constexpr bool is_nan(T x) {
@@ -2084,11 +2218,25 @@ TEXPR_HOST_DEVICE constexpr T wrap_mul(T a, T b) {
   return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
 }
 
-/// Converts between compute types; float to integer saturates and maps NaN to 0 (no UB).
+/// True for the complex compute types (complex_value<float>, complex_value<double>).
+template <class T> inline constexpr bool is_complex_value_v = false;
+/// \cond TEXPR_SPECIALISATIONS
+template <class T> inline constexpr bool is_complex_value_v<complex_value<T>> = true;
+/// \endcond
+
+/// Converts between compute types; float to integer saturates and maps NaN to 0 (no UB); a real converts to a
+/// complex with a zero imaginary part; complex to real is not a conversion (tx::cast rejects it: take tx::real).
 template <class To, class From>
 TEXPR_HOST_DEVICE constexpr To convert(From x) {
   if constexpr (std::is_same_v<To, From>) {
     return x;
+  } else if constexpr (is_complex_value_v<To>) {
+    using R = decltype(To::re);
+    if constexpr (is_complex_value_v<From>) return To(static_cast<R>(x.re), static_cast<R>(x.im));
+    else return To(static_cast<R>(x), R(0));
+  } else if constexpr (is_complex_value_v<From>) {
+    static_assert(!is_complex_value_v<From>, "texpr: complex to real is not a conversion; take tx::real(z) or tx::abs(z)");
+    return To{};
   } else if constexpr (std::is_same_v<To, bool>) {
     return x != From(0);
   } else if constexpr (is_integer_v<To> && std::is_floating_point_v<From>) {
@@ -2108,6 +2256,7 @@ TEXPR_HOST_DEVICE constexpr To convert(From x) {
 template <class T>
 TEXPR_HOST_DEVICE constexpr compute_t<T> widen(T x) {
   if constexpr (is_narrow_float_v<T>) return static_cast<float>(x);
+  else if constexpr (is_complex_v<T>) return complex_parts(x);
   else return x;
 }
 
@@ -2117,6 +2266,7 @@ template <class T, class C>
 TEXPR_HOST_DEVICE constexpr T narrow(C x) {
   if constexpr (is_float8_v<T>) return T(x);
   else if constexpr (is_float16_v<T>) return T(static_cast<float>(x));
+  else if constexpr (is_complex_v<T>) return complex_store(convert<compute_t<T>>(x));
   else return convert<T>(x);
 }
 
@@ -2149,6 +2299,10 @@ template <class Op> constexpr kind category_of() {
 /// See category_of.
 template <class Op> inline constexpr kind category_v = category_of<Op>();
 
+/// Holds for ops that order their operands' values (comparisons, maximum/minimum, max/min/argmax/argmin): they
+/// declare `orders = true`, and building one over a complex dtype is diagnostic::complex_has_no_order.
+template <class Op> concept orders_values = requires { requires Op::orders; };
+
 /// Base of elementwise op tags.
 struct elementwise_op {
   static constexpr kind category = kind::elementwise;  ///< Fused into the reading pass.
@@ -2158,28 +2312,28 @@ struct elementwise_op {
 struct leaf {
   static constexpr std::string_view name = "leaf";  ///< Shown by tx::placement.
   static constexpr kind category = kind::memory;    ///< Read in place.
-  static constexpr auto dtypes = all_dtypes;        ///< Any stored dtype.
+  static constexpr auto dtypes = all_dtypes + complex_dtypes;  ///< Any stored dtype.
 };
 
 /// Leaf reading a value that autograd computes once per evaluation context and shares (tx::value_and_grad).
 struct saved {
   static constexpr std::string_view name = "saved";  ///< Shown by tx::placement.
   static constexpr kind category = kind::memory;     ///< Read in place once computed.
-  static constexpr auto dtypes = all_dtypes;         ///< Any stored dtype.
+  static constexpr auto dtypes = all_dtypes + complex_dtypes;  ///< Any stored dtype.
 };
 
 /// A constant broadcast to a shape: scalars in expressions, tx::zeros / ones / full.
 struct constant {
   static constexpr std::string_view name = "constant";  ///< Shown by tx::placement.
   static constexpr kind category = kind::constant;      ///< Needs no kernel.
-  static constexpr auto dtypes = all_dtypes;            ///< Any stored dtype.
+  static constexpr auto dtypes = all_dtypes + complex_dtypes;  ///< Any stored dtype.
 };
 
 /// Element-for-element copy of memory into memory: what runs when the graph is a leaf or a view of one.
 struct copy {
   static constexpr std::string_view name = "copy";    ///< Shown by tx::placement.
   static constexpr kind category = kind::elementwise;  ///< A fused pass with nothing to fuse.
-  static constexpr auto dtypes = all_dtypes;           ///< Any stored dtype.
+  static constexpr auto dtypes = all_dtypes + complex_dtypes;  ///< Any stored dtype.
 };
 
 } // namespace texpr::op
@@ -2335,7 +2489,7 @@ namespace texpr::op {
 struct add : elementwise_op {
   static constexpr std::string_view name = "add";
   static constexpr std::string_view summary = "a + b (integers wrap around)";
-  static constexpr auto dtypes = numeric;
+  static constexpr auto dtypes = numeric + complex_dtypes;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_add(a, b);
     else return a + b;
@@ -2348,7 +2502,7 @@ struct add : elementwise_op {
 struct subtract : elementwise_op {
   static constexpr std::string_view name = "subtract";
   static constexpr std::string_view summary = "a - b (integers wrap around)";
-  static constexpr auto dtypes = numeric;
+  static constexpr auto dtypes = numeric + complex_dtypes;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_sub(a, b);
     else return a - b;
@@ -2360,11 +2514,11 @@ struct subtract : elementwise_op {
     else return -g;
   }
 };
-/// a * b (integers wrap around).
+/// a * b (integers wrap around; complex by the textbook formula, as NumPy).
 struct multiply : elementwise_op {
   static constexpr std::string_view name = "multiply";
   static constexpr std::string_view summary = "a * b (integers wrap around)";
-  static constexpr auto dtypes = numeric;
+  static constexpr auto dtypes = numeric + complex_dtypes;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_mul(a, b);
     else return a * b;
@@ -2376,11 +2530,12 @@ struct multiply : elementwise_op {
     else return e.mul(g, a);
   }
 };
-/// a / b; integer division truncates, x / 0 is 0 and min / -1 is min (defined, never a trap).
+/// a / b; integer division truncates, x / 0 is 0 and min / -1 is min (defined, never a trap); complex by Smith's
+/// algorithm, as NumPy.
 struct divide : elementwise_op {
   static constexpr std::string_view name = "divide";
   static constexpr std::string_view summary = "a / b; integer division truncates, x / 0 is 0 and min / -1 is min (defined, never a trap)";
-  static constexpr auto dtypes = numeric;
+  static constexpr auto dtypes = numeric + complex_dtypes;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
       if (b == 0) return C(0);
@@ -2400,6 +2555,7 @@ struct divide : elementwise_op {
 /// Larger of a and b; NaN propagates, ties (±0 included) return a.
 struct maximum : elementwise_op {
   static constexpr std::string_view name = "maximum";
+  static constexpr bool orders = true;  ///< Not defined on complex.
   static constexpr std::string_view summary = "larger of a and b; NaN propagates, ties (±0 included) return a";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
@@ -2416,6 +2572,7 @@ struct maximum : elementwise_op {
 /// Smaller of a and b; NaN propagates, ties (±0 included) return a.
 struct minimum : elementwise_op {
   static constexpr std::string_view name = "minimum";
+  static constexpr bool orders = true;  ///< Not defined on complex.
   static constexpr std::string_view summary = "smaller of a and b; NaN propagates, ties (±0 included) return a";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
@@ -2465,7 +2622,7 @@ struct elu : elementwise_op {
 struct negate : elementwise_op {
   static constexpr std::string_view name = "negate";
   static constexpr std::string_view summary = "-x (integers wrap around)";
-  static constexpr auto dtypes = numeric;
+  static constexpr auto dtypes = numeric + complex_dtypes;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_sub(C(0), x);
     else return -x;
@@ -2474,11 +2631,11 @@ struct negate : elementwise_op {
   static constexpr unsigned reads = 0;
   static auto gradient(auto, const auto& g, const auto&, const auto&) { return -g; }
 };
-/// e^x.
+/// e^x (complex: e^re (cos im + i sin im)).
 struct exp : elementwise_op {
   static constexpr std::string_view name = "exp";
-  static constexpr std::string_view summary = "e^x";
-  static constexpr auto dtypes = floating;
+  static constexpr std::string_view summary = "e^x (complex: e^re (cos im + i sin im))";
+  static constexpr auto dtypes = floating + complex_dtypes;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::exp_(x); }
   static constexpr reference_domain domain{-5, 5};
   static long double reference(long double x) { return std::exp(x); }
@@ -2511,12 +2668,14 @@ struct sqrt : elementwise_op {
   static auto gradient(auto, const auto& g, const auto& out, const auto&) { return g / (2 * out); }
 };
 struct sign;  // abs's gradient reads it
-/// |x|; for integers abs(min) is min (wrap-around, defined).
+/// |x|; for integers abs(min) is min (wrap-around, defined); for complex the modulus, a real (hypot(re, im)).
 struct abs : elementwise_op {
   static constexpr std::string_view name = "abs";
-  static constexpr std::string_view summary = "|x|; for integers abs(min) is min (wrap-around)";
-  static constexpr auto dtypes = numeric;
-  template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
+  static constexpr std::string_view summary = "|x|; for integers abs(min) is min (wrap-around); complex: the modulus hypot(re, im), real";
+  static constexpr auto dtypes = numeric + complex_dtypes;
+  /// The result dtype for operand dtype T: T's real dtype (float32 for complex64).
+  template <class T> using result = real_of_t<T>;
+  template <class C> TEXPR_HOST_DEVICE static constexpr auto apply(C x) {
     if constexpr (std::is_integral_v<C>) return x < 0 ? detail::wrap_sub(C(0), x) : x;
     else return detail::fabs_(x);
   }
@@ -2759,31 +2918,81 @@ struct clamp : elementwise_op {
   }
 };
 
+// ---- complex ops ----------------------------------------------------------------------------------------------
+// Defined on the complex dtypes only (NumPy also takes reals in real/imag/conj/angle; texpr asks for a cast first, as
+// for every other dtype change). Their values are checked against NumPy's (tests/core/test_complex.cpp); they have
+// no gradient yet: tx::grad of a graph with a complex node is a compile error.
+
+/// The complex conjugate re - i im.
+struct conj : elementwise_op {
+  static constexpr std::string_view name = "conj";
+  static constexpr std::string_view summary = "complex conjugate re - i im";
+  static constexpr auto dtypes = complex_dtypes;
+  template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C z) { return detail::conj(z); }
+};
+/// The real part of a complex number (a real result).
+struct real : elementwise_op {
+  static constexpr std::string_view name = "real";
+  static constexpr std::string_view summary = "real part of a complex number (a real result)";
+  static constexpr auto dtypes = complex_dtypes;
+  /// The result dtype for operand dtype T: T's real dtype.
+  template <class T> using result = real_of_t<T>;
+  template <class C> TEXPR_HOST_DEVICE static constexpr auto apply(C z) { return z.re; }
+};
+/// The imaginary part of a complex number (a real result).
+struct imag : elementwise_op {
+  static constexpr std::string_view name = "imag";
+  static constexpr std::string_view summary = "imaginary part of a complex number (a real result)";
+  static constexpr auto dtypes = complex_dtypes;
+  /// The result dtype for operand dtype T: T's real dtype.
+  template <class T> using result = real_of_t<T>;
+  template <class C> TEXPR_HOST_DEVICE static constexpr auto apply(C z) { return z.im; }
+};
+/// The argument of a complex number, atan2(im, re) in [-pi, pi] (a real result).
+struct angle : elementwise_op {
+  static constexpr std::string_view name = "angle";
+  static constexpr std::string_view summary = "argument atan2(im, re) of a complex number, in [-pi, pi] (a real result)";
+  static constexpr auto dtypes = complex_dtypes;
+  /// The result dtype for operand dtype T: T's real dtype.
+  template <class T> using result = real_of_t<T>;
+  template <class C> TEXPR_HOST_DEVICE static auto apply(C z) { return detail::atan2_(z.im, z.re); }
+};
+/// re + i im from two reals of one dtype (complex64 from float32, complex128 from float64).
+struct make_complex : elementwise_op {
+  static constexpr std::string_view name = "make_complex";
+  static constexpr std::string_view summary = "re + i im from two reals (complex64 from float32, complex128 from float64)";
+  static constexpr auto dtypes = floating;  ///< The operands' dtype.
+  /// The result dtype for operand dtype T: std::complex<T>.
+  template <class T> using result = std::complex<T>;
+  template <class C> TEXPR_HOST_DEVICE static constexpr detail::complex_value<C> apply(C re, C im) { return {re, im}; }
+};
+
 /// Ops whose result is bool whatever the operand dtype.
-#define TEXPR_PREDICATE(NAME, DTYPES, EXPR)                                          \
+#define TEXPR_PREDICATE(NAME, DTYPES, EXPR, ORDERS)                                  \
   struct NAME : elementwise_op {                                                     \
     static constexpr std::string_view name = #NAME;                                  \
+    static constexpr bool orders = ORDERS;                                           \
     static constexpr std::string_view summary = #EXPR " (bool result)";              \
     static constexpr auto dtypes = DTYPES;                                           \
     static constexpr bool predicate = true;                                          \
     template <class C> TEXPR_HOST_DEVICE static constexpr bool apply(C a, C b) { return EXPR; } \
   };
 /// a == b.
-TEXPR_PREDICATE(equal, numeric_and_bool, a == b)
+TEXPR_PREDICATE(equal, numeric_and_bool, a == b, false)
 /// a != b.
-TEXPR_PREDICATE(not_equal, numeric_and_bool, a != b)
+TEXPR_PREDICATE(not_equal, numeric_and_bool, a != b, false)
 /// a < b.
-TEXPR_PREDICATE(less, numeric, a < b)
+TEXPR_PREDICATE(less, numeric, a < b, true)
 /// a <= b.
-TEXPR_PREDICATE(less_equal, numeric, a <= b)
+TEXPR_PREDICATE(less_equal, numeric, a <= b, true)
 /// a > b.
-TEXPR_PREDICATE(greater, numeric, a > b)
+TEXPR_PREDICATE(greater, numeric, a > b, true)
 /// a >= b.
-TEXPR_PREDICATE(greater_equal, numeric, a >= b)
+TEXPR_PREDICATE(greater_equal, numeric, a >= b, true)
 /// a && b on bool.
-TEXPR_PREDICATE(logical_and, boolean, a && b)
+TEXPR_PREDICATE(logical_and, boolean, a && b, false)
 /// a || b on bool.
-TEXPR_PREDICATE(logical_or, boolean, a || b)
+TEXPR_PREDICATE(logical_or, boolean, a || b, false)
 #undef TEXPR_PREDICATE
 
 /// !x on bool.
@@ -2804,12 +3013,15 @@ struct where : elementwise_op {
   template <class T> TEXPR_HOST_DEVICE static constexpr T apply(bool c, T a, T b) { return c ? a : b; }
 };
 
-/// Conversion to To; float to integer saturates and maps NaN to 0; its dtype is the target To.
+/// Conversion to To; float to integer saturates and maps NaN to 0; a real converts to complex with imaginary part 0;
+/// its dtype is the target To.
 template <class To>
 struct cast : elementwise_op {
   static constexpr std::string_view name = "cast";
   static constexpr std::string_view summary = "conversion to To; float to integer saturates and maps NaN to 0; its dtype is the target To";
-  static constexpr auto dtypes = all_dtypes;  ///< The target: every stored dtype converts to every other.
+  /// The target: every stored dtype converts to every other, and every one to complex (tx::cast rejects complex
+  /// to real).
+  static constexpr auto dtypes = all_dtypes + complex_dtypes;
   using target = To;  ///< The dtype converted to.
 };
 
@@ -2818,7 +3030,7 @@ struct cast : elementwise_op {
 /// The unary ops that have a tx:: function of their name, which expr/elementwise.hpp generates from this list.
 #define TEXPR_UNARY_FUNCTIONS(X) \
   X(exp) X(log) X(sqrt) X(abs) X(tanh) X(sigmoid) X(relu) X(logical_not) X(log1p) X(expm1) X(softplus) X(gelu) \
-  X(silu) X(mish) X(square) X(rsqrt) X(sign) X(floor) X(ceil) X(round) X(sin) X(cos)
+  X(silu) X(mish) X(square) X(rsqrt) X(sign) X(floor) X(ceil) X(round) X(sin) X(cos) X(conj) X(real) X(imag) X(angle)
 
 namespace texpr::detail {
 /// Ops whose result is bool (comparisons, logical ops).
@@ -2827,6 +3039,12 @@ template <class Op> concept predicate_op = requires { requires Op::predicate; };
 template <class Op> concept selecting_op = requires { requires Op::selects; };
 /// cast<To>.
 template <class Op> concept cast_op = requires { typename Op::target; };
+/// The result dtype of elementwise Op (not a predicate) on operand dtype T: its `result<T>` (abs and real of a
+/// complex are real, make_complex of reals complex), or T.
+template <class Op, class T> struct elementwise_result { using type = T; };
+template <class Op, class T>
+  requires requires { typename Op::template result<T>; }
+struct elementwise_result<Op, T> { using type = typename Op::template result<T>; };
 } // namespace texpr::detail
 
 namespace texpr::detail {
@@ -3410,7 +3628,7 @@ struct reduction_op {
 /// exact IEEE identity (-0 + x == x for every x, -0 included), so a sum of negative zeros is -0; empty is +0.
 struct sum : reduction_op {
   static constexpr std::string_view name = "sum";  ///< Shown by tx::placement.
-  static constexpr auto dtypes = numeric;          ///< Defined on.
+  static constexpr auto dtypes = numeric + complex_dtypes;       ///< Defined on.
   static constexpr vector_fold fold = vector_fold::add;  ///< Lanes add.
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
     if constexpr (std::is_integral_v<A>) return A(0);
@@ -3428,12 +3646,13 @@ struct sum : reduction_op {
 /// The gradient's sum back to an operand's shape (autograd's "unbroadcast"): a sum over the broadcast axes.
 struct sum_to : sum {
   static constexpr std::string_view name = "sum_to";  ///< Shown by tx::placement.
+  static constexpr auto dtypes = numeric;             ///< Gradients only (none through complex yet).
 };
 
 /// Arithmetic mean, floating dtypes only; the mean of zero elements is NaN (0/0), as in NumPy.
 struct mean : reduction_op {
   static constexpr std::string_view name = "mean";  ///< Shown by tx::placement.
-  static constexpr auto dtypes = floating;          ///< Integers: cast first (texpr never promotes implicitly).
+  static constexpr auto dtypes = floating + complex_dtypes;          ///< Integers: cast first (texpr never promotes implicitly).
   static constexpr vector_fold fold = vector_fold::add;  ///< Lanes add.
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const { return -A(0); }
   template <class A> TEXPR_HOST_DEVICE constexpr A combine(A a, A b) const { return a + b; }
@@ -3458,6 +3677,7 @@ struct prod : reduction_op {
 /// Maximum; NaN propagates (as numpy.max); reducing zero elements throws shape_error.
 struct max : reduction_op {
   static constexpr std::string_view name = "max";  ///< Shown by tx::placement.
+  static constexpr bool orders = true;            ///< Not defined on complex.
   static constexpr auto dtypes = numeric;          ///< Defined on.
   static constexpr bool needs_nonempty = true;     ///< No identity a user could expect.
   static constexpr vector_fold fold = vector_fold::max;  ///< Lanes select the larger (NaN wins).
@@ -3476,6 +3696,7 @@ struct max : reduction_op {
 /// Minimum; NaN propagates (as numpy.min); reducing zero elements throws shape_error.
 struct min : reduction_op {
   static constexpr std::string_view name = "min";  ///< Shown by tx::placement.
+  static constexpr bool orders = true;            ///< Not defined on complex.
   static constexpr auto dtypes = numeric;          ///< Defined on.
   static constexpr bool needs_nonempty = true;     ///< No identity a user could expect.
   static constexpr vector_fold fold = vector_fold::min;  ///< Lanes select the smaller (NaN wins).
@@ -3533,10 +3754,12 @@ template <bool Max> struct arg_reduction : reduction_op {
 /// Index of the largest element (the first on ties; NaN wins, as numpy.argmax); int64 result.
 struct argmax : arg_reduction<true> {
   static constexpr std::string_view name = "argmax";  ///< Shown by tx::placement.
+  static constexpr bool orders = true;            ///< Not defined on complex.
 };
 /// Index of the smallest element (the first on ties; NaN wins, as numpy.argmin); int64 result.
 struct argmin : arg_reduction<false> {
   static constexpr std::string_view name = "argmin";  ///< Shown by tx::placement.
+  static constexpr bool orders = true;            ///< Not defined on complex.
 };
 
 /// Welford's accumulator: the count, mean and sum of squared deviations of the elements seen so far.
@@ -3676,7 +3899,7 @@ namespace texpr::op {
 template <class Reduction> struct scan_op {
   static constexpr kind category = kind::computed;   ///< Evaluated by a scan kernel.
   using reduction = Reduction;                        ///< Whose identity, lift, combine and finalize run.
-  static constexpr auto dtypes = Reduction::dtypes;  ///< The reduction's.
+  static constexpr auto dtypes = Reduction::dtypes - complex_dtypes;  ///< The reduction's (no complex scans yet).
 };
 
 /// Running sum along an axis (numpy.cumsum); integers wrap around, 16-bit floats accumulate in float.
@@ -4200,6 +4423,13 @@ template <class Derived> struct expr_base;
 namespace texpr {
 
 namespace detail {
+/// Names the op and dtype when an op that orders values meets a complex operand (its operands share one dtype:
+/// the first one's is named).
+template <class Op, class T, class... Rest> constexpr void check_ordered() {
+  if constexpr (op::orders_values<Op> && (is_complex_v<T> || (is_complex_v<Rest> || ...)))
+    (void)sizeof(diagnostic::complex_has_no_order<Op, dtype_tag_t<T>>);
+}
+
 template <class T> struct is_tensor : std::false_type {};
 template <class T, std::size_t R, class B> struct is_tensor<tensor<T, R, B>> : std::true_type {};
 template <class T> struct is_view : std::false_type {};
@@ -4863,6 +5093,11 @@ struct gemm_epilogue {
   X(sin,            declared,              fused_elementwise) \
   X(cos,            declared,              fused_elementwise) \
   X(clamp,          declared,              fused_elementwise) \
+  X(conj,           declared,              fused_elementwise) \
+  X(real,           declared,              fused_elementwise) \
+  X(imag,           declared,              fused_elementwise) \
+  X(angle,          declared,              fused_elementwise) \
+  X(make_complex,   declared,              fused_elementwise) \
   X(equal,          declared,              fused_elementwise) \
   X(not_equal,      declared,              fused_elementwise) \
   X(less,           declared,              fused_elementwise) \
@@ -5320,6 +5555,11 @@ struct cublaslt_gemm {
   X(sin,            declared + half_floats,                    fused_elementwise,  any_arch) \
   X(cos,            declared + half_floats,                    fused_elementwise,  any_arch) \
   X(clamp,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(conj,           declared,                                  fused_elementwise,  any_arch) \
+  X(real,           declared,                                  fused_elementwise,  any_arch) \
+  X(imag,           declared,                                  fused_elementwise,  any_arch) \
+  X(angle,          declared,                                  fused_elementwise,  any_arch) \
+  X(make_complex,   declared,                                  fused_elementwise,  any_arch) \
   X(equal,          declared + half_floats,                    fused_elementwise,  any_arch) \
   X(not_equal,      declared + half_floats,                    fused_elementwise,  any_arch) \
   X(less,           declared + half_floats,                    fused_elementwise,  any_arch) \
@@ -6260,8 +6500,9 @@ template <class Op, class... C> class map_expr : public expr_base<map_expr<Op, C
   /// dtype the kernel is registered under: the operands' (for where: the branches'; for cast: the target).
   using kernel_dtype = std::conditional_t<detail::selecting_op<Op>, typename last::value_type,
                                           typename detail::kernel_dtype_of<Op, first>::type>;
-  /// Result dtype: bool for comparisons and logical ops, kernel_dtype otherwise.
-  using value_type = std::conditional_t<detail::predicate_op<Op>, bool, kernel_dtype>;
+  /// Result dtype: bool for comparisons and logical ops, the op's `result` where it has one (abs of a complex is
+  /// real), kernel_dtype otherwise.
+  using value_type = std::conditional_t<detail::predicate_op<Op>, bool, typename detail::elementwise_result<Op, kernel_dtype>::type>;
   using backend = typename detail::common_backend<typename C::backend...>::type;
   static constexpr std::size_t rank = detail::max_rank<C...>();
 
@@ -6294,9 +6535,21 @@ template <class Op, class... C> class map_expr : public expr_base<map_expr<Op, C
 
 namespace detail {
 
+/// After a complex_has_no_order diagnostic: the operand's real part, so that the stand-in node compiles and the
+/// diagnostic is the only error.
+template <class E> auto real_stand_in(E&& e) {
+  if constexpr (is_complex_v<typename captured_t<E>::value_type>) return map_expr<op::real, captured_t<E>>(capture(std::forward<E>(e)));
+  else return capture(std::forward<E>(e));
+}
+
 template <class Op, class... E> auto make_map_at(const texpr::source_location* loc, E&&... e) {
-  using node_t = map_expr<Op, captured_t<E>...>;
-  return node_t(capture(std::forward<E>(e))..., loc);
+  if constexpr (op::orders_values<Op> && (is_complex_v<typename captured_t<E>::value_type> || ...)) {
+    check_ordered<Op, typename captured_t<E>::value_type...>();
+    return make_map_at<Op>(loc, real_stand_in(std::forward<E>(e))...);
+  } else {
+    using node_t = map_expr<Op, captured_t<E>...>;
+    return node_t(capture(std::forward<E>(e))..., loc);
+  }
 }
 template <class Op, class... E> auto make_map(E&&... e) { return make_map_at<Op>(nullptr, std::forward<E>(e)...); }
 
@@ -6427,6 +6680,7 @@ TEXPR_BINARY_FUNCTION(divide)
 TEXPR_BINARY_FUNCTION(maximum)
 TEXPR_BINARY_FUNCTION(minimum)
 TEXPR_BINARY_FUNCTION(pow)
+TEXPR_BINARY_FUNCTION(make_complex)
 #undef TEXPR_BINARY_FUNCTION
 
 #define TEXPR_UNARY_FUNCTION(NAME)                                   \
@@ -6507,8 +6761,16 @@ auto clamp(A&& x, L&& lo, H&& hi, texpr::source_location loc = texpr::source_loc
   return detail::make_map_at<op::clamp>(&loc, std::forward<A>(x), std::forward<L>(lo), std::forward<H>(hi));
 }
 
-/// Explicit dtype conversion; the only way to change dtype (texpr never promotes implicitly).
-template <class To, operand A> auto cast(A&& a) { return detail::make_map<op::cast<To>>(std::forward<A>(a)); }
+/// Explicit dtype conversion; the only way to change dtype (texpr never promotes implicitly). A real converts to a
+/// complex (imaginary part 0) and a complex to the other complex; complex to real does not compile (NumPy warns that
+/// it discards the imaginary part): say which real you mean with tx::real, tx::imag or tx::abs.
+template <class To, operand A> auto cast(A&& a) {
+  constexpr bool complex_to_real = !is_complex_v<To> && is_complex_v<typename detail::captured_t<A>::value_type>;
+  static_assert(!complex_to_real, "texpr: complex to real is not a cast (it would discard the imaginary part); take "
+                                  "tx::real(z), tx::imag(z) or tx::abs(z)");
+  if constexpr (complex_to_real) return detail::make_map<op::cast<To>>(detail::real_stand_in(std::forward<A>(a)));  // one error
+  else return detail::make_map<op::cast<To>>(std::forward<A>(a));
+}
 
 } // namespace texpr
 #endif // TEXPR_SI_TEXPR_EXPR_ELEMENTWISE_HPP
@@ -7047,20 +7309,30 @@ std::size_t reduction_axis(index_t axis, const shape_t<R>& s, std::string_view w
 }
 
 template <class Op, class E> auto reduce_all(E&& e, Op op, bool keep) {
-  using C = captured_t<E>;
-  static_assert(C::rank <= 32, "texpr: reductions take operands of rank 32 or less");
-  constexpr std::uint32_t all = C::rank == 0 ? 0u : static_cast<std::uint32_t>((std::uint64_t(1) << C::rank) - 1);
-  (void)keep;
-  return reduce_expr<Op, C, 0>(capture(std::forward<E>(e)), op, all);
+  if constexpr (op::orders_values<Op> && is_complex_v<typename captured_t<E>::value_type>) {
+    check_ordered<Op, typename captured_t<E>::value_type>();
+    return reduce_all(real_stand_in(std::forward<E>(e)), op, keep);  // after the diagnostic: the only error
+  } else {
+    using C = captured_t<E>;
+    static_assert(C::rank <= 32, "texpr: reductions take operands of rank 32 or less");
+    constexpr std::uint32_t all = C::rank == 0 ? 0u : static_cast<std::uint32_t>((std::uint64_t(1) << C::rank) - 1);
+    (void)keep;
+    return reduce_expr<Op, C, 0>(capture(std::forward<E>(e)), op, all);
+  }
 }
 
 template <class Op, std::size_t R, class E>
 auto reduce_along(E&& e, Op op, index_t axis, const texpr::source_location& loc) {
-  using C = captured_t<E>;
-  static_assert(C::rank >= 1, "texpr: an axis reduction needs an operand of rank 1 or more");
-  auto c = capture(std::forward<E>(e));
-  const std::size_t a = reduction_axis(axis, c.shape(), Op::name, loc);
-  return reduce_expr<Op, C, R>(std::move(c), op, std::uint32_t(1) << a);
+  if constexpr (op::orders_values<Op> && is_complex_v<typename captured_t<E>::value_type>) {
+    check_ordered<Op, typename captured_t<E>::value_type>();
+    return reduce_along<Op, R>(real_stand_in(std::forward<E>(e)), op, axis, loc);  // after the diagnostic: the only error
+  } else {
+    using C = captured_t<E>;
+    static_assert(C::rank >= 1, "texpr: an axis reduction needs an operand of rank 1 or more");
+    auto c = capture(std::forward<E>(e));
+    const std::size_t a = reduction_axis(axis, c.shape(), Op::name, loc);
+    return reduce_expr<Op, C, R>(std::move(c), op, std::uint32_t(1) << a);
+  }
 }
 
 } // namespace detail
@@ -9797,7 +10069,9 @@ struct chunk_arena {
 /// kernel of the same evaluation writes.
 template <class T> TEXPR_HOST_DEVICE inline T load_read_only(const T* p) {
 #if defined(TEXPR_DEVICE_CODE)
-  if constexpr (sizeof(T) == 8) {
+  // One load of the element's width only where its alignment guarantees that width (complex64 is 8 bytes aligned
+  // to 4, unlike cuComplex's float2): otherwise one 4-byte load per word.
+  if constexpr (sizeof(T) == 8 && alignof(T) >= 8) {
     const unsigned long long v = __ldg(reinterpret_cast<const unsigned long long*>(p));
     T r;
     memcpy(&r, &v, sizeof r);
@@ -9816,6 +10090,12 @@ template <class T> TEXPR_HOST_DEVICE inline T load_read_only(const T* p) {
     const unsigned char v = __ldg(reinterpret_cast<const unsigned char*>(p));
     T r;
     memcpy(&r, &v, sizeof r);
+    return r;
+  } else if constexpr (sizeof(T) % 4 == 0 && alignof(T) >= 4) {  // complex64, complex128
+    unsigned int v[sizeof(T) / 4];
+    for (std::size_t k = 0; k < sizeof(T) / 4; ++k) v[k] = __ldg(reinterpret_cast<const unsigned int*>(p) + k);
+    T r;
+    memcpy(&r, v, sizeof r);
     return r;
   } else {
     return *p;
@@ -10819,12 +11099,12 @@ template <class T> print_digits print_shortest(T x) {
   }
 }
 
-/// NumPy's FloatingFormat with its defaults (floatmode 'maxprec', precision 8, no suppress_small, sign '-'):
-/// positional unless the nonzero magnitudes reach 1e8, go below 1e-4 or span more than a factor 1000; one padding
-/// for the whole array so that the decimal points line up.
+/// NumPy's FloatingFormat with its defaults (floatmode 'maxprec', precision 8, no suppress_small, sign '-', or '+'
+/// for a complex number's imaginary parts: `plus`): positional unless the nonzero magnitudes reach 1e8, go below 1e-4
+/// or span more than a factor 1000; one padding for the whole array so that the decimal points line up.
 template <class T> class print_float_format {
  public:
-  explicit print_float_format(const std::vector<T>& data) {
+  explicit print_float_format(const std::vector<T>& data, bool plus = false) : plus_(plus) {
     std::vector<double> finite;
     bool negative_inf = false, non_finite = false;
     double max_abs = 0, min_abs = 0;
@@ -10864,9 +11144,9 @@ template <class T> class print_float_format {
         pad_right_ = std::max(pad_right_, static_cast<int>(s.size() - dot - 1));
       }
     }
-    if (non_finite) {
+    if (non_finite) {  // NumPy counts the sign of inf (always, with sign '+'), not that of nan
       const int offset = pad_right_ + 1;
-      pad_left_ = std::max({pad_left_, 3 - offset, 3 + (negative_inf ? 1 : 0) - offset});
+      pad_left_ = std::max({pad_left_, 3 - offset, 3 + (negative_inf || plus_ ? 1 : 0) - offset});
     }
   }
 
@@ -10874,9 +11154,9 @@ template <class T> class print_float_format {
     const double v = value(x);
     std::string s;
     if (std::isnan(v)) {
-      s = "nan";
+      s = plus_ ? "+nan" : "nan";
     } else if (std::isinf(v)) {
-      s = v < 0 ? "-inf" : "inf";
+      s = v < 0 ? "-inf" : plus_ ? "+inf" : "inf";
     } else if (exp_format_) {
       s = print_chars(std::fabs(v), std::chars_format::scientific, precision_);
       std::size_t e = s.find('e');
@@ -10884,7 +11164,7 @@ template <class T> class print_float_format {
       std::string exponent = s.substr(e + 2);
       if (exponent.size() < static_cast<std::size_t>(exp_digits_))
         exponent.insert(0, static_cast<std::size_t>(exp_digits_) - exponent.size(), '0');
-      s = (std::signbit(v) ? "-" : "") + s.substr(0, e + 2) + exponent;
+      s = sign(v) + s.substr(0, e + 2) + exponent;
       return pad(s, s.find('.'), 0);
     } else {
       s = positional(v);
@@ -10909,11 +11189,12 @@ template <class T> class print_float_format {
     return std::string(static_cast<std::size_t>(std::max(left, 0)), ' ') + s +
            std::string(static_cast<std::size_t>(std::max(right, 0)), ' ');
   }
+  std::string sign(double v) const { return std::signbit(v) ? "-" : plus_ ? "+" : ""; }
   // Dragon4 positional, unique digits, at most 8 after the point, trailing zeros trimmed but the point kept.
-  static std::string positional(double v) {
+  std::string positional(double v) const {
     const print_digits d = print_shortest(same_type(v));
     const int n = static_cast<int>(d.digits.size());
-    std::string out = std::signbit(v) ? "-" : "";
+    std::string out = sign(v);
     if (n - 1 - d.exponent > 8) {  // more digits than the precision: round the exact value to 8 places
       std::string s = print_chars(std::fabs(v), std::chars_format::fixed, 8);
       while (s.back() == '0') s.pop_back();
@@ -10929,7 +11210,7 @@ template <class T> class print_float_format {
     return out;
   }
   // Dragon4 scientific, unique digits, at most 8 after the point: what fixes the common precision.
-  static std::string first_pass_scientific(double v) {
+  std::string first_pass_scientific(double v) const {
     const print_digits d = print_shortest(same_type(v));
     std::string s;
     if (d.digits.size() > 9) {
@@ -10941,9 +11222,10 @@ template <class T> class print_float_format {
           (std::abs(d.exponent) < 10 ? "0" : "") + std::to_string(std::abs(d.exponent));
     }
     if (s.find('.') == std::string::npos) s.insert(s.find('e'), ".");
-    return (std::signbit(v) ? "-" : "") + s;
+    return sign(v) + s;
   }
 
+  bool plus_ = false;
   bool exp_format_ = false;
   int pad_left_ = 0, pad_right_ = 0, precision_ = 0, exp_digits_ = 0;
 };
@@ -10972,8 +11254,31 @@ template <class T> class print_plain_format {
   std::string true_;
 };
 
+/// NumPy's ComplexFloatingFormat: a FloatingFormat of the real parts and one of the imaginary parts (sign '+'), each
+/// over all the printed values; `j` goes after the imaginary part, before its padding.
+template <class T> class print_complex_format {
+ public:
+  explicit print_complex_format(const std::vector<T>& data) : real_(part(data, false)), imag_(part(data, true), true) {}
+  std::string operator()(T z) const {
+    std::string i = imag_(z.imag());
+    i.insert(i.find_last_not_of(' ') + 1, "j");
+    return real_(z.real()) + i;
+  }
+
+ private:
+  using R = real_of_t<T>;
+  static std::vector<R> part(const std::vector<T>& data, bool imaginary) {
+    std::vector<R> out;
+    out.reserve(data.size());
+    for (const T& z : data) out.push_back(imaginary ? z.imag() : z.real());
+    return out;
+  }
+  print_float_format<R> real_, imag_;
+};
+
 template <class T>
-using print_format = std::conditional_t<std::is_integral_v<T>, print_plain_format<T>, print_float_format<T>>;
+using print_format = std::conditional_t<std::is_integral_v<T>, print_plain_format<T>,
+                                        std::conditional_t<is_complex_v<T>, print_complex_format<T>, print_float_format<T>>>;
 
 /// NumPy's _extendLine (non-legacy): wrap before `word` when it would pass `width`, unless wrapping cannot help.
 inline void print_extend_line(std::string& s, std::string& line, const std::string& word, std::size_t width,
@@ -11095,13 +11400,13 @@ template <class T> std::vector<T> print_corners(const print_source<T>& a, bool s
 }
 
 /// NumPy's array_repr: `array(` + the nested lists + `, dtype=...)` unless the dtype is implied by the values
-/// (float64, bool, int64 as on Linux and macOS) or the array is empty; the dtype moves to its own line when it
+/// (float64, complex128, bool, int64 as on Linux and macOS) or the array is empty; the dtype moves to its own line when it
 /// would pass the width.
 template <class T> std::string print_repr(const print_source<T>& a, const print_options& options) {
   using element = T;
   const index_t size = a.size();
   const bool implied = (std::is_same_v<element, double> || std::is_same_v<element, bool> ||
-                        std::is_same_v<element, std::int64_t>) && size > 0;
+                        std::is_same_v<element, std::int64_t> || std::is_same_v<element, std::complex<double>>) && size > 0;
   const std::string prefix = "array(", suffix = implied ? ")" : ",";
   std::string list;
   if (size == 0 && a.shape.size() == 1) {
@@ -14182,6 +14487,14 @@ template <class Op, class Dtype> struct no_gradient_rule {
                 "note); for your own elementwise op specialise tx::gradient_rule<Op>.");
 };
 
+/// Instantiated for the first node of a loss that computes on a complex dtype: texpr has no complex gradients yet
+/// (PyTorch's convention, the conjugate Wirtinger derivative, is the plan).
+template <class Op, class Dtype> struct no_complex_gradient {
+  static_assert(detail::always_false_v<Op, Dtype>,
+                "texpr: tx::grad does not differentiate through complex dtypes yet (no_complex_gradient<op, dtype> in "
+                "the instantiation note); compute the complex part outside the differentiated graph.");
+};
+
 /// Instantiated when a parameter passed to tx::grad does not occur in the loss.
 template <class ParamTag> struct loss_does_not_depend_on {
   static_assert(detail::always_false_v<ParamTag>,
@@ -14787,6 +15100,8 @@ template <class N, class Tags, class... C> struct gradient_offender<N, Tags, typ
   static auto pick() {
     if constexpr (!contains_any_param_v<N, Tags> || parameter<N>) {
       return std::type_identity<void>{};
+    } else if constexpr (is_complex_v<typename N::value_type> || is_complex_v<typename N::kernel_dtype>) {
+      return std::type_identity<diagnostic::no_complex_gradient<typename N::op_type, dtype_tag_t<typename N::kernel_dtype>>>{};
     } else if constexpr (!has_gradient_rule<typename N::op_type>) {
       return std::type_identity<diagnostic::no_gradient_rule<typename N::op_type, dtype_tag_t<typename N::kernel_dtype>>>{};
     } else {
@@ -14925,6 +15240,9 @@ template <class Tags> struct gradient_builder {
         if (sum->parts() == 1) n.shared_slot().differentiate(t, std::static_pointer_cast<slot<T, N::rank, B>>(sum));
         return none();
       }
+    } else if constexpr (is_complex_v<typename N::value_type> || is_complex_v<typename N::kernel_dtype>) {
+      (void)sizeof(diagnostic::no_complex_gradient<Op, dtype_tag_t<typename N::kernel_dtype>>);
+      return failed();
     } else if constexpr (!has_gradient_rule<Op>) {
       (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<typename N::kernel_dtype>>);
       return failed();

@@ -13,6 +13,7 @@
 
 #include "core/reference.hpp"
 #include "core/conv_reference.hpp"
+#include "core/complex_checks.hpp"
 
 #include <texpr/sort.hpp>
 #include <texpr/linalg.hpp>
@@ -62,7 +63,8 @@ template <class Op> inline constexpr bool is_where = std::is_same_v<Op, tx::op::
 template <class Op> inline constexpr bool is_copy = std::is_same_v<Op, tx::op::copy>;
 template <class Op> inline constexpr bool is_predicate = tx::detail::predicate_op<Op>;
 template <class Op> inline constexpr bool is_chained =
-    tx::op::category_v<Op> == tx::op::kind::elementwise && !is_cast<Op> && !is_where<Op> && !is_copy<Op>;
+    tx::op::category_v<Op> == tx::op::kind::elementwise && !is_cast<Op> && !is_where<Op> && !is_copy<Op> &&
+    !std::is_same_v<Op, tx::op::make_complex>;  // real operands, complex result: complex_checks.hpp
 
 /// The ops of Rows registered for dtype T whose result is bool (Predicate) or T (!Predicate), in table order.
 template <class Rows, class T, bool Predicate> struct chain_ops;
@@ -2149,7 +2151,13 @@ template <class B, class Rows, class Select> std::size_t check_rows(Select selec
     if (!select(I + 1)) return;
     tx::detail::for_each_type(typename tx::detail::set_list<typename Row::dtypes>::type{}, [&]<class T>() {
       using Op = typename Row::template op_for<T>;
-      if constexpr (is_chained<Op>) {
+      if constexpr (complex_check::complex_row<Op, T>) {
+        // the complex dtypes are not in the chains (their reference is std::complex<long double>)
+        if constexpr (tx::has_kernel_for<Op, T, B>) {
+          complex_check::check_row<B, on<B>, Op, T>();
+          ++checked;
+        }
+      } else if constexpr (is_chained<Op>) {
         // counted by its dtype's chain
       } else if constexpr (!tx::has_kernel_for<Op, T, B>) {
         // needs a newer GPU than one this unit is built for: evaluating it would not compile

@@ -30,7 +30,8 @@ TEST_CASE("every host registry row has a passing numeric test") {
 }
 
 TEST_CASE("host and cuda tables differ only where the cuda table says they do") {
-  // The stated differences: the host-only families below; cuda adds the 16-bit floats to every op that computes in float, has no integer
+  // The stated differences: the host-only families below; cuda adds the 16-bit floats to every op that computes in float (but
+  // make_complex), has no integer
   // matmul and no float8_e5m2 scaled_matmul. Anything else (a row on one side only, a dtype missing) is a mistake in one of the tables.
   const auto host = table_of<tx::host_rows>();
   const auto cuda = table_of<tx::cuda_rows>();
@@ -54,7 +55,8 @@ TEST_CASE("host and cuda tables differ only where the cuda table says they do") 
     }
     REQUIRE(cuda.count(op) == 1);
     std::set<std::string> expect = host.at(op);
-    if (expect.count("float32") && !expect.count("float16")) expect.insert({"float16", "bfloat16"});
+    // make_complex of 16-bit floats would need a 16-bit complex dtype, which texpr does not have
+    if (expect.count("float32") && !expect.count("float16") && op != "make_complex") expect.insert({"float16", "bfloat16"});
     if (op == "matmul") expect.erase("int32"), expect.erase("int64");
     if (op == "scaled_matmul") expect.erase("float8_e5m2");  // cuBLASLt has no E5M2 x E5M2 GEMM
     CHECK(cuda.at(op) == expect);

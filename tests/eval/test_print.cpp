@@ -94,6 +94,18 @@ class cases {
     add("i32_empty_2x0", tx::tensor<std::int32_t, 2>(tx::shape_t<2>{2, 0}));
     add("bool_empty_0x2x1", tx::tensor<bool, 3>(tx::shape_t<3>{0, 2, 1}));
     add("i64_empty_0", tx::tensor<std::int64_t, 1>(tx::shape_t<1>{0}));
+    using c64 = std::complex<float>;
+    using c128 = std::complex<double>;
+    add("c128_values", tx::tensor<c128, 1>({4}, {c128(1, 2), c128(-3.5, 0), c128(0, -1), c128(0.25, -0.0)}));
+    add("c64_2x2", tx::tensor<c64, 2>({2, 2}, {c64(1, -1), c64(0.1f, 2), c64(-10, 0.5f), c64(3, 4)}));
+    add("c64_nonfinite", tx::tensor<c64, 1>({3}, {c64(nan, 1), c64(1.5f, -inf), c64(-inf, inf)}));
+    add("c128_exp_parts", tx::tensor<c128, 1>({3}, {c128(1e-7, 5), c128(-2e10, 1e-3), c128(3, -4)}));
+    add("c128_scalar", tx::tensor<c128, 0>({}, {c128(-1.5, 2.25)}));
+    add("c64_scalar", tx::tensor<c64, 0>({}, {c64(0, -1)}));
+    add("c64_empty_0", tx::tensor<c64, 1>(tx::shape_t<1>{0}));
+    add("c64_random_3x3",
+        filled<c64>(tx::shape_t<2>{3, 3}, [](tx::index_t k) { return c64(float(noise(k, 8)), float(noise(k + 100, 0.5))); }));
+    add("c128_random_wraps", filled<c128>(tx::shape_t<1>{12}, [](tx::index_t k) { return c128(noise(k, 40), noise(k + 7, 1e3)); }));
   }
 
   const fs::path* dump_;

@@ -7,6 +7,7 @@
 #include <texpr/conv.hpp>
 
 #include <iostream>
+#include <complex>
 #include <set>
 #include <string>
 
@@ -14,8 +15,16 @@ namespace tx = texpr;
 
 namespace {
 
+// Ops that compute on a complex dtype (an operand's or the result's): tx::grad rejects them there, whatever their rule.
+template <class Op> constexpr bool touches_complex =
+    tx::in_dtype_set_v<tx::declared_dtypes_t<Op>, std::complex<float>> || std::is_same_v<Op, tx::op::make_complex>;
+
 template <class Op> std::string gradient_of() {
-  if constexpr (tx::detail::has_gradient_rule<Op>) return std::string(tx::gradient_rule<Op>::derivative);
+  if constexpr (touches_complex<Op> && !tx::detail::has_gradient_rule<Op>)
+    return "**no gradient: tx::grad rejects it at compile time** (no_complex_gradient<op, dtype>: no complex gradients yet)";
+  else if constexpr (touches_complex<Op>)
+    return std::string(tx::gradient_rule<Op>::derivative) + " (real dtypes; on complex, tx::grad rejects it: no_complex_gradient<op, dtype>)";
+  else if constexpr (tx::detail::has_gradient_rule<Op>) return std::string(tx::gradient_rule<Op>::derivative);
   else if constexpr (tx::op::category_v<Op> == tx::op::kind::generator) return "none needed: it depends on no parameter";
   else if constexpr (std::is_same_v<Op, tx::op::copy>) return "not a graph node (what evaluating a leaf or a view runs)";
   else return "**no gradient: tx::grad rejects it at compile time** (no_gradient_rule<op, dtype>)";

@@ -28,8 +28,8 @@ template <class Rows> void table(const char* backend) {
     tx::detail::for_each_type(typename tx::detail::set_list<typename Row::dtypes>::type{},
                               [&]<class T>() { cells[op][std::string(tx::dtype_name_v<T>)] = Row::template min_arch<T>; });
   });
-  const std::vector<std::string> dtypes = {"float32",     "float64", "float16", "bfloat16", "float8_e4m3",
-                                           "float8_e5m2", "int8",    "int32",   "int64",    "bool"};
+  std::vector<std::string> dtypes;  // the columns: every dtype, in the canonical order
+  tx::detail::for_each_type(tx::detail::dtype_order{}, [&]<class T>() { dtypes.emplace_back(tx::dtype_name_v<T>); });
   std::cout << "### " << backend << "\n\n| op |";
   for (const auto& d : dtypes) std::cout << ' ' << d << " |";
   std::cout << " implementation |\n| --- |";

@@ -13,6 +13,14 @@ template <class Op, class Dtype> struct no_gradient_rule {
                 "note); for your own elementwise op specialise tx::gradient_rule<Op>.");
 };
 
+/// Instantiated for the first node of a loss that computes on a complex dtype: texpr has no complex gradients yet
+/// (PyTorch's convention, the conjugate Wirtinger derivative, is the plan).
+template <class Op, class Dtype> struct no_complex_gradient {
+  static_assert(detail::always_false_v<Op, Dtype>,
+                "texpr: tx::grad does not differentiate through complex dtypes yet (no_complex_gradient<op, dtype> in "
+                "the instantiation note); compute the complex part outside the differentiated graph.");
+};
+
 /// Instantiated when a parameter passed to tx::grad does not occur in the loss.
 template <class ParamTag> struct loss_does_not_depend_on {
   static_assert(detail::always_false_v<ParamTag>,

@@ -620,6 +620,8 @@ template <class N, class Tags, class... C> struct gradient_offender<N, Tags, typ
   static auto pick() {
     if constexpr (!contains_any_param_v<N, Tags> || parameter<N>) {
       return std::type_identity<void>{};
+    } else if constexpr (is_complex_v<typename N::value_type> || is_complex_v<typename N::kernel_dtype>) {
+      return std::type_identity<diagnostic::no_complex_gradient<typename N::op_type, dtype_tag_t<typename N::kernel_dtype>>>{};
     } else if constexpr (!has_gradient_rule<typename N::op_type>) {
       return std::type_identity<diagnostic::no_gradient_rule<typename N::op_type, dtype_tag_t<typename N::kernel_dtype>>>{};
     } else {
@@ -758,6 +760,9 @@ template <class Tags> struct gradient_builder {
         if (sum->parts() == 1) n.shared_slot().differentiate(t, std::static_pointer_cast<slot<T, N::rank, B>>(sum));
         return none();
       }
+    } else if constexpr (is_complex_v<typename N::value_type> || is_complex_v<typename N::kernel_dtype>) {
+      (void)sizeof(diagnostic::no_complex_gradient<Op, dtype_tag_t<typename N::kernel_dtype>>);
+      return failed();
     } else if constexpr (!has_gradient_rule<Op>) {
       (void)sizeof(diagnostic::no_gradient_rule<Op, dtype_tag_t<typename N::kernel_dtype>>);
       return failed();

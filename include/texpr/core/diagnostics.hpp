@@ -89,6 +89,15 @@ template <class TensorDtype, class Scalar> struct floating_scalar_with_integer_t
                 "convert the tensor with tx::cast<float>(e).");
 };
 
+/// Instantiated when an op that orders values (<, <=, >, >=, maximum, minimum, max, min, argmax, argmin) meets a
+/// complex dtype: complex numbers have no order (PyTorch rejects these too; NumPy's lexicographic order is rarely
+/// what is meant).
+template <class Op, class Dtype> struct complex_has_no_order {
+  static_assert(detail::always_false_v<Op, Dtype>,
+                "texpr: complex numbers have no order (complex_has_no_order<op, dtype> in the instantiation note); "
+                "compare or reduce a real view of them instead: tx::real(z), tx::imag(z) or tx::abs(z).");
+};
+
 /// The rank of the expression in a rank_mismatch diagnostic.
 template <std::size_t R> struct expression_rank {};
 /// The rank of the destination (tensor or view) in a rank_mismatch diagnostic.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Element types (dtypes): the 16-bit float storage types, dtype tags and names (the 8-bit floats are in float8.hpp).
+// Element types (dtypes): the 16-bit float storage types, dtype tags and names (the 8-bit floats are in float8.hpp;
+// the complex dtypes are std::complex<float> and std::complex<double>, computed as detail::complex_value).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include "texpr/core/config.hpp"
 #include "texpr/core/float8.hpp"
 #include "texpr/detail/bits.hpp"
+#include "texpr/detail/complex.hpp"
 
 #if defined(__CUDACC__)
 #include <cuda_bf16.h>
@@ -124,6 +126,8 @@ struct float16 {};   ///< texpr::half
 struct bfloat16 {};  ///< texpr::bfloat16
 struct float8_e4m3 {};  ///< texpr::float8_e4m3
 struct float8_e5m2 {};  ///< texpr::float8_e5m2
+struct complex64 {};   ///< std::complex<float>
+struct complex128 {};  ///< std::complex<double>
 struct unknown {};   ///< any other element type (user-defined)
 } // namespace dtype
 
@@ -142,6 +146,8 @@ template <> struct dtype_tag<half> { using type = dtype::float16; };
 template <> struct dtype_tag<bfloat16> { using type = dtype::bfloat16; };
 template <> struct dtype_tag<float8_e4m3> { using type = dtype::float8_e4m3; };
 template <> struct dtype_tag<float8_e5m2> { using type = dtype::float8_e5m2; };
+template <> struct dtype_tag<std::complex<float>> { using type = dtype::complex64; };
+template <> struct dtype_tag<std::complex<double>> { using type = dtype::complex128; };
 /// \endcond
 
 /// The dtype tag of element type T.
@@ -160,6 +166,8 @@ template <> inline constexpr std::string_view dtype_name_v<half> = "float16";
 template <> inline constexpr std::string_view dtype_name_v<bfloat16> = "bfloat16";
 template <> inline constexpr std::string_view dtype_name_v<float8_e4m3> = "float8_e4m3";
 template <> inline constexpr std::string_view dtype_name_v<float8_e5m2> = "float8_e5m2";
+template <> inline constexpr std::string_view dtype_name_v<std::complex<float>> = "complex64";
+template <> inline constexpr std::string_view dtype_name_v<std::complex<double>> = "complex128";
 /// \endcond
 
 /// True for half and bfloat16, which are stored in 16 bits and computed in float.
@@ -182,7 +190,23 @@ inline constexpr bool is_floating_v = std::is_floating_point_v<T> || is_narrow_f
 template <class T>
 inline constexpr bool is_integer_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
-/// The type arithmetic on T is carried out in: float for the 16-bit and 8-bit floats, T otherwise.
-template <class T> using compute_t = std::conditional_t<is_narrow_float_v<T>, float, T>;
+/// True for the complex dtypes, std::complex<float> (complex64) and std::complex<double> (complex128).
+template <class T>
+inline constexpr bool is_complex_v = std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+
+namespace detail {
+template <class T> struct real_of { using type = T; };
+template <class T> struct real_of<std::complex<T>> { using type = T; };
+template <class T> struct real_of<complex_value<T>> { using type = T; };
+template <class T> struct compute_of { using type = std::conditional_t<is_narrow_float_v<T>, float, T>; };
+template <class T> struct compute_of<std::complex<T>> { using type = complex_value<T>; };
+} // namespace detail
+
+/// The real dtype of T's parts: float for complex64, double for complex128, T itself for a real dtype.
+template <class T> using real_of_t = typename detail::real_of<T>::type;
+
+/// The type arithmetic on T is carried out in: float for the 16-bit and 8-bit floats, detail::complex_value for the
+/// complex dtypes, T otherwise.
+template <class T> using compute_t = typename detail::compute_of<T>::type;
 
 } // namespace texpr

@@ -3,6 +3,7 @@
 // small algebra the registry tables use to adjust an op's declared set per backend (`declared + half_floats`).
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <type_traits>
 
@@ -33,13 +34,17 @@ inline constexpr dtype_set<float, double, std::int32_t, std::int64_t> numeric{};
 inline constexpr dtype_set<bool> boolean{};
 /// numeric and bool (what comparisons for equality and `where` take).
 inline constexpr dtype_set<float, double, std::int32_t, std::int64_t, bool> numeric_and_bool{};
+/// The complex dtypes, std::complex<float> (complex64) and std::complex<double> (complex128): added per op where
+/// the op is defined on them (`numeric + complex_dtypes`), never implied by another set.
+inline constexpr dtype_set<std::complex<float>, std::complex<double>> complex_dtypes{};
 /// Every dtype texpr computes with (the 8-bit types are added per row: `declared + eight_bit`).
 inline constexpr dtype_set<float, double, half, bfloat16, std::int32_t, std::int64_t, bool> all_dtypes{};
 
 namespace detail {
 
 /// The canonical order of dtypes (the support matrix's columns); sets are kept sorted in it.
-using dtype_order = type_list<float, double, half, bfloat16, float8_e4m3, float8_e5m2, std::int8_t, std::int32_t, std::int64_t, bool>;
+using dtype_order = type_list<float, double, half, bfloat16, float8_e4m3, float8_e5m2, std::int8_t, std::int32_t, std::int64_t, bool,
+                              std::complex<float>, std::complex<double>>;
 
 template <class S> struct set_list;
 template <class... T> struct set_list<dtype_set<T...>> { using type = type_list<T...>; };

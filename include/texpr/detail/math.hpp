@@ -75,13 +75,19 @@ TEXPR_MATH1(nearbyint)  // round half to even (the default rounding mode), as Nu
 #undef TEXPR_MATH1
 
 #if defined(TEXPR_DEVICE_CODE)
-TEXPR_HOST_DEVICE inline float pow_(float a, float b) { return ::powf(a, b); }
-TEXPR_HOST_DEVICE inline double pow_(double a, double b) { return ::pow(a, b); }
+#define TEXPR_MATH2(NAME)                                                            \
+  TEXPR_HOST_DEVICE inline float NAME##_(float a, float b) { return ::NAME##f(a, b); } \
+  TEXPR_HOST_DEVICE inline double NAME##_(double a, double b) { return ::NAME(a, b); }
 #else
-TEXPR_HOST_DEVICE inline float pow_(float a, float b) { return std::pow(a, b); }
-TEXPR_HOST_DEVICE inline double pow_(double a, double b) { return std::pow(a, b); }
-inline long double pow_(long double a, long double b) { return std::pow(a, b); }
+#define TEXPR_MATH2(NAME)                                                                  \
+  TEXPR_HOST_DEVICE inline float NAME##_(float a, float b) { return std::NAME(a, b); }     \
+  TEXPR_HOST_DEVICE inline double NAME##_(double a, double b) { return std::NAME(a, b); }  \
+  inline long double NAME##_(long double a, long double b) { return std::NAME(a, b); }
 #endif
+TEXPR_MATH2(pow)
+TEXPR_MATH2(hypot)  // |z| of a complex z, without overflow or underflow of re^2 + im^2 (as NumPy's abs)
+TEXPR_MATH2(atan2)  // the angle of a complex z (as NumPy's angle)
+#undef TEXPR_MATH2
 
 /// Phi(x), the standard normal CDF (gelu and its derivative).
 template <class C> TEXPR_HOST_DEVICE inline C normal_cdf(C x) { return C(0.5) * (C(1) + erf_(x * C(0.70710678118654752440))); }
@@ -114,6 +120,16 @@ template <class C> TEXPR_HOST_DEVICE inline C sigmoid_(C x) {
   return select(x >= C(0), C(1) / d, e / d);
 }
 
+/// e^z of a complex z: e^re (cos im + i sin im); a real z (im == 0) gives (e^re, im) exactly, so e^inf is inf + 0i
+/// as in NumPy rather than inf * sin(0) = NaN.
+template <class T> TEXPR_HOST_DEVICE inline complex_value<T> exp_(complex_value<T> z) {
+  const T m = exp_(z.re);
+  if (z.im == T(0)) return {m, z.im};
+  return {m * cos_(z.im), m * sin_(z.im)};
+}
+/// |z| of a complex z (hypot: no overflow or underflow in between).
+template <class T> TEXPR_HOST_DEVICE inline T fabs_(complex_value<T> z) { return hypot_(z.re, z.im); }
+
 /// NaN test usable in device code and under -ffast-math-free builds.
 template <class T>
 TEXPR_HOST_DEVICE constexpr bool is_nan(T x) {
@@ -138,11 +154,25 @@ TEXPR_HOST_DEVICE constexpr T wrap_mul(T a, T b) {
   return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
 }
 
-/// Converts between compute types; float to integer saturates and maps NaN to 0 (no UB).
+/// True for the complex compute types (complex_value<float>, complex_value<double>).
+template <class T> inline constexpr bool is_complex_value_v = false;
+/// \cond TEXPR_SPECIALISATIONS
+template <class T> inline constexpr bool is_complex_value_v<complex_value<T>> = true;
+/// \endcond
+
+/// Converts between compute types; float to integer saturates and maps NaN to 0 (no UB); a real converts to a
+/// complex with a zero imaginary part; complex to real is not a conversion (tx::cast rejects it: take tx::real).
 template <class To, class From>
 TEXPR_HOST_DEVICE constexpr To convert(From x) {
   if constexpr (std::is_same_v<To, From>) {
     return x;
+  } else if constexpr (is_complex_value_v<To>) {
+    using R = decltype(To::re);
+    if constexpr (is_complex_value_v<From>) return To(static_cast<R>(x.re), static_cast<R>(x.im));
+    else return To(static_cast<R>(x), R(0));
+  } else if constexpr (is_complex_value_v<From>) {
+    static_assert(!is_complex_value_v<From>, "texpr: complex to real is not a conversion; take tx::real(z) or tx::abs(z)");
+    return To{};
   } else if constexpr (std::is_same_v<To, bool>) {
     return x != From(0);
   } else if constexpr (is_integer_v<To> && std::is_floating_point_v<From>) {
@@ -162,6 +192,7 @@ TEXPR_HOST_DEVICE constexpr To convert(From x) {
 template <class T>
 TEXPR_HOST_DEVICE constexpr compute_t<T> widen(T x) {
   if constexpr (is_narrow_float_v<T>) return static_cast<float>(x);
+  else if constexpr (is_complex_v<T>) return complex_parts(x);
   else return x;
 }
 
@@ -171,6 +202,7 @@ template <class T, class C>
 TEXPR_HOST_DEVICE constexpr T narrow(C x) {
   if constexpr (is_float8_v<T>) return T(x);
   else if constexpr (is_float16_v<T>) return T(static_cast<float>(x));
+  else if constexpr (is_complex_v<T>) return complex_store(convert<compute_t<T>>(x));
   else return convert<T>(x);
 }
 

@@ -77,7 +77,9 @@ struct chunk_arena {
 /// kernel of the same evaluation writes.
 template <class T> TEXPR_HOST_DEVICE inline T load_read_only(const T* p) {
 #if defined(TEXPR_DEVICE_CODE)
-  if constexpr (sizeof(T) == 8) {
+  // One load of the element's width only where its alignment guarantees that width (complex64 is 8 bytes aligned
+  // to 4, unlike cuComplex's float2): otherwise one 4-byte load per word.
+  if constexpr (sizeof(T) == 8 && alignof(T) >= 8) {
     const unsigned long long v = __ldg(reinterpret_cast<const unsigned long long*>(p));
     T r;
     memcpy(&r, &v, sizeof r);
@@ -96,6 +98,12 @@ template <class T> TEXPR_HOST_DEVICE inline T load_read_only(const T* p) {
     const unsigned char v = __ldg(reinterpret_cast<const unsigned char*>(p));
     T r;
     memcpy(&r, &v, sizeof r);
+    return r;
+  } else if constexpr (sizeof(T) % 4 == 0 && alignof(T) >= 4) {  // complex64, complex128
+    unsigned int v[sizeof(T) / 4];
+    for (std::size_t k = 0; k < sizeof(T) / 4; ++k) v[k] = __ldg(reinterpret_cast<const unsigned int*>(p) + k);
+    T r;
+    memcpy(&r, v, sizeof r);
     return r;
   } else {
     return *p;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
@@ -89,12 +90,12 @@ template <class T> print_digits print_shortest(T x) {
   }
 }
 
-/// NumPy's FloatingFormat with its defaults (floatmode 'maxprec', precision 8, no suppress_small, sign '-'):
-/// positional unless the nonzero magnitudes reach 1e8, go below 1e-4 or span more than a factor 1000; one padding
-/// for the whole array so that the decimal points line up.
+/// NumPy's FloatingFormat with its defaults (floatmode 'maxprec', precision 8, no suppress_small, sign '-', or '+'
+/// for a complex number's imaginary parts: `plus`): positional unless the nonzero magnitudes reach 1e8, go below 1e-4
+/// or span more than a factor 1000; one padding for the whole array so that the decimal points line up.
 template <class T> class print_float_format {
  public:
-  explicit print_float_format(const std::vector<T>& data) {
+  explicit print_float_format(const std::vector<T>& data, bool plus = false) : plus_(plus) {
     std::vector<double> finite;
     bool negative_inf = false, non_finite = false;
     double max_abs = 0, min_abs = 0;
@@ -134,9 +135,9 @@ template <class T> class print_float_format {
         pad_right_ = std::max(pad_right_, static_cast<int>(s.size() - dot - 1));
       }
     }
-    if (non_finite) {
+    if (non_finite) {  // NumPy counts the sign of inf (always, with sign '+'), not that of nan
       const int offset = pad_right_ + 1;
-      pad_left_ = std::max({pad_left_, 3 - offset, 3 + (negative_inf ? 1 : 0) - offset});
+      pad_left_ = std::max({pad_left_, 3 - offset, 3 + (negative_inf || plus_ ? 1 : 0) - offset});
     }
   }
 
@@ -144,9 +145,9 @@ template <class T> class print_float_format {
     const double v = value(x);
     std::string s;
     if (std::isnan(v)) {
-      s = "nan";
+      s = plus_ ? "+nan" : "nan";
     } else if (std::isinf(v)) {
-      s = v < 0 ? "-inf" : "inf";
+      s = v < 0 ? "-inf" : plus_ ? "+inf" : "inf";
     } else if (exp_format_) {
       s = print_chars(std::fabs(v), std::chars_format::scientific, precision_);
       std::size_t e = s.find('e');
@@ -154,7 +155,7 @@ template <class T> class print_float_format {
       std::string exponent = s.substr(e + 2);
       if (exponent.size() < static_cast<std::size_t>(exp_digits_))
         exponent.insert(0, static_cast<std::size_t>(exp_digits_) - exponent.size(), '0');
-      s = (std::signbit(v) ? "-" : "") + s.substr(0, e + 2) + exponent;
+      s = sign(v) + s.substr(0, e + 2) + exponent;
       return pad(s, s.find('.'), 0);
     } else {
       s = positional(v);
@@ -179,11 +180,12 @@ template <class T> class print_float_format {
     return std::string(static_cast<std::size_t>(std::max(left, 0)), ' ') + s +
            std::string(static_cast<std::size_t>(std::max(right, 0)), ' ');
   }
+  std::string sign(double v) const { return std::signbit(v) ? "-" : plus_ ? "+" : ""; }
   // Dragon4 positional, unique digits, at most 8 after the point, trailing zeros trimmed but the point kept.
-  static std::string positional(double v) {
+  std::string positional(double v) const {
     const print_digits d = print_shortest(same_type(v));
     const int n = static_cast<int>(d.digits.size());
-    std::string out = std::signbit(v) ? "-" : "";
+    std::string out = sign(v);
     if (n - 1 - d.exponent > 8) {  // more digits than the precision: round the exact value to 8 places
       std::string s = print_chars(std::fabs(v), std::chars_format::fixed, 8);
       while (s.back() == '0') s.pop_back();
@@ -199,7 +201,7 @@ template <class T> class print_float_format {
     return out;
   }
   // Dragon4 scientific, unique digits, at most 8 after the point: what fixes the common precision.
-  static std::string first_pass_scientific(double v) {
+  std::string first_pass_scientific(double v) const {
     const print_digits d = print_shortest(same_type(v));
     std::string s;
     if (d.digits.size() > 9) {
@@ -211,9 +213,10 @@ template <class T> class print_float_format {
           (std::abs(d.exponent) < 10 ? "0" : "") + std::to_string(std::abs(d.exponent));
     }
     if (s.find('.') == std::string::npos) s.insert(s.find('e'), ".");
-    return (std::signbit(v) ? "-" : "") + s;
+    return sign(v) + s;
   }
 
+  bool plus_ = false;
   bool exp_format_ = false;
   int pad_left_ = 0, pad_right_ = 0, precision_ = 0, exp_digits_ = 0;
 };
@@ -242,8 +245,31 @@ template <class T> class print_plain_format {
   std::string true_;
 };
 
+/// NumPy's ComplexFloatingFormat: a FloatingFormat of the real parts and one of the imaginary parts (sign '+'), each
+/// over all the printed values; `j` goes after the imaginary part, before its padding.
+template <class T> class print_complex_format {
+ public:
+  explicit print_complex_format(const std::vector<T>& data) : real_(part(data, false)), imag_(part(data, true), true) {}
+  std::string operator()(T z) const {
+    std::string i = imag_(z.imag());
+    i.insert(i.find_last_not_of(' ') + 1, "j");
+    return real_(z.real()) + i;
+  }
+
+ private:
+  using R = real_of_t<T>;
+  static std::vector<R> part(const std::vector<T>& data, bool imaginary) {
+    std::vector<R> out;
+    out.reserve(data.size());
+    for (const T& z : data) out.push_back(imaginary ? z.imag() : z.real());
+    return out;
+  }
+  print_float_format<R> real_, imag_;
+};
+
 template <class T>
-using print_format = std::conditional_t<std::is_integral_v<T>, print_plain_format<T>, print_float_format<T>>;
+using print_format = std::conditional_t<std::is_integral_v<T>, print_plain_format<T>,
+                                        std::conditional_t<is_complex_v<T>, print_complex_format<T>, print_float_format<T>>>;
 
 /// NumPy's _extendLine (non-legacy): wrap before `word` when it would pass `width`, unless wrapping cannot help.
 inline void print_extend_line(std::string& s, std::string& line, const std::string& word, std::size_t width,
@@ -365,13 +391,13 @@ template <class T> std::vector<T> print_corners(const print_source<T>& a, bool s
 }
 
 /// NumPy's array_repr: `array(` + the nested lists + `, dtype=...)` unless the dtype is implied by the values
-/// (float64, bool, int64 as on Linux and macOS) or the array is empty; the dtype moves to its own line when it
+/// (float64, complex128, bool, int64 as on Linux and macOS) or the array is empty; the dtype moves to its own line when it
 /// would pass the width.
 template <class T> std::string print_repr(const print_source<T>& a, const print_options& options) {
   using element = T;
   const index_t size = a.size();
   const bool implied = (std::is_same_v<element, double> || std::is_same_v<element, bool> ||
-                        std::is_same_v<element, std::int64_t>) && size > 0;
+                        std::is_same_v<element, std::int64_t> || std::is_same_v<element, std::complex<double>>) && size > 0;
   const std::string prefix = "array(", suffix = implied ? ")" : ",";
   std::string list;
   if (size == 0 && a.shape.size() == 1) {

@@ -51,8 +51,9 @@ template <class Op, class... C> class map_expr : public expr_base<map_expr<Op, C
   /// dtype the kernel is registered under: the operands' (for where: the branches'; for cast: the target).
   using kernel_dtype = std::conditional_t<detail::selecting_op<Op>, typename last::value_type,
                                           typename detail::kernel_dtype_of<Op, first>::type>;
-  /// Result dtype: bool for comparisons and logical ops, kernel_dtype otherwise.
-  using value_type = std::conditional_t<detail::predicate_op<Op>, bool, kernel_dtype>;
+  /// Result dtype: bool for comparisons and logical ops, the op's `result` where it has one (abs of a complex is
+  /// real), kernel_dtype otherwise.
+  using value_type = std::conditional_t<detail::predicate_op<Op>, bool, typename detail::elementwise_result<Op, kernel_dtype>::type>;
   using backend = typename detail::common_backend<typename C::backend...>::type;
   static constexpr std::size_t rank = detail::max_rank<C...>();
 
@@ -85,9 +86,21 @@ template <class Op, class... C> class map_expr : public expr_base<map_expr<Op, C
 
 namespace detail {
 
+/// After a complex_has_no_order diagnostic: the operand's real part, so that the stand-in node compiles and the
+/// diagnostic is the only error.
+template <class E> auto real_stand_in(E&& e) {
+  if constexpr (is_complex_v<typename captured_t<E>::value_type>) return map_expr<op::real, captured_t<E>>(capture(std::forward<E>(e)));
+  else return capture(std::forward<E>(e));
+}
+
 template <class Op, class... E> auto make_map_at(const texpr::source_location* loc, E&&... e) {
-  using node_t = map_expr<Op, captured_t<E>...>;
-  return node_t(capture(std::forward<E>(e))..., loc);
+  if constexpr (op::orders_values<Op> && (is_complex_v<typename captured_t<E>::value_type> || ...)) {
+    check_ordered<Op, typename captured_t<E>::value_type...>();
+    return make_map_at<Op>(loc, real_stand_in(std::forward<E>(e))...);
+  } else {
+    using node_t = map_expr<Op, captured_t<E>...>;
+    return node_t(capture(std::forward<E>(e))..., loc);
+  }
 }
 template <class Op, class... E> auto make_map(E&&... e) { return make_map_at<Op>(nullptr, std::forward<E>(e)...); }
 
@@ -218,6 +231,7 @@ TEXPR_BINARY_FUNCTION(divide)
 TEXPR_BINARY_FUNCTION(maximum)
 TEXPR_BINARY_FUNCTION(minimum)
 TEXPR_BINARY_FUNCTION(pow)
+TEXPR_BINARY_FUNCTION(make_complex)
 #undef TEXPR_BINARY_FUNCTION
 
 #define TEXPR_UNARY_FUNCTION(NAME)                                   \
@@ -298,7 +312,15 @@ auto clamp(A&& x, L&& lo, H&& hi, texpr::source_location loc = texpr::source_loc
   return detail::make_map_at<op::clamp>(&loc, std::forward<A>(x), std::forward<L>(lo), std::forward<H>(hi));
 }
 
-/// Explicit dtype conversion; the only way to change dtype (texpr never promotes implicitly).
-template <class To, operand A> auto cast(A&& a) { return detail::make_map<op::cast<To>>(std::forward<A>(a)); }
+/// Explicit dtype conversion; the only way to change dtype (texpr never promotes implicitly). A real converts to a
+/// complex (imaginary part 0) and a complex to the other complex; complex to real does not compile (NumPy warns that
+/// it discards the imaginary part): say which real you mean with tx::real, tx::imag or tx::abs.
+template <class To, operand A> auto cast(A&& a) {
+  constexpr bool complex_to_real = !is_complex_v<To> && is_complex_v<typename detail::captured_t<A>::value_type>;
+  static_assert(!complex_to_real, "texpr: complex to real is not a cast (it would discard the imaginary part); take "
+                                  "tx::real(z), tx::imag(z) or tx::abs(z)");
+  if constexpr (complex_to_real) return detail::make_map<op::cast<To>>(detail::real_stand_in(std::forward<A>(a)));  // one error
+  else return detail::make_map<op::cast<To>>(std::forward<A>(a));
+}
 
 } // namespace texpr

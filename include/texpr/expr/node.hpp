@@ -18,6 +18,7 @@
 #include "texpr/core/backend.hpp"
 #include "texpr/core/config.hpp"
 #include "texpr/core/context.hpp"
+#include "texpr/core/diagnostics.hpp"
 #include "texpr/core/dtype.hpp"
 #include "texpr/core/shape.hpp"
 #include "texpr/core/stream.hpp"
@@ -29,6 +30,13 @@
 namespace texpr {
 
 namespace detail {
+/// Names the op and dtype when an op that orders values meets a complex operand (its operands share one dtype:
+/// the first one's is named).
+template <class Op, class T, class... Rest> constexpr void check_ordered() {
+  if constexpr (op::orders_values<Op> && (is_complex_v<T> || (is_complex_v<Rest> || ...)))
+    (void)sizeof(diagnostic::complex_has_no_order<Op, dtype_tag_t<T>>);
+}
+
 template <class T> struct is_tensor : std::false_type {};
 template <class T, std::size_t R, class B> struct is_tensor<tensor<T, R, B>> : std::true_type {};
 template <class T> struct is_view : std::false_type {};

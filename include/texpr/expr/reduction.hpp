@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "texpr/core/shape.hpp"
+#include "texpr/expr/elementwise.hpp"
 #include "texpr/expr/node.hpp"
 #include "texpr/op/reduction.hpp"
 
@@ -133,20 +134,30 @@ std::size_t reduction_axis(index_t axis, const shape_t<R>& s, std::string_view w
 }
 
 template <class Op, class E> auto reduce_all(E&& e, Op op, bool keep) {
-  using C = captured_t<E>;
-  static_assert(C::rank <= 32, "texpr: reductions take operands of rank 32 or less");
-  constexpr std::uint32_t all = C::rank == 0 ? 0u : static_cast<std::uint32_t>((std::uint64_t(1) << C::rank) - 1);
-  (void)keep;
-  return reduce_expr<Op, C, 0>(capture(std::forward<E>(e)), op, all);
+  if constexpr (op::orders_values<Op> && is_complex_v<typename captured_t<E>::value_type>) {
+    check_ordered<Op, typename captured_t<E>::value_type>();
+    return reduce_all(real_stand_in(std::forward<E>(e)), op, keep);  // after the diagnostic: the only error
+  } else {
+    using C = captured_t<E>;
+    static_assert(C::rank <= 32, "texpr: reductions take operands of rank 32 or less");
+    constexpr std::uint32_t all = C::rank == 0 ? 0u : static_cast<std::uint32_t>((std::uint64_t(1) << C::rank) - 1);
+    (void)keep;
+    return reduce_expr<Op, C, 0>(capture(std::forward<E>(e)), op, all);
+  }
 }
 
 template <class Op, std::size_t R, class E>
 auto reduce_along(E&& e, Op op, index_t axis, const texpr::source_location& loc) {
-  using C = captured_t<E>;
-  static_assert(C::rank >= 1, "texpr: an axis reduction needs an operand of rank 1 or more");
-  auto c = capture(std::forward<E>(e));
-  const std::size_t a = reduction_axis(axis, c.shape(), Op::name, loc);
-  return reduce_expr<Op, C, R>(std::move(c), op, std::uint32_t(1) << a);
+  if constexpr (op::orders_values<Op> && is_complex_v<typename captured_t<E>::value_type>) {
+    check_ordered<Op, typename captured_t<E>::value_type>();
+    return reduce_along<Op, R>(real_stand_in(std::forward<E>(e)), op, axis, loc);  // after the diagnostic: the only error
+  } else {
+    using C = captured_t<E>;
+    static_assert(C::rank >= 1, "texpr: an axis reduction needs an operand of rank 1 or more");
+    auto c = capture(std::forward<E>(e));
+    const std::size_t a = reduction_axis(axis, c.shape(), Op::name, loc);
+    return reduce_expr<Op, C, R>(std::move(c), op, std::uint32_t(1) << a);
+  }
 }
 
 } // namespace detail

@@ -10,6 +10,7 @@ directory to the include path"
 #endif
 
 #include <atomic>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -60,9 +61,12 @@ template <class T> constexpr DLDataType dlpack_dtype() {
   else if constexpr (std::is_same_v<V, std::int32_t>) return make(kDLInt, 32);
   else if constexpr (std::is_same_v<V, std::int64_t>) return make(kDLInt, 64);
   else if constexpr (std::is_same_v<V, bool>) return make(dlpack_bool_code, 8);
+  else if constexpr (std::is_same_v<V, std::complex<float>>) return make(kDLComplex, 64);  // bits of the whole number
+  else if constexpr (std::is_same_v<V, std::complex<double>>) return make(kDLComplex, 128);
   else {
     static_assert(always_false_v<T>, "texpr: DLPack exchange supports texpr's dtypes only: float, double, half, "
-                                     "bfloat16, std::int32_t, std::int64_t and bool");
+                                     "bfloat16, std::int32_t, std::int64_t, bool, std::complex<float> and "
+                                     "std::complex<double>");
     return make(0, 0);
   }
 }

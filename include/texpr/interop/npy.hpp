@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -48,9 +49,12 @@ template <> inline constexpr std::string_view npy_descr_v<std::int64_t> = "<i8";
 template <> inline constexpr std::string_view npy_descr_v<half> = "<f2";
 template <> inline constexpr std::string_view npy_descr_v<float> = "<f4";
 template <> inline constexpr std::string_view npy_descr_v<double> = "<f8";
+template <> inline constexpr std::string_view npy_descr_v<std::complex<float>> = "<c8";
+template <> inline constexpr std::string_view npy_descr_v<std::complex<double>> = "<c16";
 /// \endcond
 
-/// True for the element types a .npy file can hold: bool, int32, int64, float16, float32, float64 (not bfloat16).
+/// True for the element types a .npy file can hold: bool, int32, int64, float16, float32, float64, complex64,
+/// complex128 (not bfloat16).
 template <class T> inline constexpr bool has_npy_dtype_v = !npy_descr_v<T>.empty();
 
 namespace detail {
@@ -303,6 +307,9 @@ void npy_for_each_offset(const shape_t<R>& shape, const shape_t<R>& strides, F&&
   }
 }
 
+/// The unit whose bytes a byte-order swap reverses: a complex number's parts are swapped one by one.
+template <class T> inline constexpr std::size_t npy_swap_unit_v = sizeof(real_of_t<T>);
+
 inline void npy_reverse_bytes(unsigned char* p, std::size_t count, std::size_t item) {
   if (item > 1)
     for (std::size_t i = 0; i != count; ++i) std::reverse(p + i * item, p + (i + 1) * item);
@@ -363,7 +370,8 @@ void npy_emit(const T* data, const shape_t<R>& shape, const shape_t<R>* strides,
   constexpr std::size_t chunk = std::size_t{1} << 16;
   buffer.reserve(chunk);
   const auto flush = [&] {
-    npy_reverse_bytes(buffer.data(), buffer.size() / sizeof(T), std::endian::native == std::endian::big ? sizeof(T) : 1);
+    constexpr std::size_t unit = npy_swap_unit_v<T>;
+    npy_reverse_bytes(buffer.data(), buffer.size() / unit, std::endian::native == std::endian::big ? unit : 1);
     sink(static_cast<const void*>(buffer.data()), buffer.size());
     buffer.clear();
   };
@@ -395,7 +403,8 @@ constexpr void npy_check_dtype() {
                 "texpr: bfloat16 has no NumPy dtype, so it cannot be stored in a .npy file; save tx::cast<float>(x) "
                 "instead (float32 holds every bfloat16 value exactly)");
   static_assert(std::is_same_v<T, bfloat16> || has_npy_dtype_v<T>,
-                "texpr: .npy files hold bool, int32, int64, float16 (tx::half), float32 and float64 elements");
+                "texpr: .npy files hold bool, int32, int64, float16 (tx::half), float32, float64, complex64 and "
+                "complex128 elements");
 }
 
 /// Reads one .npy image of `file_size` bytes from `in` (positions relative to its start) into a new host tensor;
@@ -456,7 +465,7 @@ tensor<T, Rank, host> npy_load_stream(std::istream& in, const std::filesystem::p
       std::memcpy(dest + sizeof(T) * i++, fortran.data() + sizeof(T) * static_cast<std::size_t>(offset), sizeof(T));
     });
   }
-  if (swap) detail::npy_reverse_bytes(dest, static_cast<std::size_t>(count), sizeof(T));
+  if (swap) detail::npy_reverse_bytes(dest, static_cast<std::size_t>(count) * (sizeof(T) / detail::npy_swap_unit_v<T>), detail::npy_swap_unit_v<T>);
   if constexpr (std::is_same_v<T, bool>)  // any nonzero byte is True, as NumPy reads it; a bool must hold 0 or 1
     for (std::size_t i = 0; i != count; ++i) dest[i] = dest[i] != 0;
   return t;

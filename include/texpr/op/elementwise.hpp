@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <string_view>
 #include <type_traits>
@@ -20,7 +21,7 @@ namespace texpr::op {
 struct add : elementwise_op {
   static constexpr std::string_view name = "add";
   static constexpr std::string_view summary = "a + b (integers wrap around)";
-  static constexpr auto dtypes = numeric;
+  static constexpr auto dtypes = numeric + complex_dtypes;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_add(a, b);
     else return a + b;
@@ -33,7 +34,7 @@ struct add : elementwise_op {
 struct subtract : elementwise_op {
   static constexpr std::string_view name = "subtract";
   static constexpr std::string_view summary = "a - b (integers wrap around)";
-  static constexpr auto dtypes = numeric;
+  static constexpr auto dtypes = numeric + complex_dtypes;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_sub(a, b);
     else return a - b;
@@ -45,11 +46,11 @@ struct subtract : elementwise_op {
     else return -g;
   }
 };
-/// a * b (integers wrap around).
+/// a * b (integers wrap around; complex by the textbook formula, as NumPy).
 struct multiply : elementwise_op {
   static constexpr std::string_view name = "multiply";
   static constexpr std::string_view summary = "a * b (integers wrap around)";
-  static constexpr auto dtypes = numeric;
+  static constexpr auto dtypes = numeric + complex_dtypes;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_mul(a, b);
     else return a * b;
@@ -61,11 +62,12 @@ struct multiply : elementwise_op {
     else return e.mul(g, a);
   }
 };
-/// a / b; integer division truncates, x / 0 is 0 and min / -1 is min (defined, never a trap).
+/// a / b; integer division truncates, x / 0 is 0 and min / -1 is min (defined, never a trap); complex by Smith's
+/// algorithm, as NumPy.
 struct divide : elementwise_op {
   static constexpr std::string_view name = "divide";
   static constexpr std::string_view summary = "a / b; integer division truncates, x / 0 is 0 and min / -1 is min (defined, never a trap)";
-  static constexpr auto dtypes = numeric;
+  static constexpr auto dtypes = numeric + complex_dtypes;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
       if (b == 0) return C(0);
@@ -85,6 +87,7 @@ struct divide : elementwise_op {
 /// Larger of a and b; NaN propagates, ties (±0 included) return a.
 struct maximum : elementwise_op {
   static constexpr std::string_view name = "maximum";
+  static constexpr bool orders = true;  ///< Not defined on complex.
   static constexpr std::string_view summary = "larger of a and b; NaN propagates, ties (±0 included) return a";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
@@ -101,6 +104,7 @@ struct maximum : elementwise_op {
 /// Smaller of a and b; NaN propagates, ties (±0 included) return a.
 struct minimum : elementwise_op {
   static constexpr std::string_view name = "minimum";
+  static constexpr bool orders = true;  ///< Not defined on complex.
   static constexpr std::string_view summary = "smaller of a and b; NaN propagates, ties (±0 included) return a";
   static constexpr auto dtypes = numeric;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C a, C b) {
@@ -150,7 +154,7 @@ struct elu : elementwise_op {
 struct negate : elementwise_op {
   static constexpr std::string_view name = "negate";
   static constexpr std::string_view summary = "-x (integers wrap around)";
-  static constexpr auto dtypes = numeric;
+  static constexpr auto dtypes = numeric + complex_dtypes;
   template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
     if constexpr (std::is_integral_v<C>) return detail::wrap_sub(C(0), x);
     else return -x;
@@ -159,11 +163,11 @@ struct negate : elementwise_op {
   static constexpr unsigned reads = 0;
   static auto gradient(auto, const auto& g, const auto&, const auto&) { return -g; }
 };
-/// e^x.
+/// e^x (complex: e^re (cos im + i sin im)).
 struct exp : elementwise_op {
   static constexpr std::string_view name = "exp";
-  static constexpr std::string_view summary = "e^x";
-  static constexpr auto dtypes = floating;
+  static constexpr std::string_view summary = "e^x (complex: e^re (cos im + i sin im))";
+  static constexpr auto dtypes = floating + complex_dtypes;
   template <class C> TEXPR_HOST_DEVICE static C apply(C x) { return detail::exp_(x); }
   static constexpr reference_domain domain{-5, 5};
   static long double reference(long double x) { return std::exp(x); }
@@ -196,12 +200,14 @@ struct sqrt : elementwise_op {
   static auto gradient(auto, const auto& g, const auto& out, const auto&) { return g / (2 * out); }
 };
 struct sign;  // abs's gradient reads it
-/// |x|; for integers abs(min) is min (wrap-around, defined).
+/// |x|; for integers abs(min) is min (wrap-around, defined); for complex the modulus, a real (hypot(re, im)).
 struct abs : elementwise_op {
   static constexpr std::string_view name = "abs";
-  static constexpr std::string_view summary = "|x|; for integers abs(min) is min (wrap-around)";
-  static constexpr auto dtypes = numeric;
-  template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C x) {
+  static constexpr std::string_view summary = "|x|; for integers abs(min) is min (wrap-around); complex: the modulus hypot(re, im), real";
+  static constexpr auto dtypes = numeric + complex_dtypes;
+  /// The result dtype for operand dtype T: T's real dtype (float32 for complex64).
+  template <class T> using result = real_of_t<T>;
+  template <class C> TEXPR_HOST_DEVICE static constexpr auto apply(C x) {
     if constexpr (std::is_integral_v<C>) return x < 0 ? detail::wrap_sub(C(0), x) : x;
     else return detail::fabs_(x);
   }
@@ -444,31 +450,81 @@ struct clamp : elementwise_op {
   }
 };
 
+// ---- complex ops ----------------------------------------------------------------------------------------------
+// Defined on the complex dtypes only (NumPy also takes reals in real/imag/conj/angle; texpr asks for a cast first, as
+// for every other dtype change). Their values are checked against NumPy's (tests/core/test_complex.cpp); they have
+// no gradient yet: tx::grad of a graph with a complex node is a compile error.
+
+/// The complex conjugate re - i im.
+struct conj : elementwise_op {
+  static constexpr std::string_view name = "conj";
+  static constexpr std::string_view summary = "complex conjugate re - i im";
+  static constexpr auto dtypes = complex_dtypes;
+  template <class C> TEXPR_HOST_DEVICE static constexpr C apply(C z) { return detail::conj(z); }
+};
+/// The real part of a complex number (a real result).
+struct real : elementwise_op {
+  static constexpr std::string_view name = "real";
+  static constexpr std::string_view summary = "real part of a complex number (a real result)";
+  static constexpr auto dtypes = complex_dtypes;
+  /// The result dtype for operand dtype T: T's real dtype.
+  template <class T> using result = real_of_t<T>;
+  template <class C> TEXPR_HOST_DEVICE static constexpr auto apply(C z) { return z.re; }
+};
+/// The imaginary part of a complex number (a real result).
+struct imag : elementwise_op {
+  static constexpr std::string_view name = "imag";
+  static constexpr std::string_view summary = "imaginary part of a complex number (a real result)";
+  static constexpr auto dtypes = complex_dtypes;
+  /// The result dtype for operand dtype T: T's real dtype.
+  template <class T> using result = real_of_t<T>;
+  template <class C> TEXPR_HOST_DEVICE static constexpr auto apply(C z) { return z.im; }
+};
+/// The argument of a complex number, atan2(im, re) in [-pi, pi] (a real result).
+struct angle : elementwise_op {
+  static constexpr std::string_view name = "angle";
+  static constexpr std::string_view summary = "argument atan2(im, re) of a complex number, in [-pi, pi] (a real result)";
+  static constexpr auto dtypes = complex_dtypes;
+  /// The result dtype for operand dtype T: T's real dtype.
+  template <class T> using result = real_of_t<T>;
+  template <class C> TEXPR_HOST_DEVICE static auto apply(C z) { return detail::atan2_(z.im, z.re); }
+};
+/// re + i im from two reals of one dtype (complex64 from float32, complex128 from float64).
+struct make_complex : elementwise_op {
+  static constexpr std::string_view name = "make_complex";
+  static constexpr std::string_view summary = "re + i im from two reals (complex64 from float32, complex128 from float64)";
+  static constexpr auto dtypes = floating;  ///< The operands' dtype.
+  /// The result dtype for operand dtype T: std::complex<T>.
+  template <class T> using result = std::complex<T>;
+  template <class C> TEXPR_HOST_DEVICE static constexpr detail::complex_value<C> apply(C re, C im) { return {re, im}; }
+};
+
 /// Ops whose result is bool whatever the operand dtype.
-#define TEXPR_PREDICATE(NAME, DTYPES, EXPR)                                          \
+#define TEXPR_PREDICATE(NAME, DTYPES, EXPR, ORDERS)                                  \
   struct NAME : elementwise_op {                                                     \
     static constexpr std::string_view name = #NAME;                                  \
+    static constexpr bool orders = ORDERS;                                           \
     static constexpr std::string_view summary = #EXPR " (bool result)";              \
     static constexpr auto dtypes = DTYPES;                                           \
     static constexpr bool predicate = true;                                          \
     template <class C> TEXPR_HOST_DEVICE static constexpr bool apply(C a, C b) { return EXPR; } \
   };
 /// a == b.
-TEXPR_PREDICATE(equal, numeric_and_bool, a == b)
+TEXPR_PREDICATE(equal, numeric_and_bool, a == b, false)
 /// a != b.
-TEXPR_PREDICATE(not_equal, numeric_and_bool, a != b)
+TEXPR_PREDICATE(not_equal, numeric_and_bool, a != b, false)
 /// a < b.
-TEXPR_PREDICATE(less, numeric, a < b)
+TEXPR_PREDICATE(less, numeric, a < b, true)
 /// a <= b.
-TEXPR_PREDICATE(less_equal, numeric, a <= b)
+TEXPR_PREDICATE(less_equal, numeric, a <= b, true)
 /// a > b.
-TEXPR_PREDICATE(greater, numeric, a > b)
+TEXPR_PREDICATE(greater, numeric, a > b, true)
 /// a >= b.
-TEXPR_PREDICATE(greater_equal, numeric, a >= b)
+TEXPR_PREDICATE(greater_equal, numeric, a >= b, true)
 /// a && b on bool.
-TEXPR_PREDICATE(logical_and, boolean, a && b)
+TEXPR_PREDICATE(logical_and, boolean, a && b, false)
 /// a || b on bool.
-TEXPR_PREDICATE(logical_or, boolean, a || b)
+TEXPR_PREDICATE(logical_or, boolean, a || b, false)
 #undef TEXPR_PREDICATE
 
 /// !x on bool.
@@ -489,12 +545,15 @@ struct where : elementwise_op {
   template <class T> TEXPR_HOST_DEVICE static constexpr T apply(bool c, T a, T b) { return c ? a : b; }
 };
 
-/// Conversion to To; float to integer saturates and maps NaN to 0; its dtype is the target To.
+/// Conversion to To; float to integer saturates and maps NaN to 0; a real converts to complex with imaginary part 0;
+/// its dtype is the target To.
 template <class To>
 struct cast : elementwise_op {
   static constexpr std::string_view name = "cast";
   static constexpr std::string_view summary = "conversion to To; float to integer saturates and maps NaN to 0; its dtype is the target To";
-  static constexpr auto dtypes = all_dtypes;  ///< The target: every stored dtype converts to every other.
+  /// The target: every stored dtype converts to every other, and every one to complex (tx::cast rejects complex
+  /// to real).
+  static constexpr auto dtypes = all_dtypes + complex_dtypes;
   using target = To;  ///< The dtype converted to.
 };
 
@@ -503,7 +562,7 @@ struct cast : elementwise_op {
 /// The unary ops that have a tx:: function of their name, which expr/elementwise.hpp generates from this list.
 #define TEXPR_UNARY_FUNCTIONS(X) \
   X(exp) X(log) X(sqrt) X(abs) X(tanh) X(sigmoid) X(relu) X(logical_not) X(log1p) X(expm1) X(softplus) X(gelu) \
-  X(silu) X(mish) X(square) X(rsqrt) X(sign) X(floor) X(ceil) X(round) X(sin) X(cos)
+  X(silu) X(mish) X(square) X(rsqrt) X(sign) X(floor) X(ceil) X(round) X(sin) X(cos) X(conj) X(real) X(imag) X(angle)
 
 namespace texpr::detail {
 /// Ops whose result is bool (comparisons, logical ops).
@@ -512,6 +571,12 @@ template <class Op> concept predicate_op = requires { requires Op::predicate; };
 template <class Op> concept selecting_op = requires { requires Op::selects; };
 /// cast<To>.
 template <class Op> concept cast_op = requires { typename Op::target; };
+/// The result dtype of elementwise Op (not a predicate) on operand dtype T: its `result<T>` (abs and real of a
+/// complex are real, make_complex of reals complex), or T.
+template <class Op, class T> struct elementwise_result { using type = T; };
+template <class Op, class T>
+  requires requires { typename Op::template result<T>; }
+struct elementwise_result<Op, T> { using type = typename Op::template result<T>; };
 } // namespace texpr::detail
 
 namespace texpr::detail {

@@ -27,6 +27,10 @@ template <class Op> constexpr kind category_of() {
 /// See category_of.
 template <class Op> inline constexpr kind category_v = category_of<Op>();
 
+/// Holds for ops that order their operands' values (comparisons, maximum/minimum, max/min/argmax/argmin): they
+/// declare `orders = true`, and building one over a complex dtype is diagnostic::complex_has_no_order.
+template <class Op> concept orders_values = requires { requires Op::orders; };
+
 /// Base of elementwise op tags.
 struct elementwise_op {
   static constexpr kind category = kind::elementwise;  ///< Fused into the reading pass.
@@ -36,28 +40,28 @@ struct elementwise_op {
 struct leaf {
   static constexpr std::string_view name = "leaf";  ///< Shown by tx::placement.
   static constexpr kind category = kind::memory;    ///< Read in place.
-  static constexpr auto dtypes = all_dtypes;        ///< Any stored dtype.
+  static constexpr auto dtypes = all_dtypes + complex_dtypes;  ///< Any stored dtype.
 };
 
 /// Leaf reading a value that autograd computes once per evaluation context and shares (tx::value_and_grad).
 struct saved {
   static constexpr std::string_view name = "saved";  ///< Shown by tx::placement.
   static constexpr kind category = kind::memory;     ///< Read in place once computed.
-  static constexpr auto dtypes = all_dtypes;         ///< Any stored dtype.
+  static constexpr auto dtypes = all_dtypes + complex_dtypes;  ///< Any stored dtype.
 };
 
 /// A constant broadcast to a shape: scalars in expressions, tx::zeros / ones / full.
 struct constant {
   static constexpr std::string_view name = "constant";  ///< Shown by tx::placement.
   static constexpr kind category = kind::constant;      ///< Needs no kernel.
-  static constexpr auto dtypes = all_dtypes;            ///< Any stored dtype.
+  static constexpr auto dtypes = all_dtypes + complex_dtypes;  ///< Any stored dtype.
 };
 
 /// Element-for-element copy of memory into memory: what runs when the graph is a leaf or a view of one.
 struct copy {
   static constexpr std::string_view name = "copy";    ///< Shown by tx::placement.
   static constexpr kind category = kind::elementwise;  ///< A fused pass with nothing to fuse.
-  static constexpr auto dtypes = all_dtypes;           ///< Any stored dtype.
+  static constexpr auto dtypes = all_dtypes + complex_dtypes;  ///< Any stored dtype.
 };
 
 } // namespace texpr::op

@@ -41,7 +41,7 @@ struct reduction_op {
 /// exact IEEE identity (-0 + x == x for every x, -0 included), so a sum of negative zeros is -0; empty is +0.
 struct sum : reduction_op {
   static constexpr std::string_view name = "sum";  ///< Shown by tx::placement.
-  static constexpr auto dtypes = numeric;          ///< Defined on.
+  static constexpr auto dtypes = numeric + complex_dtypes;       ///< Defined on.
   static constexpr vector_fold fold = vector_fold::add;  ///< Lanes add.
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const {
     if constexpr (std::is_integral_v<A>) return A(0);
@@ -59,12 +59,13 @@ struct sum : reduction_op {
 /// The gradient's sum back to an operand's shape (autograd's "unbroadcast"): a sum over the broadcast axes.
 struct sum_to : sum {
   static constexpr std::string_view name = "sum_to";  ///< Shown by tx::placement.
+  static constexpr auto dtypes = numeric;             ///< Gradients only (none through complex yet).
 };
 
 /// Arithmetic mean, floating dtypes only; the mean of zero elements is NaN (0/0), as in NumPy.
 struct mean : reduction_op {
   static constexpr std::string_view name = "mean";  ///< Shown by tx::placement.
-  static constexpr auto dtypes = floating;          ///< Integers: cast first (texpr never promotes implicitly).
+  static constexpr auto dtypes = floating + complex_dtypes;          ///< Integers: cast first (texpr never promotes implicitly).
   static constexpr vector_fold fold = vector_fold::add;  ///< Lanes add.
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const { return -A(0); }
   template <class A> TEXPR_HOST_DEVICE constexpr A combine(A a, A b) const { return a + b; }
@@ -89,6 +90,7 @@ struct prod : reduction_op {
 /// Maximum; NaN propagates (as numpy.max); reducing zero elements throws shape_error.
 struct max : reduction_op {
   static constexpr std::string_view name = "max";  ///< Shown by tx::placement.
+  static constexpr bool orders = true;            ///< Not defined on complex.
   static constexpr auto dtypes = numeric;          ///< Defined on.
   static constexpr bool needs_nonempty = true;     ///< No identity a user could expect.
   static constexpr vector_fold fold = vector_fold::max;  ///< Lanes select the larger (NaN wins).
@@ -107,6 +109,7 @@ struct max : reduction_op {
 /// Minimum; NaN propagates (as numpy.min); reducing zero elements throws shape_error.
 struct min : reduction_op {
   static constexpr std::string_view name = "min";  ///< Shown by tx::placement.
+  static constexpr bool orders = true;            ///< Not defined on complex.
   static constexpr auto dtypes = numeric;          ///< Defined on.
   static constexpr bool needs_nonempty = true;     ///< No identity a user could expect.
   static constexpr vector_fold fold = vector_fold::min;  ///< Lanes select the smaller (NaN wins).
@@ -164,10 +167,12 @@ template <bool Max> struct arg_reduction : reduction_op {
 /// Index of the largest element (the first on ties; NaN wins, as numpy.argmax); int64 result.
 struct argmax : arg_reduction<true> {
   static constexpr std::string_view name = "argmax";  ///< Shown by tx::placement.
+  static constexpr bool orders = true;            ///< Not defined on complex.
 };
 /// Index of the smallest element (the first on ties; NaN wins, as numpy.argmin); int64 result.
 struct argmin : arg_reduction<false> {
   static constexpr std::string_view name = "argmin";  ///< Shown by tx::placement.
+  static constexpr bool orders = true;            ///< Not defined on complex.
 };
 
 /// Welford's accumulator: the count, mean and sum of squared deviations of the elements seen so far.

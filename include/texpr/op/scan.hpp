@@ -20,7 +20,7 @@ namespace texpr::op {
 template <class Reduction> struct scan_op {
   static constexpr kind category = kind::computed;   ///< Evaluated by a scan kernel.
   using reduction = Reduction;                        ///< Whose identity, lift, combine and finalize run.
-  static constexpr auto dtypes = Reduction::dtypes;  ///< The reduction's.
+  static constexpr auto dtypes = Reduction::dtypes - complex_dtypes;  ///< The reduction's (no complex scans yet).
 };
 
 /// Running sum along an axis (numpy.cumsum); integers wrap around, 16-bit floats accumulate in float.

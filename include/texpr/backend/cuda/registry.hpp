@@ -229,6 +229,11 @@ struct cublaslt_gemm {
   X(sin,            declared + half_floats,                    fused_elementwise,  any_arch) \
   X(cos,            declared + half_floats,                    fused_elementwise,  any_arch) \
   X(clamp,          declared + half_floats,                    fused_elementwise,  any_arch) \
+  X(conj,           declared,                                  fused_elementwise,  any_arch) \
+  X(real,           declared,                                  fused_elementwise,  any_arch) \
+  X(imag,           declared,                                  fused_elementwise,  any_arch) \
+  X(angle,          declared,                                  fused_elementwise,  any_arch) \
+  X(make_complex,   declared,                                  fused_elementwise,  any_arch) \
   X(equal,          declared + half_floats,                    fused_elementwise,  any_arch) \
   X(not_equal,      declared + half_floats,                    fused_elementwise,  any_arch) \
   X(less,           declared + half_floats,                    fused_elementwise,  any_arch) \

@@ -280,6 +280,11 @@ struct gemm_epilogue {
   X(sin,            declared,              fused_elementwise) \
   X(cos,            declared,              fused_elementwise) \
   X(clamp,          declared,              fused_elementwise) \
+  X(conj,           declared,              fused_elementwise) \
+  X(real,           declared,              fused_elementwise) \
+  X(imag,           declared,              fused_elementwise) \
+  X(angle,          declared,              fused_elementwise) \
+  X(make_complex,   declared,              fused_elementwise) \
   X(equal,          declared,              fused_elementwise) \
   X(not_equal,      declared,              fused_elementwise) \
   X(less,           declared,              fused_elementwise) \

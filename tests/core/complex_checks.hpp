@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The registry rows that compute on the complex dtypes (complex64, complex128 and make_complex of reals), run on a
+// backend and compared element by element with std::complex<long double> (the C++ library's, not texpr's
+// complex_value arithmetic). registry_checks.hpp calls check_complex_row for them; the inputs vary in sign and
+// magnitude (parts from 1e-3 to 1e3, and exact zeros).
+#pragma once
+
+#include "core/support.hpp"
+
+#include <complex>
+#include <string>
+
+namespace complex_check {
+
+using test::ld;
+using lc = std::complex<long double>;
+
+/// Element k of a test input: parts of either sign spread over six decades, some exactly zero or equal.
+inline lc sample(tx::index_t k, int stream) {
+  const ld mag[] = {1e-3L, 0.07L, 0.5L, 1, 3.25L, 40, 1e3L};
+  const ld re = mag[(k * 3 + stream) % 7] * ((k + stream) % 3 == 0 ? -1 : 1) * (1 + static_cast<ld>(k % 5) / 8);
+  const ld im = (k + 2 * stream) % 11 == 0 ? 0 : mag[(k * 5 + 2 * stream) % 7] * ((k / 2 + stream) % 2 ? -1 : 1);
+  return {re, im};
+}
+
+/// A host tensor of n complex values of dtype T (rounded from sample()), scaled to at most `limit` in each part.
+template <class T> tx::tensor<T, 1> complex_input(tx::index_t n, int stream, ld limit = 1e4L) {
+  using R = tx::real_of_t<T>;
+  tx::tensor<T, 1> t({n});
+  for (tx::index_t k = 0; k < n; ++k) {
+    lc z = sample(k, stream);
+    if (std::abs(z.real()) > limit) z = {z.real() / 400, z.imag()};
+    if (std::abs(z.imag()) > limit) z = {z.real(), z.imag() / 400};
+    t(k) = T(static_cast<R>(z.real()), static_cast<R>(z.imag()));
+  }
+  return t;
+}
+template <class T> lc wide(T z) { return {static_cast<ld>(z.real()), static_cast<ld>(z.imag())}; }
+
+/// The relative tolerance of a T result (a few ulp of its real type).
+template <class T> ld eps() { return 16 * static_cast<ld>(std::numeric_limits<tx::real_of_t<T>>::epsilon()); }
+
+/// |got - want| <= tol * scale, reported once with what, the index and both values.
+inline void expect_near(lc got, lc want, ld scale, ld tol, const std::string& what, tx::index_t k, int& failures) {
+  const ld err = std::abs(got - want);
+  if (!(err <= tol * scale) && failures++ < 10)
+    FAIL_CHECK(what << " element " << k << ": got (" << static_cast<double>(got.real()) << ", " << static_cast<double>(got.imag())
+                    << ") want (" << static_cast<double>(want.real()) << ", " << static_cast<double>(want.imag()) << ")");
+}
+
+/// One elementwise row of a complex dtype T on backend B (On moves data to B and back), against the reference.
+template <class B, class On, class Op, class T> void check_elementwise() {
+  constexpr tx::index_t n = 301;
+  const auto a = complex_input<T>(n, 0, std::is_same_v<Op, tx::op::exp> ? 6 : 1e4L);
+  const auto b = complex_input<T>(n, 1);
+  const auto da = On::up(a);
+  const auto db = On::up(b);
+  const std::string what = std::string(Op::name) + " " + std::string(tx::dtype_name_v<T>);
+  int failures = 0;
+  const ld tol = eps<T>();
+  if constexpr (std::is_same_v<Op, tx::op::add> || std::is_same_v<Op, tx::op::subtract> ||
+                std::is_same_v<Op, tx::op::multiply> || std::is_same_v<Op, tx::op::divide>) {
+    const auto got = On::down(tx::map<Op>(da, db));
+    for (tx::index_t k = 0; k < n; ++k) {
+      const lc x = wide(a(k)), y = wide(b(k));
+      const lc want = std::is_same_v<Op, tx::op::add> ? x + y : std::is_same_v<Op, tx::op::subtract> ? x - y
+                    : std::is_same_v<Op, tx::op::multiply> ? x * y : x / y;
+      const ld scale = std::is_same_v<Op, tx::op::multiply> ? std::abs(x) * std::abs(y)
+                     : std::is_same_v<Op, tx::op::divide> ? std::abs(x) / std::abs(y) : std::abs(x) + std::abs(y);
+      expect_near(wide(got(k)), want, scale, tol, what, k, failures);
+    }
+  } else if constexpr (std::is_same_v<Op, tx::op::negate> || std::is_same_v<Op, tx::op::conj> || std::is_same_v<Op, tx::op::exp>) {
+    const auto got = On::down(tx::map<Op>(da));
+    for (tx::index_t k = 0; k < n; ++k) {
+      const lc x = wide(a(k));
+      const lc want = std::is_same_v<Op, tx::op::negate> ? -x : std::is_same_v<Op, tx::op::conj> ? std::conj(x) : std::exp(x);
+      // exp: the error of cos and sin of im grows with |im| (argument reduction), relative to |e^z|
+      const ld scale = std::is_same_v<Op, tx::op::exp> ? std::abs(want) * (1 + std::abs(x.imag())) : std::abs(x);
+      expect_near(wide(got(k)), want, scale, std::is_same_v<Op, tx::op::exp> ? tol : 0, what, k, failures);
+    }
+  } else {  // abs, real, imag, angle: a real result
+    const auto got = On::down(tx::map<Op>(da));
+    static_assert(std::is_same_v<typename std::remove_cvref_t<decltype(got)>::value_type, tx::real_of_t<T>>);
+    for (tx::index_t k = 0; k < n; ++k) {
+      const lc x = wide(a(k));
+      const ld want = std::is_same_v<Op, tx::op::abs> ? std::abs(x) : std::is_same_v<Op, tx::op::real> ? x.real()
+                    : std::is_same_v<Op, tx::op::imag> ? x.imag() : std::arg(x);
+      const ld scale = std::is_same_v<Op, tx::op::angle> ? 1 : std::abs(want);
+      expect_near(lc(static_cast<ld>(got(k))), lc(want), scale, std::is_same_v<Op, tx::op::real> || std::is_same_v<Op, tx::op::imag> ? 0 : tol,
+                  what, k, failures);
+    }
+  }
+  REQUIRE(failures == 0);
+}
+
+/// make_complex on real dtype R: exact.
+template <class B, class On, class R> void check_make_complex() {
+  constexpr tx::index_t n = 97;
+  tx::tensor<R, 1> re({n}), im({n});
+  for (tx::index_t k = 0; k < n; ++k) {
+    const lc z = sample(k, 2);
+    re(k) = static_cast<R>(z.real());
+    im(k) = static_cast<R>(z.imag());
+  }
+  const auto got = On::down(tx::make_complex(On::up(re), On::up(im)));
+  static_assert(std::is_same_v<typename std::remove_cvref_t<decltype(got)>::value_type, std::complex<R>>);
+  for (tx::index_t k = 0; k < n; ++k) REQUIRE((got(k).real() == re(k) && got(k).imag() == im(k)));
+}
+
+/// sum and mean of a complex T: whole, and along each axis of a (17, 40) input, against long double sums.
+template <class B, class On, class Op, class T> void check_reduction() {
+  constexpr tx::index_t rows = 17, cols = 40;
+  const auto flat = complex_input<T>(rows * cols, 3);
+  tx::tensor<T, 2> x({rows, cols});
+  for (tx::index_t k = 0; k < rows * cols; ++k) x.data()[k] = flat(k);
+  const auto dx = On::up(x);
+  constexpr bool mean = std::is_same_v<Op, tx::op::mean>;
+  const std::string what = std::string(Op::name) + " " + std::string(tx::dtype_name_v<T>);
+  int failures = 0;
+  const auto check_line = [&](lc got, auto element, tx::index_t len, tx::index_t k) {
+    lc s = 0;
+    ld scale = 0;
+    for (tx::index_t j = 0; j < len; ++j) s += wide(element(j)), scale += std::abs(wide(element(j)));
+    if (mean) s /= static_cast<ld>(len), scale /= static_cast<ld>(len);
+    expect_near(got, s, scale, eps<T>(), what, k, failures);
+  };
+  const auto all = On::down(tx::reduce<Op>(dx));
+  check_line(wide(all()), [&](tx::index_t j) { return x.data()[j]; }, rows * cols, -1);
+  const auto down = On::down(tx::reduce<Op>(dx, 0));
+  for (tx::index_t c = 0; c < cols; ++c) check_line(wide(down(c)), [&](tx::index_t r) { return x(r, c); }, rows, c);
+  const auto across = On::down(tx::reduce<Op>(dx, -1));
+  for (tx::index_t r = 0; r < rows; ++r) check_line(wide(across(r)), [&](tx::index_t c) { return x(r, c); }, cols, r);
+  REQUIRE(failures == 0);
+}
+
+/// cast<T> (T complex) from every real dtype (imaginary part 0) and from the other complex dtype.
+template <class B, class On, class T> void check_cast() {
+  using R = tx::real_of_t<T>;
+  int failures = 0;
+  const auto from = [&]<class S>(const tx::tensor<S, 1>& src) {
+    const auto got = On::down(tx::cast<T>(On::up(src)));
+    for (tx::index_t k = 0; k < src.size(); ++k) {
+      const ld v = static_cast<ld>(static_cast<R>(tx::detail::widen(src(k))));  // the real rounded to T's parts
+      expect_near(wide(got(k)), lc(v), std::abs(v), 0, "cast<" + std::string(tx::dtype_name_v<T>) + "> from " + std::string(tx::dtype_name_v<S>), k, failures);
+    }
+  };
+  tx::detail::for_each_type(typename tx::detail::set_list<std::remove_cvref_t<decltype(tx::all_dtypes + tx::eight_bit)>>::type{}, [&]<class S>() {
+    tx::tensor<S, 1> src({61});
+    for (tx::index_t k = 0; k < 61; ++k) {
+      const ld v = sample(k, 4).real();
+      if constexpr (std::is_same_v<S, bool>) src(k) = k % 3 == 0;
+      else if constexpr (tx::is_integer_v<S>) src(k) = static_cast<S>(v * 10);
+      else if constexpr (tx::is_narrow_float_v<S>) src(k) = S(static_cast<float>(std::max(-400.0L, std::min(400.0L, v))));
+      else src(k) = static_cast<S>(v);
+    }
+    from(src);
+  });
+  // the other complex dtype: each part converted (rounded to float from complex128)
+  using Other = std::conditional_t<std::is_same_v<T, std::complex<float>>, std::complex<double>, std::complex<float>>;
+  const auto src = complex_input<Other>(61, 5);
+  const auto got = On::down(tx::cast<T>(On::up(src)));
+  for (tx::index_t k = 0; k < 61; ++k) {
+    const lc want(static_cast<ld>(static_cast<R>(src(k).real())), static_cast<ld>(static_cast<R>(src(k).imag())));
+    expect_near(wide(got(k)), want, 0, 0, "cast<" + std::string(tx::dtype_name_v<T>) + "> from complex", k, failures);
+  }
+  REQUIRE(failures == 0);
+}
+
+/// copy: a transposed complex view assigned to a tensor (bit for bit).
+template <class B, class On, class T> void check_copy() {
+  const auto flat = complex_input<T>(13 * 7, 6);
+  tx::tensor<T, 2> x({7, 13});
+  for (tx::index_t k = 0; k < 7 * 13; ++k) x.data()[k] = flat(k);
+  auto dx = On::up(x);
+  const tx::view<const T, 2, B> xt(dx.data(), {13, 7}, {1, 13});
+  tx::tensor<T, 2, B> y = xt;
+  const auto got = On::down(y);
+  for (tx::index_t i = 0; i < 13; ++i)
+    for (tx::index_t j = 0; j < 7; ++j) REQUIRE(got(i, j) == x(j, i));
+}
+
+/// Whether registry row (Op, T) is one of the complex ones this header checks.
+template <class Op, class T> inline constexpr bool complex_row = tx::is_complex_v<T> || std::is_same_v<Op, tx::op::make_complex>;
+
+/// Runs the check of complex row (Op, T) on backend B.
+template <class B, class On, class Op, class T> void check_row() {
+  if constexpr (std::is_same_v<Op, tx::op::make_complex>) check_make_complex<B, On, T>();
+  else if constexpr (tx::detail::cast_op<Op>) check_cast<B, On, T>();
+  else if constexpr (std::is_same_v<Op, tx::op::copy>) check_copy<B, On, T>();
+  else if constexpr (std::is_same_v<Op, tx::op::sum> || std::is_same_v<Op, tx::op::mean>) check_reduction<B, On, Op, T>();
+  else if constexpr (tx::op::category_v<Op> == tx::op::kind::elementwise) check_elementwise<B, On, Op, T>();
+  else static_assert(tx::detail::always_false_v<Op>, "a complex registry row without a check");
+}
+
+} // namespace complex_check
