@@ -95,7 +95,7 @@ constexpr std::size_t lengths[] = {1,   2,   3,   4,   5,   7,    8,    12,   16
 template <class T> void check_against_numpy(const tx::npz_archive& f) {
   double worst = 0;  // in units of eps * (1 + log2 n)
   for (const std::size_t n : lengths) {
-    INFO("n = " << n << (std::is_same_v<T, float> ? " float" : " double"));
+    INFO("n = " << n << std::string(std::is_same_v<T, float> ? " float" : " double"));
     const std::string key = std::to_string(n);
     std::vector<std::int64_t> bins, rbins;
     if (f.contains("bins_" + key)) {
@@ -220,6 +220,14 @@ TEST_CASE("fft engine: plans (Bluestein for large prime factors) and the thread-
   CHECK(d::fft_factors(720) == std::vector<std::size_t>{4, 4, 3, 3, 5});
   CHECK(d::fft_smooth_size(1017) == 1024);
   CHECK(d::fft_smooth_size(131073) == 131220);  // 2^2 3^8 5, not 2^18
+  // in place (one pass, an odd and an even pass count, Bluestein's) equals out of place
+  for (const std::size_t n : {2u, 3u, 4u, 5u, 7u, 16u, 64u, 509u}) {
+    const auto z = complex_input<double>(n, 5);
+    std::vector<std::complex<double>> out(n), in_place = z;
+    d::fft_c2c<double>(n, z.data(), {1, 0}, out.data(), {1, 0}, 1, true, 1.0);
+    d::fft_c2c<double>(n, in_place.data(), {1, 0}, in_place.data(), {1, 0}, 1, true, 1.0);
+    CHECK_MESSAGE(in_place == out, "n = " << n);
+  }
   // one plan per (kind, length), shared
   CHECK(d::fft_cached_plan<d::fft_complex_plan<double>>(96) == d::fft_cached_plan<d::fft_complex_plan<double>>(96));
   CHECK(d::fft_cached_plan<d::fft_real_plan<double>>(96) != nullptr);

@@ -46,7 +46,7 @@ template <class T> class fft_bluestein {
     }
     // the filter conj(c) at offsets 0..n-1 and -(n-1)..-1 (wrapped), transformed once and scaled by 1 / M so the
     // backward inner transform of the product needs no normalisation
-    std::vector<T> b(2 * m_, T(0)), scratch(2 * m_);
+    std::vector<T> b(2 * m_, T(0)), scratch(2 * inner_.scratch_size(1));
     for (std::size_t k = 0; k < n; ++k) {
       b[2 * k] = chirp_[2 * k];
       b[2 * k + 1] = -chirp_[2 * k + 1];
@@ -66,7 +66,7 @@ template <class T> class fft_bluestein {
   /// The convolution length M.
   std::size_t convolution_size() const noexcept { return m_; }
   /// Complex values of scratch that run() needs for s interleaved sequences.
-  std::size_t scratch_size(std::size_t s) const noexcept { return 2 * m_ * s; }
+  std::size_t scratch_size(std::size_t s) const noexcept { return m_ * s + inner_.scratch_size(s); }
 
   /// Transforms s interleaved sequences from `in` to `out` (layout as fft_mixed_radix::run; `in` may equal `out`),
   /// unnormalised; `scratch` holds scratch_size(s) complex values.

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <complex>
 #include <cstddef>
+#include <cstring>
 #include <vector>
 
 #include "texpr/backend/host/fft_plan.hpp"
@@ -60,6 +61,38 @@ template <class T> void fft_scale_all(T* v, std::size_t count, T scale) {
     for (std::size_t i = 0; i < count; ++i) v[i] *= scale;
 }
 
+/// Copies lines first .. first + s of a batch (elements of W reals: 2 complex, 1 real; n of them a line) into the
+/// contiguous block [n][s]. Adjacent lines (distance 1, an axis before the last) copy a row of the block at once.
+template <std::size_t W, class T>
+void fft_gather(const T* base, fft_layout layout, std::size_t first, std::size_t s, std::size_t n, T* block) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const T* row = base + static_cast<std::ptrdiff_t>(W) * (static_cast<std::ptrdiff_t>(first) * layout.distance +
+                                                             static_cast<std::ptrdiff_t>(i) * layout.stride);
+    T* to = block + W * s * i;
+    if (layout.distance == 1) std::memcpy(to, row, W * s * sizeof(T));
+    else
+      for (std::size_t q = 0; q < s; ++q)
+        for (std::size_t w = 0; w < W; ++w) to[W * q + w] = row[static_cast<std::ptrdiff_t>(W * q) * layout.distance + static_cast<std::ptrdiff_t>(w)];
+  }
+}
+
+/// The inverse of fft_gather, times `scale`.
+template <std::size_t W, class T>
+void fft_scatter(const T* block, std::size_t first, std::size_t s, std::size_t n, T* base, fft_layout layout, T scale) {
+  for (std::size_t i = 0; i < n; ++i) {
+    T* row = base + static_cast<std::ptrdiff_t>(W) * (static_cast<std::ptrdiff_t>(first) * layout.distance +
+                                                       static_cast<std::ptrdiff_t>(i) * layout.stride);
+    const T* from = block + W * s * i;
+    if (layout.distance == 1 && scale == T(1)) std::memcpy(row, from, W * s * sizeof(T));
+    else if (layout.distance == 1)
+      for (std::size_t j = 0; j < W * s; ++j) row[j] = scale * from[j];
+    else
+      for (std::size_t q = 0; q < s; ++q)
+        for (std::size_t w = 0; w < W; ++w)
+          row[static_cast<std::ptrdiff_t>(W * q) * layout.distance + static_cast<std::ptrdiff_t>(w)] = scale * from[W * q + w];
+  }
+}
+
 /// Complex transforms of `count` lines of length n from `in` to `out` (`out` may be `in` with the same layout, or
 /// must not overlap it), forward (exp(-2 pi i jk / n)) or backward (exp(+2 pi i jk / n)), every output times
 /// `scale` (1 for NumPy's unnormalised forward, 1 / n for its ifft).
@@ -89,21 +122,9 @@ void fft_c2c(const fft_complex_plan<T>& plan, const std::complex<T>* in, fft_lay
   T* scratch = block + 2 * n * lines;
   for (std::size_t first = 0; first < count; first += lines) {
     const std::size_t s = std::min(lines, count - first);
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t q = 0; q < s; ++q) {
-        const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(first + q) * in_layout.distance +
-                                  static_cast<std::ptrdiff_t>(i) * in_layout.stride;
-        block[2 * (q + s * i)] = src[2 * at];
-        block[2 * (q + s * i) + 1] = src[2 * at + 1];
-      }
+    fft_gather<2>(src, in_layout, first, s, n, block);
     run(block, block, scratch, s);
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t q = 0; q < s; ++q) {
-        const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(first + q) * out_layout.distance +
-                                  static_cast<std::ptrdiff_t>(i) * out_layout.stride;
-        dst[2 * at] = scale * block[2 * (q + s * i)];
-        dst[2 * at + 1] = scale * block[2 * (q + s * i) + 1];
-      }
+    fft_scatter<2>(block, first, s, n, dst, out_layout, scale);
   }
 }
 
@@ -131,18 +152,9 @@ void fft_r2c(const fft_real_plan<T>& plan, const T* in, fft_layout in_layout, st
   T* scratch = spectrum + 2 * h * lines;
   for (std::size_t first = 0; first < count; first += lines) {
     const std::size_t s = std::min(lines, count - first);
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t q = 0; q < s; ++q)
-        real_block[q + s * i] = in[static_cast<std::ptrdiff_t>(first + q) * in_layout.distance +
-                                   static_cast<std::ptrdiff_t>(i) * in_layout.stride];
+    fft_gather<1>(in, in_layout, first, s, n, real_block);
     plan.forward(real_block, spectrum, scratch, s);
-    for (std::size_t k = 0; k < h; ++k)
-      for (std::size_t q = 0; q < s; ++q) {
-        const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(first + q) * out_layout.distance +
-                                  static_cast<std::ptrdiff_t>(k) * out_layout.stride;
-        dst[2 * at] = scale * spectrum[2 * (q + s * k)];
-        dst[2 * at + 1] = scale * spectrum[2 * (q + s * k) + 1];
-      }
+    fft_scatter<2>(spectrum, first, s, h, dst, out_layout, scale);
   }
 }
 
@@ -171,18 +183,9 @@ void fft_c2r(const fft_real_plan<T>& plan, const std::complex<T>* in, fft_layout
   T* scratch = real_block + n * lines;
   for (std::size_t first = 0; first < count; first += lines) {
     const std::size_t s = std::min(lines, count - first);
-    for (std::size_t k = 0; k < h; ++k)
-      for (std::size_t q = 0; q < s; ++q) {
-        const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(first + q) * in_layout.distance +
-                                  static_cast<std::ptrdiff_t>(k) * in_layout.stride;
-        spectrum[2 * (q + s * k)] = src[2 * at];
-        spectrum[2 * (q + s * k) + 1] = src[2 * at + 1];
-      }
+    fft_gather<2>(src, in_layout, first, s, h, spectrum);
     plan.backward(spectrum, real_block, scratch, s);
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t q = 0; q < s; ++q)
-        out[static_cast<std::ptrdiff_t>(first + q) * out_layout.distance + static_cast<std::ptrdiff_t>(i) * out_layout.stride] =
-            scale * real_block[q + s * i];
+    fft_scatter<1>(real_block, first, s, n, out, out_layout, scale);
   }
 }
 

@@ -72,29 +72,33 @@ template <class T> class fft_mixed_radix {
   /// The passes, in order.
   const std::vector<pass>& passes() const noexcept { return passes_; }
 
+  /// Complex values of scratch that run() needs for s interleaved sequences: two buffers of n * s, so that an
+  /// in-place transform with an odd number of passes needs no copy.
+  std::size_t scratch_size(std::size_t s) const noexcept { return 2 * n_ * s; }
+
   /// Transforms s interleaved sequences (element p of sequence q at [q + s * p], complex as (re, im) pairs) from
-  /// `in` to `out`, unnormalised. `scratch` has room for n * s complex values and overlaps neither; `in` may equal
-  /// `out` (then it costs one copy more when the pass count is odd).
+  /// `in` to `out`, unnormalised. `scratch` holds scratch_size(s) complex values and overlaps neither; `in` may
+  /// equal `out`.
   template <bool Forward> void run(const T* in, T* out, T* scratch, std::size_t s) const {
-    const std::size_t count = passes_.size(), total = 2 * n_ * s;
+    const std::size_t count = passes_.size();
     if (count == 0) {
-      if (in != out) std::memmove(out, in, total * sizeof(T));
+      if (in != out) std::memmove(out, in, 2 * n_ * s * sizeof(T));
       return;
     }
-    // pass i writes `out` when count - 1 - i is even, so the last one always does; the first must not read `out`
+    // pass i writes `out` when count - 1 - i is even, so the last one always does, and `scratch` otherwise; when
+    // the first would write `out` while reading it (in place, odd count), it writes the second scratch buffer
+    T* const second = scratch + 2 * n_ * s;
+    std::vector<fft_complex<T>> work(max_radix_);  // the generic pass's sums and differences (empty without one)
     const T* src = in;
-    if (in == out && count % 2 == 1) {
-      std::memcpy(scratch, in, total * sizeof(T));
-      src = scratch;
-    }
-    std::vector<fft_complex<T>> work(max_radix_);  // the generic pass's sums and differences
     std::size_t seqs = s;
     for (std::size_t i = 0; i < count; ++i) {
       T* dst = (count - 1 - i) % 2 == 0 ? out : scratch;
+      if (i == 0 && dst == in) dst = second;
       run_pass<Forward>(passes_[i], src, dst, seqs, work.data());
       seqs *= passes_[i].radix;
       src = dst;
     }
+    if (src != out) std::memcpy(out, src, 2 * n_ * s * sizeof(T));  // in place with one pass: it wrote `second`
   }
 
  private:

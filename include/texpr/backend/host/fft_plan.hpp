@@ -57,7 +57,7 @@ template <class T> class fft_complex_plan {
   /// True when the plan runs Bluestein's transform.
   bool uses_bluestein() const noexcept { return chirp_ != nullptr; }
   /// Complex values of scratch that run() needs for s interleaved sequences.
-  std::size_t scratch_size(std::size_t s) const noexcept { return chirp_ ? chirp_->scratch_size(s) : n_ * s; }
+  std::size_t scratch_size(std::size_t s) const noexcept { return chirp_ ? chirp_->scratch_size(s) : direct_->scratch_size(s); }
   /// Transforms s interleaved sequences (element p of sequence q at [q + s * p], (re, im) pairs) from `in` to `out`,
   /// unnormalised; `in` may equal `out`; `scratch` holds scratch_size(s) complex values and overlaps neither.
   template <bool Forward> void run(const T* in, T* out, T* scratch, std::size_t s) const {
