@@ -45,20 +45,23 @@ double fft_input(std::uint64_t i, std::uint64_t seed) {
   return static_cast<double>(x >> 8) / static_cast<double>(1u << 23) - 1.0;
 }
 
-template <class T> std::vector<std::complex<T>> complex_input(std::size_t n, std::uint64_t seed) {
+template <class T>
+std::vector<std::complex<T>> complex_input(std::size_t n, std::uint64_t seed) {
   std::vector<std::complex<T>> z(n);
   for (std::size_t i = 0; i < n; ++i)
     z[i] = {static_cast<T>(fft_input(2 * i, seed)), static_cast<T>(fft_input(2 * i + 1, seed))};
   return z;
 }
-template <class T> std::vector<T> real_input(std::size_t n, std::uint64_t seed) {
+template <class T>
+std::vector<T> real_input(std::size_t n, std::uint64_t seed) {
   std::vector<T> x(n);
   for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<T>(fft_input(i, seed));
   return x;
 }
 
 /// The error bound of a length-n transform in precision T (see the file comment).
-template <class T> double bound(std::size_t n) {
+template <class T>
+double bound(std::size_t n) {
   return static_cast<double>(std::numeric_limits<T>::epsilon()) * 4.0 * (1.0 + std::log2(static_cast<double>(n)));
 }
 
@@ -73,7 +76,8 @@ double rel_l2(const std::vector<V>& got, const std::vector<double>& want, const 
   for (std::size_t b = 0; b < rows; ++b) {
     const std::size_t i = bins.empty() ? b : static_cast<std::size_t>(bins[b]);
     if constexpr (is_complex) {
-      const double dr = static_cast<double>(got[i].real()) - want[2 * b], di = static_cast<double>(got[i].imag()) - want[2 * b + 1];
+      const double dr = static_cast<double>(got[i].real()) - want[2 * b],
+                   di = static_cast<double>(got[i].imag()) - want[2 * b + 1];
       num += dr * dr + di * di;
       den += want[2 * b] * want[2 * b] + want[2 * b + 1] * want[2 * b + 1];
     } else {
@@ -85,14 +89,16 @@ double rel_l2(const std::vector<V>& got, const std::vector<double>& want, const 
   return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
 }
 
-template <class T, std::size_t R> std::vector<double> values(const tx::tensor<double, R>& t) {
+template <class T, std::size_t R>
+std::vector<double> values(const tx::tensor<double, R>& t) {
   return std::vector<double>(t.data(), t.data() + t.size());
 }
 
-constexpr std::size_t lengths[] = {1,   2,   3,   4,   5,   7,    8,    12,   16,   17,    30,   64,   97,
-                                   100, 127, 128, 210, 243, 256,  509,  1000, 1024, 4096,  65536, 65537};
+constexpr std::size_t lengths[] = {1,   2,   3,   4,   5,   7,   8,   12,   16,   17,   30,    64,   97,
+                                   100, 127, 128, 210, 243, 256, 509, 1000, 1024, 4096, 65536, 65537};
 
-template <class T> void check_against_numpy(const tx::npz_archive& f) {
+template <class T>
+void check_against_numpy(const tx::npz_archive& f) {
   double worst = 0;  // in units of eps * (1 + log2 n)
   for (const std::size_t n : lengths) {
     INFO("n = " << n << std::string(std::is_same_v<T, float> ? " float" : " double"));
@@ -113,7 +119,8 @@ template <class T> void check_against_numpy(const tx::npz_archive& f) {
     const auto note = [&](const char* what, double e) {
       INFO(std::string(what) << ": relative L2 error " << e << ", bound " << bound<T>(n));
       CHECK(e <= bound<T>(n));
-      worst = std::max(worst, e / (static_cast<double>(std::numeric_limits<T>::epsilon()) * (1 + std::log2(double(n)))));
+      worst =
+          std::max(worst, e / (static_cast<double>(std::numeric_limits<T>::epsilon()) * (1 + std::log2(double(n)))));
     };
     d::fft_c2c<T>(n, z.data(), {1, 0}, c.data(), {1, 0}, 1, true, T(1));
     note("fft", rel_l2<T>(c, values<T>(f.get<double, 2>("fft_" + key)), bins));
@@ -124,7 +131,8 @@ template <class T> void check_against_numpy(const tx::npz_archive& f) {
     d::fft_c2r<T>(n, y.data(), {1, 0}, back.data(), {1, 0}, 1, inv_n);
     note("irfft", rel_l2<T>(back, values<T>(f.get<double, 1>("irfft_" + key)), bins));
   }
-  MESSAGE(std::string(std::is_same_v<T, float> ? "float" : "double") << ": worst error " << worst << " eps (1 + log2 n)");
+  MESSAGE(std::string(std::is_same_v<T, float> ? "float" : "double")
+          << ": worst error " << worst << " eps (1 + log2 n)");
 }
 
 }  // namespace
@@ -162,7 +170,8 @@ TEST_CASE("fft engine: strided batches (fft2 of 16 x 30, rfft along axis 0 of 17
 
 TEST_CASE("fft engine: round trips over many lengths, layouts and batch sizes") {
   // lengths of every pass kind: radix 4 and 2, 3, 5, generic 7 / 11 / 13, and Bluestein's large primes
-  for (const std::size_t n : {6u, 9u, 11u, 13u, 14u, 22u, 25u, 26u, 49u, 60u, 77u, 120u, 143u, 360u, 1009u, 2310u, 4099u}) {
+  for (const std::size_t n :
+       {6u, 9u, 11u, 13u, 14u, 22u, 25u, 26u, 49u, 60u, 77u, 120u, 143u, 360u, 1009u, 2310u, 4099u}) {
     for (const std::size_t count : {1u, 3u, 20u}) {
       INFO("n = " << n << ", " << count << " lines");
       // lines strided by `count` and adjacent (distance 1): the gathered-block path; then unit-stride lines
@@ -195,10 +204,10 @@ TEST_CASE("fft engine: round trips over many lengths, layouts and batch sizes") 
       const std::size_t h = n / 2 + 1;
       std::vector<std::complex<float>> r(h * count);
       std::vector<float> xb(n * count);
-      d::fft_r2c<float>(n, x.data(), {static_cast<std::ptrdiff_t>(count), 1}, r.data(), {1, static_cast<std::ptrdiff_t>(h)},
-                        count, 1.0f);
-      d::fft_c2r<float>(n, r.data(), {1, static_cast<std::ptrdiff_t>(h)}, xb.data(), {1, static_cast<std::ptrdiff_t>(n)}, count,
-                        1.0f / static_cast<float>(n));
+      d::fft_r2c<float>(n, x.data(), {static_cast<std::ptrdiff_t>(count), 1}, r.data(),
+                        {1, static_cast<std::ptrdiff_t>(h)}, count, 1.0f);
+      d::fft_c2r<float>(n, r.data(), {1, static_cast<std::ptrdiff_t>(h)}, xb.data(),
+                        {1, static_cast<std::ptrdiff_t>(n)}, count, 1.0f / static_cast<float>(n));
       double rn = 0, rd = 0;
       for (std::size_t l = 0; l < count; ++l)
         for (std::size_t i = 0; i < n; ++i) {

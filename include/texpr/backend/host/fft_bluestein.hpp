@@ -32,7 +32,8 @@ inline std::size_t fft_smooth_size(std::size_t n) {
 }
 
 /// Bluestein's transform of one length in precision T. Immutable once built.
-template <class T> class fft_bluestein {
+template <class T>
+class fft_bluestein {
  public:
   /// The plan for length n (n >= 2).
   explicit fft_bluestein(std::size_t n) : n_(n), m_(fft_smooth_size(2 * n - 1)), inner_(m_) {
@@ -70,8 +71,9 @@ template <class T> class fft_bluestein {
 
   /// Transforms s interleaved sequences from `in` to `out` (layout as fft_mixed_radix::run; `in` may equal `out`),
   /// unnormalised; `scratch` holds scratch_size(s) complex values.
-  template <bool Forward> void run(const T* in, T* out, T* scratch, std::size_t s) const {
-    T* a = scratch;                 // the convolution operand, M * s values
+  template <bool Forward>
+  void run(const T* in, T* out, T* scratch, std::size_t s) const {
+    T* a = scratch;  // the convolution operand, M * s values
     T* inner_scratch = scratch + 2 * m_ * s;
     for (std::size_t j = 0; j < n_; ++j) {
       const fft_complex<T> c = fft_load(chirp_.data(), j);

@@ -39,7 +39,8 @@ inline constexpr std::size_t fft_block_lines = 16;
 inline constexpr std::size_t fft_block_bytes = std::size_t{256} << 10;
 
 /// The calling thread's scratch of at least `count` values of T, reused by its next transform.
-template <class T> T* fft_scratch(std::size_t count) {
+template <class T>
+T* fft_scratch(std::size_t count) {
   thread_local std::vector<T> buffer;
   if (buffer.size() < count) {
     buffer.clear();
@@ -56,7 +57,8 @@ inline std::size_t fft_lines_per_block(std::size_t n, std::size_t element_bytes,
 }
 
 /// v *= scale over `count` reals, unless scale is 1.
-template <class T> void fft_scale_all(T* v, std::size_t count, T scale) {
+template <class T>
+void fft_scale_all(T* v, std::size_t count, T scale) {
   if (scale != T(1))
     for (std::size_t i = 0; i < count; ++i) v[i] *= scale;
 }
@@ -67,12 +69,14 @@ template <std::size_t W, class T>
 void fft_gather(const T* base, fft_layout layout, std::size_t first, std::size_t s, std::size_t n, T* block) {
   for (std::size_t i = 0; i < n; ++i) {
     const T* row = base + static_cast<std::ptrdiff_t>(W) * (static_cast<std::ptrdiff_t>(first) * layout.distance +
-                                                             static_cast<std::ptrdiff_t>(i) * layout.stride);
+                                                            static_cast<std::ptrdiff_t>(i) * layout.stride);
     T* to = block + W * s * i;
-    if (layout.distance == 1) std::memcpy(to, row, W * s * sizeof(T));
+    if (layout.distance == 1)
+      std::memcpy(to, row, W * s * sizeof(T));
     else
       for (std::size_t q = 0; q < s; ++q)
-        for (std::size_t w = 0; w < W; ++w) to[W * q + w] = row[static_cast<std::ptrdiff_t>(W * q) * layout.distance + static_cast<std::ptrdiff_t>(w)];
+        for (std::size_t w = 0; w < W; ++w)
+          to[W * q + w] = row[static_cast<std::ptrdiff_t>(W * q) * layout.distance + static_cast<std::ptrdiff_t>(w)];
   }
 }
 
@@ -81,15 +85,17 @@ template <std::size_t W, class T>
 void fft_scatter(const T* block, std::size_t first, std::size_t s, std::size_t n, T* base, fft_layout layout, T scale) {
   for (std::size_t i = 0; i < n; ++i) {
     T* row = base + static_cast<std::ptrdiff_t>(W) * (static_cast<std::ptrdiff_t>(first) * layout.distance +
-                                                       static_cast<std::ptrdiff_t>(i) * layout.stride);
+                                                      static_cast<std::ptrdiff_t>(i) * layout.stride);
     const T* from = block + W * s * i;
-    if (layout.distance == 1 && scale == T(1)) std::memcpy(row, from, W * s * sizeof(T));
+    if (layout.distance == 1 && scale == T(1))
+      std::memcpy(row, from, W * s * sizeof(T));
     else if (layout.distance == 1)
       for (std::size_t j = 0; j < W * s; ++j) row[j] = scale * from[j];
     else
       for (std::size_t q = 0; q < s; ++q)
         for (std::size_t w = 0; w < W; ++w)
-          row[static_cast<std::ptrdiff_t>(W * q) * layout.distance + static_cast<std::ptrdiff_t>(w)] = scale * from[W * q + w];
+          row[static_cast<std::ptrdiff_t>(W * q) * layout.distance + static_cast<std::ptrdiff_t>(w)] =
+              scale * from[W * q + w];
   }
 }
 
@@ -104,8 +110,10 @@ void fft_c2c(const fft_complex_plan<T>& plan, const std::complex<T>* in, fft_lay
   const T* src = reinterpret_cast<const T*>(in);
   T* dst = reinterpret_cast<T*>(out);
   const auto run = [&](const T* a, T* b, T* scratch, std::size_t s) {
-    if (forward) plan.template run<true>(a, b, scratch, s);
-    else plan.template run<false>(a, b, scratch, s);
+    if (forward)
+      plan.template run<true>(a, b, scratch, s);
+    else
+      plan.template run<false>(a, b, scratch, s);
   };
   if (in_layout.stride == 1 && out_layout.stride == 1) {
     T* scratch = fft_scratch<T>(2 * plan.scratch_size(1));

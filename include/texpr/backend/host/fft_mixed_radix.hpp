@@ -39,7 +39,8 @@ inline std::vector<std::size_t> fft_factors(std::size_t n) {
 
 /// A mixed-radix complex transform of one length in precision T: its passes and their twiddles. Immutable once
 /// built, so one plan serves any number of threads; both directions share it (the backward passes conjugate).
-template <class T> class fft_mixed_radix {
+template <class T>
+class fft_mixed_radix {
  public:
   /// One Stockham pass: radix r over sequences of length r * m.
   struct pass {
@@ -79,7 +80,8 @@ template <class T> class fft_mixed_radix {
   /// Transforms s interleaved sequences (element p of sequence q at [q + s * p], complex as (re, im) pairs) from
   /// `in` to `out`, unnormalised. `scratch` holds scratch_size(s) complex values and overlaps neither; `in` may
   /// equal `out`.
-  template <bool Forward> void run(const T* in, T* out, T* scratch, std::size_t s) const {
+  template <bool Forward>
+  void run(const T* in, T* out, T* scratch, std::size_t s) const {
     const std::size_t count = passes_.size();
     if (count == 0) {
       if (in != out) std::memmove(out, in, 2 * n_ * s * sizeof(T));
@@ -110,11 +112,21 @@ template <class T> class fft_mixed_radix {
   void run_pass(const pass& ps, const T* x, T* y, std::size_t s, fft_complex<T>* work) const {
     const T* tw = twiddles_.data() + 2 * ps.twiddle;
     switch (ps.radix) {
-      case 2: fft_pass<2, fft_butterfly_2, Forward>(ps.m, s, x, y, tw); break;
-      case 3: fft_pass<3, fft_butterfly_3, Forward>(ps.m, s, x, y, tw); break;
-      case 4: fft_pass<4, fft_butterfly_4, Forward>(ps.m, s, x, y, tw); break;
-      case 5: fft_pass<5, fft_butterfly_5, Forward>(ps.m, s, x, y, tw); break;
-      default: fft_pass_generic<Forward>(ps.radix, ps.m, s, x, y, tw, roots_.data() + 2 * ps.root, work); break;
+      case 2:
+        fft_pass<2, fft_butterfly_2, Forward>(ps.m, s, x, y, tw);
+        break;
+      case 3:
+        fft_pass<3, fft_butterfly_3, Forward>(ps.m, s, x, y, tw);
+        break;
+      case 4:
+        fft_pass<4, fft_butterfly_4, Forward>(ps.m, s, x, y, tw);
+        break;
+      case 5:
+        fft_pass<5, fft_butterfly_5, Forward>(ps.m, s, x, y, tw);
+        break;
+      default:
+        fft_pass_generic<Forward>(ps.radix, ps.m, s, x, y, tw, roots_.data() + 2 * ps.root, work);
+        break;
     }
   }
 

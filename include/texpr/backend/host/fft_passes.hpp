@@ -21,7 +21,8 @@ namespace texpr::detail {
 /// The radix-2 butterfly (in place on a[0..1]).
 struct fft_butterfly_2 {
   /// Applies it.
-  template <bool Forward, class T> static void apply(fft_complex<T>* a) {
+  template <bool Forward, class T>
+  static void apply(fft_complex<T>* a) {
     const fft_complex<T> t = a[0];
     a[0] = fft_add(t, a[1]);
     a[1] = fft_sub(t, a[1]);
@@ -31,7 +32,8 @@ struct fft_butterfly_2 {
 /// The radix-3 butterfly: w_3 = -1/2 -+ i sqrt(3)/2, shared between outputs 1 and 2.
 struct fft_butterfly_3 {
   /// Applies it.
-  template <bool Forward, class T> static void apply(fft_complex<T>* a) {
+  template <bool Forward, class T>
+  static void apply(fft_complex<T>* a) {
     const T half_sqrt3 = T(0.866025403784438646763723170752936183L);
     const fft_complex<T> t1 = fft_add(a[1], a[2]);
     const fft_complex<T> t2 = fft_sub(a[0], fft_scale(T(0.5), t1));
@@ -45,7 +47,8 @@ struct fft_butterfly_3 {
 /// The radix-4 butterfly: multiplications by -+i are swaps, so it costs additions only.
 struct fft_butterfly_4 {
   /// Applies it.
-  template <bool Forward, class T> static void apply(fft_complex<T>* a) {
+  template <bool Forward, class T>
+  static void apply(fft_complex<T>* a) {
     const fft_complex<T> s02 = fft_add(a[0], a[2]), d02 = fft_sub(a[0], a[2]);
     const fft_complex<T> s13 = fft_add(a[1], a[3]), d13 = fft_rotate<Forward>(fft_sub(a[1], a[3]));
     a[0] = fft_add(s02, s13);
@@ -59,7 +62,8 @@ struct fft_butterfly_4 {
 /// rest (the symmetry of cos and sin about pi).
 struct fft_butterfly_5 {
   /// Applies it.
-  template <bool Forward, class T> static void apply(fft_complex<T>* a) {
+  template <bool Forward, class T>
+  static void apply(fft_complex<T>* a) {
     const T c1 = T(0.309016994374947424102293417182819059L), c2 = T(-0.809016994374947424102293417182819059L);
     const T s1 = T(0.951056516295153572116439333379382143L), s2 = T(0.587785252292473129168705954639072769L);
     const fft_complex<T> t1 = fft_add(a[1], a[4]), t2 = fft_add(a[2], a[3]);
@@ -86,8 +90,10 @@ inline void fft_pass_column(std::size_t m, std::size_t s, const T* x, T* y, cons
     Butterfly::template apply<Forward>(a);
     fft_store(y, q, a[0]);
     for (std::size_t k = 1; k < R; ++k) {
-      if constexpr (Plain) fft_store(y, q + s * k, a[k]);
-      else fft_store(y, q + s * k, fft_mul<!Forward>(a[k], w[k - 1]));
+      if constexpr (Plain)
+        fft_store(y, q + s * k, a[k]);
+      else
+        fft_store(y, q + s * k, fft_mul<!Forward>(a[k], w[k - 1]));
     }
   }
 }

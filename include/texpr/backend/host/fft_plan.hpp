@@ -25,11 +25,21 @@ inline double fft_mixed_radix_cost(std::size_t n) {
   double per_element = 0;
   for (const std::size_t r : fft_factors(n)) {
     switch (r) {
-      case 2: per_element += 1.0; break;
-      case 3: per_element += 1.4; break;
-      case 4: per_element += 1.5; break;
-      case 5: per_element += 2.0; break;
-      default: per_element += 0.3 * static_cast<double>(r); break;
+      case 2:
+        per_element += 1.0;
+        break;
+      case 3:
+        per_element += 1.4;
+        break;
+      case 4:
+        per_element += 1.5;
+        break;
+      case 5:
+        per_element += 2.0;
+        break;
+      default:
+        per_element += 0.3 * static_cast<double>(r);
+        break;
     }
   }
   return static_cast<double>(n) * per_element;
@@ -45,24 +55,32 @@ inline bool fft_prefers_bluestein(std::size_t n) {
 }
 
 /// A complex transform of one length in precision T: the mixed-radix passes, or Bluestein's transform.
-template <class T> class fft_complex_plan {
+template <class T>
+class fft_complex_plan {
  public:
   /// The plan for length n (n >= 1).
   explicit fft_complex_plan(std::size_t n) : n_(n) {
-    if (fft_prefers_bluestein(n)) chirp_ = std::make_unique<fft_bluestein<T>>(n);
-    else direct_.emplace(n);
+    if (fft_prefers_bluestein(n))
+      chirp_ = std::make_unique<fft_bluestein<T>>(n);
+    else
+      direct_.emplace(n);
   }
   /// The length.
   std::size_t size() const noexcept { return n_; }
   /// True when the plan runs Bluestein's transform.
   bool uses_bluestein() const noexcept { return chirp_ != nullptr; }
   /// Complex values of scratch that run() needs for s interleaved sequences.
-  std::size_t scratch_size(std::size_t s) const noexcept { return chirp_ ? chirp_->scratch_size(s) : direct_->scratch_size(s); }
+  std::size_t scratch_size(std::size_t s) const noexcept {
+    return chirp_ ? chirp_->scratch_size(s) : direct_->scratch_size(s);
+  }
   /// Transforms s interleaved sequences (element p of sequence q at [q + s * p], (re, im) pairs) from `in` to `out`,
   /// unnormalised; `in` may equal `out`; `scratch` holds scratch_size(s) complex values and overlaps neither.
-  template <bool Forward> void run(const T* in, T* out, T* scratch, std::size_t s) const {
-    if (chirp_) chirp_->template run<Forward>(in, out, scratch, s);
-    else direct_->template run<Forward>(in, out, scratch, s);
+  template <bool Forward>
+  void run(const T* in, T* out, T* scratch, std::size_t s) const {
+    if (chirp_)
+      chirp_->template run<Forward>(in, out, scratch, s);
+    else
+      direct_->template run<Forward>(in, out, scratch, s);
   }
 
  private:
@@ -74,7 +92,8 @@ template <class T> class fft_complex_plan {
 /// A real-input forward (r2c) and real-output backward (c2r) transform of length n in precision T. An even n runs
 /// as a complex transform of n / 2 (even samples as real parts, odd ones as imaginary parts) and one pass that
 /// separates the two spectra: half the work of a complex transform of n. An odd n runs the complex transform of n.
-template <class T> class fft_real_plan {
+template <class T>
+class fft_real_plan {
  public:
   /// The plan for length n (n >= 1).
   explicit fft_real_plan(std::size_t n) : n_(n), complex_(n % 2 == 0 ? n / 2 : n) {
@@ -112,7 +131,8 @@ template <class T> class fft_real_plan {
     const T* z = x;
     if (s != 1) {
       for (std::size_t j = 0; j < c; ++j)
-        for (std::size_t q = 0; q < s; ++q) fft_store(scratch, q + s * j, fft_complex<T>{x[q + s * 2 * j], x[q + s * (2 * j + 1)]});
+        for (std::size_t q = 0; q < s; ++q)
+          fft_store(scratch, q + s * j, fft_complex<T>{x[q + s * 2 * j], x[q + s * (2 * j + 1)]});
       z = scratch;
     }
     complex_.template run<true>(z, out, inner, s);

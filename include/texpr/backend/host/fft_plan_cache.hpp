@@ -22,11 +22,12 @@ namespace texpr::detail {
 inline constexpr std::size_t fft_plan_cache_capacity = 16;
 
 /// The cached plan of kind Plan (fft_complex_plan<T> or fft_real_plan<T>) for length n, built on first use.
-template <class Plan> std::shared_ptr<const Plan> fft_cached_plan(std::size_t n) {
+template <class Plan>
+std::shared_ptr<const Plan> fft_cached_plan(std::size_t n) {
   struct cache {
     std::mutex mutex;
     std::list<std::pair<std::size_t, std::shared_ptr<const Plan>>> entries;  // most recently used first
-    std::shared_ptr<const Plan> find(std::size_t length) {  // under the lock
+    std::shared_ptr<const Plan> find(std::size_t length) {                   // under the lock
       for (auto it = entries.begin(); it != entries.end(); ++it)
         if (it->first == length) {
           entries.splice(entries.begin(), entries, it);

@@ -14,31 +14,51 @@
 namespace texpr::detail {
 
 /// A complex value in registers: the engine's butterflies compute on these, loaded from and stored to (re, im) pairs.
-template <class T> struct fft_complex {
+template <class T>
+struct fft_complex {
   T re;  ///< Real part.
   T im;  ///< Imaginary part.
 };
 
 /// a + b.
-template <class T> inline fft_complex<T> fft_add(fft_complex<T> a, fft_complex<T> b) { return {a.re + b.re, a.im + b.im}; }
+template <class T>
+inline fft_complex<T> fft_add(fft_complex<T> a, fft_complex<T> b) {
+  return {a.re + b.re, a.im + b.im};
+}
 /// a - b.
-template <class T> inline fft_complex<T> fft_sub(fft_complex<T> a, fft_complex<T> b) { return {a.re - b.re, a.im - b.im}; }
+template <class T>
+inline fft_complex<T> fft_sub(fft_complex<T> a, fft_complex<T> b) {
+  return {a.re - b.re, a.im - b.im};
+}
 /// a * b, or a * conj(b) when Conj (the backward transform uses the forward twiddles conjugated).
-template <bool Conj, class T> inline fft_complex<T> fft_mul(fft_complex<T> a, fft_complex<T> b) {
-  if constexpr (Conj) return {a.re * b.re + a.im * b.im, a.im * b.re - a.re * b.im};
-  else return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+template <bool Conj, class T>
+inline fft_complex<T> fft_mul(fft_complex<T> a, fft_complex<T> b) {
+  if constexpr (Conj)
+    return {a.re * b.re + a.im * b.im, a.im * b.re - a.re * b.im};
+  else
+    return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
 }
 /// -i * a when Forward, +i * a otherwise: the quarter turn of a forward (e^{-i...}) or backward butterfly.
-template <bool Forward, class T> inline fft_complex<T> fft_rotate(fft_complex<T> a) {
-  if constexpr (Forward) return {a.im, -a.re};
-  else return {-a.im, a.re};
+template <bool Forward, class T>
+inline fft_complex<T> fft_rotate(fft_complex<T> a) {
+  if constexpr (Forward)
+    return {a.im, -a.re};
+  else
+    return {-a.im, a.re};
 }
 /// s * a for a real s.
-template <class T> inline fft_complex<T> fft_scale(T s, fft_complex<T> a) { return {s * a.re, s * a.im}; }
+template <class T>
+inline fft_complex<T> fft_scale(T s, fft_complex<T> a) {
+  return {s * a.re, s * a.im};
+}
 /// The complex at index i of an interleaved array.
-template <class T> inline fft_complex<T> fft_load(const T* p, std::size_t i) { return {p[2 * i], p[2 * i + 1]}; }
+template <class T>
+inline fft_complex<T> fft_load(const T* p, std::size_t i) {
+  return {p[2 * i], p[2 * i + 1]};
+}
 /// Stores v at index i of an interleaved array.
-template <class T> inline void fft_store(T* p, std::size_t i, fft_complex<T> v) {
+template <class T>
+inline void fft_store(T* p, std::size_t i, fft_complex<T> v) {
   p[2 * i] = v.re;
   p[2 * i + 1] = v.im;
 }
@@ -56,14 +76,36 @@ inline fft_complex<double> fft_root(std::uint64_t k, std::uint64_t n) {
     return fft_complex<double>{std::cos(a), std::sin(a)};
   };
   fft_complex<double> c;  // cos and sin of the angle
-  if (k8 <= n) c = at(k8);
-  else if (k8 <= 2 * n) { const auto r = at(2 * n - k8); c = {r.im, r.re}; }        // pi/2 - x
-  else if (k8 <= 3 * n) { const auto r = at(k8 - 2 * n); c = {-r.im, r.re}; }       // pi/2 + x
-  else if (k8 <= 4 * n) { const auto r = at(4 * n - k8); c = {-r.re, r.im}; }       // pi - x
-  else if (k8 <= 5 * n) { const auto r = at(k8 - 4 * n); c = {-r.re, -r.im}; }      // pi + x
-  else if (k8 <= 6 * n) { const auto r = at(6 * n - k8); c = {-r.im, -r.re}; }      // 3pi/2 - x
-  else if (k8 <= 7 * n) { const auto r = at(k8 - 6 * n); c = {r.im, -r.re}; }       // 3pi/2 + x
-  else { const auto r = at(8 * n - k8); c = {r.re, -r.im}; }                        // 2pi - x
+  if (k8 <= n)
+    c = at(k8);
+  else if (k8 <= 2 * n) {
+    const auto r = at(2 * n - k8);
+    c = {r.im, r.re};
+  }  // pi/2 - x
+  else if (k8 <= 3 * n) {
+    const auto r = at(k8 - 2 * n);
+    c = {-r.im, r.re};
+  }  // pi/2 + x
+  else if (k8 <= 4 * n) {
+    const auto r = at(4 * n - k8);
+    c = {-r.re, r.im};
+  }  // pi - x
+  else if (k8 <= 5 * n) {
+    const auto r = at(k8 - 4 * n);
+    c = {-r.re, -r.im};
+  }  // pi + x
+  else if (k8 <= 6 * n) {
+    const auto r = at(6 * n - k8);
+    c = {-r.im, -r.re};
+  }  // 3pi/2 - x
+  else if (k8 <= 7 * n) {
+    const auto r = at(k8 - 6 * n);
+    c = {r.im, -r.re};
+  }  // 3pi/2 + x
+  else {
+    const auto r = at(8 * n - k8);
+    c = {r.re, -r.im};
+  }                      // 2pi - x
   return {c.re, -c.im};  // the forward sign
 }
 
