@@ -56,6 +56,67 @@ template <class Node> constexpr bool reduces_saved_value() {
     return false;
 }
 
+/// The memory of a saved value in the evaluation context that last computed it: the destination tx::eval_all bound
+/// to it there, or a tensor that context keeps (context::values) until the value's last reader is done. The state
+/// computed_slot and sum_slot share.
+template <class T, std::size_t R, class B> class context_value {
+ public:
+  /// Whether the value counts as computed in ctx (it may have been given back since).
+  bool computed_in(const context<B>& ctx) const { return context_ == ctx.id; }
+  /// Whether the value computed in ctx is still there to read.
+  bool held_in(const context<B>& ctx) const { return context_ == ctx.id && (bound_ || !cache_.expired()); }
+  /// Whether its memory is a bound destination, not its own.
+  bool bound() const { return bound_; }
+  /// The value's memory (held_in holds).
+  view<const T, R, B> read() const {
+    if (bound_) return *bind_dest_;
+    return std::as_const(*static_cast<tensor<T, R, B>*>(cache_.lock().get())).view();
+  }
+  /// Asks that the value in ctx be computed into dest (slot::bind): false when it is computed there already, bound
+  /// there already, or dest is not contiguous memory of `shape`.
+  bool bind(const context<B>& ctx, const view<T, R, B>& dest, const shape_t<R>& shape) {
+    if (context_ == ctx.id || bind_context_ == ctx.id || !dest.is_contiguous() || dest.shape() != shape) return false;
+    bind_context_ = ctx.id;
+    bind_dest_.emplace(dest);  // (a view's operator= writes elements; this rebinds)
+    return true;
+  }
+  /// The memory of the value in ctx (the bound destination, or a new tensor of `shape` ctx keeps), which now counts
+  /// as computed there.
+  view<T, R, B> fresh(context<B>& ctx, const shape_t<R>& shape) {
+    context_ = ctx.id;
+    if (bind_context_ == ctx.id && bind_dest_) {
+      bound_ = true;
+      return *bind_dest_;
+    }
+    bound_ = false;
+    auto t = std::make_shared<tensor<T, R, B>>();
+    t->allocate_uninitialized(shape, ctx.stream);
+    value_index_ = ctx.values.size();
+    ctx.values.push_back(t);
+    cache_ = t;
+    return t->view();
+  }
+  /// Gives back the value's own memory in ctx (after its last reader).
+  void release(context<B>& ctx) const {
+    if (context_ == ctx.id && !bound_ && value_index_ < ctx.values.size()) ctx.values[value_index_].reset();
+  }
+  /// True the first time per context: the value's own reads of other saved values are reported done once.
+  bool first_report(const context<B>& ctx) {
+    if (done_context_ == ctx.id) return false;
+    done_context_ = ctx.id;
+    return true;
+  }
+
+ private:
+  std::optional<view<T, R, B>> bind_dest_;  // where bind() asked the value of context bind_context_ to go
+  std::uint64_t bind_context_ = 0;
+  bool bound_ = false;
+  std::weak_ptr<void> cache_;
+  std::uint64_t context_ = 0;
+  std::size_t value_index_ = 0;     // the value's entry in ctx.values (context_'s)
+  std::uint64_t done_context_ = 0;  // the context in which the reads were reported done
+};
+
 /// A slot computing `node` (whose operands are already leaves or saved values) once per evaluation context.
 /// Where the node cannot be evaluated (no kernel, or a cuda node outside nvcc) get() is never reached: the saved
 /// leaf's offender makes every evaluation of a graph that reads it a compile error first. MayWriteSums: whether the
@@ -78,34 +139,30 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
       if constexpr (reads_operand_memory<Node>())
         if (passes_through(node_)) return materialize(node_.child(), ctx);  // the operand's memory is the value
       if constexpr (reduces_saved_value<Node>())
-        if (context_ != ctx.id) (void)node_.child().storage(ctx);  // may claim() this value
-      if (context_ != ctx.id || (!bound_ && cache_.expired())) {
+        if (!value_.computed_in(ctx)) (void)node_.child().storage(ctx);  // may claim() this value
+      if (!value_.held_in(ctx)) {
         // The saved values it reads first, so that theirs are given back before this one takes its memory.
         for_each_saved(node_, [&](const auto& s) {
           if constexpr (std::is_same_v<typename std::remove_cvref_t<decltype(s)>::backend, B>) (void)s.storage(ctx);
         });
-        const view<T, R, B> dest = fresh(ctx);
+        const view<T, R, B> dest = value_.fresh(ctx, node_.shape());
         temporaries_scope<B> scope(ctx);
         compute(dest, ctx);
       }
-      inputs_done(ctx);
-      if (bound_) return *bind_dest_;
-      return std::as_const(*static_cast<tensor<T, R, B>*>(cache_.lock().get())).view();
+      if (value_.first_report(ctx)) for_each_saved(node_, [&](const auto& s) { reader_done_in(s.get_slot(), ctx); });
+      return value_.read();
     } else {
       throw std::logic_error("texpr: a saved value that cannot be evaluated here was evaluated");
     }
   }
   bool bind(context<B>& ctx, const view<T, R, B>& dest) override {
-    if (context_ == ctx.id || bind_context_ == ctx.id || !dest.is_contiguous() || dest.shape() != node_.shape()) return false;
     if (passes_through(node_)) return false;  // its value is its operand's memory
-    bind_context_ = ctx.id;
-    bind_dest_.emplace(dest);  // (a view's operator= writes elements; this rebinds)
-    return true;
+    return value_.bind(ctx, dest, node_.shape());
   }
   T* claim(context<B>& ctx) override {
     if constexpr (runs_here) {
-      if (context_ == ctx.id) return nullptr;
-      return fresh(ctx).data();
+      if (value_.computed_in(ctx)) return nullptr;
+      return value_.fresh(ctx, node_.shape()).data();
     } else {
       throw std::logic_error("texpr: a saved value that cannot be evaluated here was evaluated");
     }
@@ -175,31 +232,7 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
   void count_inputs(std::uint64_t context_id) const override {
     for_each_saved(node_, [&](const auto& s) { s.get_slot().count_reader(context_id); });
   }
-  void release(context<B>& ctx) const override {
-    if (context_ == ctx.id && !bound_ && value_index_ < ctx.values.size()) ctx.values[value_index_].reset();
-  }
-  // This value is computed in ctx: its computation's reads of other saved values are done (once per context).
-  void inputs_done(context<B>& ctx) {
-    if (done_context_ == ctx.id) return;
-    done_context_ = ctx.id;
-    for_each_saved(node_, [&](const auto& s) { reader_done_in(s.get_slot(), ctx); });
-  }
-  // The memory of this value in ctx (the bound destination, or a new tensor ctx keeps), which now counts as
-  // computed there.
-  view<T, R, B> fresh(context<B>& ctx) {
-    context_ = ctx.id;
-    if (bind_context_ == ctx.id && bind_dest_) {
-      bound_ = true;
-      return *bind_dest_;
-    }
-    bound_ = false;
-    auto t = std::make_shared<tensor<T, R, B>>();
-    t->allocate_uninitialized(node_.shape(), ctx.stream);
-    value_index_ = ctx.values.size();
-    ctx.values.push_back(t);
-    cache_ = t;
-    return t->view();
-  }
+  void release(context<B>& ctx) const override { value_.release(ctx); }
   // The sums this value's kernel writes too, when it can (the same decision in evaluation and placement).
   std::shared_ptr<column_sums_sink<T, B>> fused_sums() const {
     if constexpr (writes_sums) {
@@ -227,13 +260,7 @@ class computed_slot final : public slot<typename Node::value_type, Node::rank, B
   }
 
   Node node_;
-  std::optional<view<T, R, B>> bind_dest_;  // where bind() asked the value of context bind_context_ to go
-  std::uint64_t bind_context_ = 0;
-  bool bound_ = false;
-  std::weak_ptr<void> cache_;
-  std::uint64_t context_ = 0;
-  std::size_t value_index_ = 0;     // the value's entry in ctx.values (context_'s)
-  std::uint64_t done_context_ = 0;  // the context in which the computation's reads were reported done
+  context_value<T, R, B> value_;
 };
 
 /// A value that is the sum of other saved values (its parts), added once per evaluation context: the gradient of a
@@ -253,24 +280,20 @@ class sum_slot final : public slot<T, R, B> {
   view<const T, R, B> get(context<B>& ctx) override {
     if (parts_.size() == 1) return parts_[0]->get(ctx);
     if constexpr (runs_here) {
-      if (context_ == ctx.id) {
-        if (bound_) return *bind_dest_;
-        if (auto cached = cache_.lock()) return std::as_const(*static_cast<tensor<T, R, B>*>(cached.get())).view();
-      }
+      if (value_.held_in(ctx)) return value_.read();
       // Each part is done with once it is added (reported once per context).
-      const bool report = done_context_ != ctx.id;
-      done_context_ = ctx.id;
+      const bool report = value_.first_report(ctx);
       const auto added = [&](std::size_t i) {
         if (report) parts_[i]->reader_done(ctx);
       };
       if (parts_.empty()) {
-        const view<T, R, B> dest = fresh(ctx);
+        const view<T, R, B> dest = value_.fresh(ctx, this->shape());
         evaluate_into(dest, constant_expr<T, R, B>(T(0), this->shape()), ctx);
         return dest;
       }
       const auto first = parts_[0]->get(ctx);
       const auto second = parts_[1]->get(ctx);
-      const view<T, R, B> dest = fresh(ctx);
+      const view<T, R, B> dest = value_.fresh(ctx, this->shape());
       {
         temporaries_scope<B> scope(ctx);
         evaluate_into(dest, first + second, ctx);
@@ -301,10 +324,7 @@ class sum_slot final : public slot<T, R, B> {
   }
   bool bind(context<B>& ctx, const view<T, R, B>& dest) override {
     if (parts_.size() == 1) return parts_[0]->bind(ctx, dest);
-    if (context_ == ctx.id || bind_context_ == ctx.id || !dest.is_contiguous() || dest.shape() != this->shape()) return false;
-    bind_context_ = ctx.id;
-    bind_dest_.emplace(dest);
-    return true;
+    return value_.bind(ctx, dest, this->shape());
   }
   // get()'s order: each part's computation before the pass that adds it.
   TEXPR_REPORT_PATH shape_t<R> plan_read(plan_walk& walk, std::size_t number) const override {
@@ -332,35 +352,13 @@ class sum_slot final : public slot<T, R, B> {
   }
 
  private:
-  view<T, R, B> fresh(context<B>& ctx) {
-    context_ = ctx.id;
-    if (bind_context_ == ctx.id && bind_dest_) {
-      bound_ = true;
-      return *bind_dest_;
-    }
-    bound_ = false;
-    auto t = std::make_shared<tensor<T, R, B>>();
-    t->allocate_uninitialized(this->shape(), ctx.stream);
-    value_index_ = ctx.values.size();
-    ctx.values.push_back(t);
-    cache_ = t;
-    return t->view();
-  }
   void count_inputs(std::uint64_t context_id) const override {
     for (const auto& p : parts_) p->count_reader(context_id);
   }
-  void release(context<B>& ctx) const override {
-    if (context_ == ctx.id && !bound_ && value_index_ < ctx.values.size()) ctx.values[value_index_].reset();
-  }
+  void release(context<B>& ctx) const override { value_.release(ctx); }
 
   std::vector<std::shared_ptr<slot<T, R, B>>> parts_;
-  std::optional<view<T, R, B>> bind_dest_;
-  std::uint64_t bind_context_ = 0;
-  bool bound_ = false;
-  std::weak_ptr<void> cache_;
-  std::uint64_t context_ = 0;
-  std::size_t value_index_ = 0;
-  std::uint64_t done_context_ = 0;
+  context_value<T, R, B> value_;
 };
 
 class tape;
