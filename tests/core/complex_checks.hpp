@@ -176,6 +176,47 @@ template <class B, class On, class T> void check_prod() {
   REQUIRE(failures == 0);
 }
 
+/// matmul of complex T: a batch (2, 5, 7) times a broadcast (7, 3), a transposed (strided) A, matrix-vector and
+/// vector-matrix, against long double sums; the error bound is k ulp of sum |a||b| per element.
+template <class B, class On, class T> void check_matmul() {
+  const std::string what = "matmul " + std::string(tx::dtype_name_v<T>);
+  int failures = 0;
+  const auto a_flat = complex_input<T>(2 * 5 * 7, 8, 50);
+  const auto b_flat = complex_input<T>(7 * 3, 9, 50);
+  tx::tensor<T, 3> a({2, 5, 7});
+  tx::tensor<T, 2> b({7, 3}), at({7, 5});  // at: a[1] transposed, read back through tx::transpose
+  for (tx::index_t k = 0; k < a.size(); ++k) a.data()[k] = a_flat(k);
+  for (tx::index_t k = 0; k < b.size(); ++k) b.data()[k] = b_flat(k);
+  for (tx::index_t i = 0; i < 5; ++i)
+    for (tx::index_t l = 0; l < 7; ++l) at(l, i) = a(1, i, l);
+  const auto dot = [&](auto x, auto y, tx::index_t len, lc got, tx::index_t at_k) {
+    lc s = 0;
+    ld scale = 0;
+    for (tx::index_t l = 0; l < len; ++l) s += wide(x(l)) * wide(y(l)), scale += std::abs(wide(x(l))) * std::abs(wide(y(l)));
+    expect_near(got, s, scale, static_cast<ld>(len) * eps<T>(), what, at_k, failures);
+  };
+  const auto da = On::up(a);
+  const auto db = On::up(b);
+  const auto dat = On::up(at);
+  const auto c = On::down(tx::matmul(da, db));
+  REQUIRE(c.shape() == tx::shape_t<3>{2, 5, 3});
+  for (tx::index_t q = 0; q < 2; ++q)
+    for (tx::index_t i = 0; i < 5; ++i)
+      for (tx::index_t j = 0; j < 3; ++j)
+        dot([&](tx::index_t l) { return a(q, i, l); }, [&](tx::index_t l) { return b(l, j); }, 7, wide(c(q, i, j)), (q * 5 + i) * 3 + j);
+  const auto ct = On::down(tx::matmul(tx::transpose(dat), db));
+  for (tx::index_t i = 0; i < 5; ++i)
+    for (tx::index_t j = 0; j < 3; ++j)
+      dot([&](tx::index_t l) { return a(1, i, l); }, [&](tx::index_t l) { return b(l, j); }, 7, wide(ct(i, j)), 100 + i * 3 + j);
+  const auto v = complex_input<T>(7, 10, 50);
+  const auto dv = On::up(v);
+  const auto mv = On::down(tx::matmul(tx::transpose(dat), dv));  // (5, 7) x (7)
+  for (tx::index_t i = 0; i < 5; ++i) dot([&](tx::index_t l) { return a(1, i, l); }, [&](tx::index_t l) { return v(l); }, 7, wide(mv(i)), 200 + i);
+  const auto vm = On::down(tx::matmul(dv, db));  // (7) x (7, 3)
+  for (tx::index_t j = 0; j < 3; ++j) dot([&](tx::index_t l) { return v(l); }, [&](tx::index_t l) { return b(l, j); }, 7, wide(vm(j)), 300 + j);
+  REQUIRE(failures == 0);
+}
+
 /// cast<T> (T complex) from every real dtype (imaginary part 0) and from the other complex dtype.
 template <class B, class On, class T> void check_cast() {
   using R = tx::real_of_t<T>;
@@ -237,6 +278,7 @@ template <class B, class On, class Op, class T> void check_row() {
   else if constexpr (std::is_same_v<Op, tx::op::copy>) check_copy<B, On, T>();
   else if constexpr (std::is_same_v<Op, tx::op::sum> || std::is_same_v<Op, tx::op::mean>) check_reduction<B, On, Op, T>();
   else if constexpr (std::is_same_v<Op, tx::op::prod>) check_prod<B, On, T>();
+  else if constexpr (std::is_same_v<Op, tx::op::matmul>) check_matmul<B, On, T>();
   else if constexpr (tx::op::category_v<Op> == tx::op::kind::elementwise) check_elementwise<B, On, Op, T>();
   else static_assert(tx::detail::always_false_v<Op>, "a complex registry row without a check");
 }
