@@ -2978,9 +2978,9 @@ struct make_complex : elementwise_op {
     template <class C> TEXPR_HOST_DEVICE static constexpr bool apply(C a, C b) { return EXPR; } \
   };
 /// a == b.
-TEXPR_PREDICATE(equal, numeric_and_bool, a == b, false)
+TEXPR_PREDICATE(equal, numeric_and_bool + complex_dtypes, a == b, false)
 /// a != b.
-TEXPR_PREDICATE(not_equal, numeric_and_bool, a != b, false)
+TEXPR_PREDICATE(not_equal, numeric_and_bool + complex_dtypes, a != b, false)
 /// a < b.
 TEXPR_PREDICATE(less, numeric, a < b, true)
 /// a <= b.
@@ -3008,7 +3008,7 @@ struct logical_not : elementwise_op {
 struct where : elementwise_op {
   static constexpr std::string_view name = "where";
   static constexpr std::string_view summary = "cond ? a : b; its dtype is that of a and b";
-  static constexpr auto dtypes = numeric_and_bool;
+  static constexpr auto dtypes = numeric_and_bool + complex_dtypes;
   static constexpr bool selects = true;  ///< Reads a bool condition and two values of the result's dtype.
   template <class T> TEXPR_HOST_DEVICE static constexpr T apply(bool c, T a, T b) { return c ? a : b; }
 };
@@ -3394,7 +3394,7 @@ namespace texpr::op {
 /// Base of layout op tags.
 struct layout_op {
   static constexpr kind category = kind::layout;  ///< A view of the operand's memory.
-  static constexpr auto dtypes = all_dtypes;      ///< Moves elements of any dtype.
+  static constexpr auto dtypes = all_dtypes + complex_dtypes;  ///< Moves elements of any dtype.
 };
 
 /// Swaps the last two axes.
@@ -3560,7 +3560,7 @@ struct broadcast_to : layout_op {
 struct concat {
   static constexpr std::string_view name = "concat";  ///< Shown by tx::placement.
   static constexpr kind category = kind::computed;    ///< Evaluated into memory.
-  static constexpr auto dtypes = all_dtypes;          ///< Moves elements of any dtype.
+  static constexpr auto dtypes = all_dtypes + complex_dtypes;  ///< Moves elements of any dtype.
 };
 
 } // namespace texpr::op
@@ -3578,7 +3578,7 @@ namespace texpr::op {
 struct matmul {
   static constexpr std::string_view name = "matmul";  ///< Shown by tx::placement.
   static constexpr kind category = kind::computed;    ///< Evaluated by a GEMM.
-  static constexpr auto dtypes = numeric;             ///< Defined on (integers exactly, wrapping).
+  static constexpr auto dtypes = numeric + complex_dtypes;  ///< Defined on (integers exactly, wrapping).
 };
 
 /// Matrix product of 8-bit operands into a wider result, with matmul's shape rules: int8 x int8 accumulates exactly
@@ -3664,7 +3664,7 @@ struct mean : reduction_op {
 /// Product; integers wrap around.
 struct prod : reduction_op {
   static constexpr std::string_view name = "prod";  ///< Shown by tx::placement.
-  static constexpr auto dtypes = numeric;           ///< Defined on.
+  static constexpr auto dtypes = numeric + complex_dtypes;  ///< Defined on.
   static constexpr vector_fold fold = vector_fold::mul;  ///< Lanes multiply.
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const { return A(1); }
   template <class A> TEXPR_HOST_DEVICE constexpr A combine(A a, A b) const {
@@ -5035,6 +5035,16 @@ struct blocked_gemm {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// matmul of complex64/complex128 as one real GEMM of the blocked kernel (gemm.hpp): A's parts read in place as an
+/// (m x 2k) real matrix, B expanded to the (2k x 2n) real matrix of 2x2 blocks [re im; -im re], C written as the
+/// (m x 2n) real matrix of its parts: the four real products of the textbook formula, as BLAS's cgemm/zgemm
+/// (matmul.hpp).
+struct complex_gemm {
+  static constexpr std::string_view name = "complex_gemm";  ///< Shown by tx::placement.
+  /// dest = the matmul node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// A product of 8-bit operands into a wider result (scaled_matmul): plain loops, B widened once per batch, int32
 /// (wrapping) or float accumulation; the reference the GPU's tensor-core GEMMs are checked against (matmul.hpp).
 struct widening_gemm {
@@ -5098,6 +5108,7 @@ struct gemm_epilogue {
   X(imag,           declared,              fused_elementwise) \
   X(angle,          declared,              fused_elementwise) \
   X(make_complex,   declared,              fused_elementwise) \
+  X(matmul,         complex_dtypes,        complex_gemm) \
   X(equal,          declared,              fused_elementwise) \
   X(not_equal,      declared,              fused_elementwise) \
   X(less,           declared,              fused_elementwise) \
@@ -5186,7 +5197,7 @@ struct gemm_epilogue {
   X(embedding,      declared,              composed) \
   X(index_add,      declared,              composed) \
   X(scatter_add,    declared,              composed) \
-  X(matmul,         declared,              blocked_gemm) \
+  X(matmul,         declared - complex_dtypes, blocked_gemm) \
   X(scaled_matmul,  declared,              widening_gemm)
 // clang-format on
 
@@ -5484,7 +5495,8 @@ struct scatter_rows {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
-/// cuBLAS (cublasGemmStridedBatchedEx): fp32 (TF32 opt-in), fp64, and fp16/bf16 with fp32 accumulation (gemm.hpp).
+/// cuBLAS (cublasGemmStridedBatchedEx): fp32 (TF32 opt-in), fp64, and fp16/bf16 with fp32 accumulation; complex64
+/// and complex128 as CUDA_C_32F / CUDA_C_64F (cuBLAS's cgemm/zgemm; fp32 and fp64 compute, no TF32) (gemm.hpp).
 struct cublas_gemm {
   static constexpr std::string_view name = "cublas_gemm";  ///< Shown by tx::placement.
   /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
@@ -5560,6 +5572,7 @@ struct cublaslt_gemm {
   X(imag,           declared,                                  fused_elementwise,  any_arch) \
   X(angle,          declared,                                  fused_elementwise,  any_arch) \
   X(make_complex,   declared,                                  fused_elementwise,  any_arch) \
+  X(matmul,         complex_dtypes,                            cublas_gemm,        any_arch) \
   X(equal,          declared + half_floats,                    fused_elementwise,  any_arch) \
   X(not_equal,      declared + half_floats,                    fused_elementwise,  any_arch) \
   X(less,           declared + half_floats,                    fused_elementwise,  any_arch) \
@@ -5624,7 +5637,7 @@ struct cublaslt_gemm {
   X(embedding,      declared + half_floats,                    composed,           any_arch) \
   X(index_add,      declared + half_floats,                    composed,           any_arch) \
   X(scatter_add,    declared + half_floats,                    composed,           any_arch) \
-  X(matmul,         declared + half_floats - signed_integral,  cublas_gemm,        sm_80(dtype_set<bfloat16>{})) \
+  X(matmul,         declared + half_floats - signed_integral - complex_dtypes, cublas_gemm, sm_80(dtype_set<bfloat16>{})) \
   X(scaled_matmul,  declared - dtype_set<float8_e5m2>{},       cublaslt_gemm,      sm_75(dtype_set<std::int8_t>{}) + sm_89(float8))
 // clang-format on
 
@@ -11865,6 +11878,7 @@ void composed::run(const N& n, const view<T, R, host>& dest, context<host>& ctx)
 #ifndef TEXPR_SI_TEXPR_BACKEND_HOST_MATMUL_HPP
 #define TEXPR_SI_TEXPR_BACKEND_HOST_MATMUL_HPP
 // host_kernels::blocked_gemm: a matmul node as a batch of GEMMs (gemm.hpp) reading its operands in place;
+// host_kernels::complex_gemm: complex matmul as one real GEMM per batch over the operands' parts;
 // host_kernels::widening_gemm: scaled_matmul of 8-bit operands, plain loops; and
 // host_kernels::gemm_epilogue: an elementwise tree over one matmul, applied to each finished block of the GEMM.
 
@@ -12526,6 +12540,47 @@ void blocked_gemm::run(const N& n, const view<T, R, host>& dest, context<host>& 
     const auto [oa, ob] = p.offsets(q);
     detail::host_impl::gemm(p.m, p.n, p.k, p.a.data + oa, p.a.rs, p.a.cs, p.b.data + ob, p.b.rs, p.b.cs,
                             c + q * p.m * p.n);
+  }
+}
+
+template <class N, class T, std::size_t R>
+void complex_gemm::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  // One real GEMM rather than four (or Gauss's three): a single pass of the blocked kernel over A and B, no sums of
+  // partial products afterwards, and each part of C is the textbook sum re*re - im*im (re*im + im*re) accumulated
+  // along k, as BLAS's cgemm/zgemm. The three-product form saves a quarter of the flops but computes the imaginary
+  // part as (ar + ai)(br + bi) - ar br - ai bi, whose cancellation loses the imaginary part's accuracy when it is
+  // small beside the real one.
+  using P = real_of_t<T>;
+  const auto p = detail::make_matmul_plan(n, ctx);
+  const index_t m = p.m, cols = p.n, k = p.k;
+  P* c = reinterpret_cast<P*>(dest.data());
+  std::vector<P> b2(static_cast<std::size_t>(4 * k * cols));  // B as the (2k x 2n) real matrix of 2x2 blocks
+  std::vector<T> a_rows;                                      // A copied when its rows are not contiguous
+  const bool a_in_place = p.a.cs == 1 || k == 1;
+  if (!a_in_place) a_rows.resize(static_cast<std::size_t>(m * k));
+  index_t b_built = -1;
+  const index_t batches = p.batch_count();
+  for (index_t q = 0; q < batches; ++q) {
+    const auto [oa, ob] = p.offsets(q);
+    if (ob != b_built) {  // a B broadcast over the batch is expanded once
+      for (index_t l = 0; l < k; ++l)
+        for (index_t j = 0; j < cols; ++j) {
+          const auto z = detail::complex_parts(p.b.data[ob + l * p.b.rs + j * p.b.cs]);
+          P* top = b2.data() + (2 * l) * (2 * cols) + 2 * j;  // row 2l meets A's real parts
+          P* bottom = top + 2 * cols;                         // row 2l + 1 meets A's imaginary parts
+          top[0] = z.re, top[1] = z.im, bottom[0] = -z.im, bottom[1] = z.re;
+        }
+      b_built = ob;
+    }
+    const P* a = reinterpret_cast<const P*>(p.a.data + oa);
+    index_t a_rs = 2 * p.a.rs;
+    if (!a_in_place) {
+      for (index_t i = 0; i < m; ++i)
+        for (index_t l = 0; l < k; ++l) a_rows[static_cast<std::size_t>(i * k + l)] = p.a.data[oa + i * p.a.rs + l * p.a.cs];
+      a = reinterpret_cast<const P*>(a_rows.data());
+      a_rs = 2 * k;
+    }
+    detail::host_impl::gemm<P>(m, 2 * cols, 2 * k, a, a_rs, 1, b2.data(), 2 * cols, 1, c + q * m * cols * 2);
   }
 }
 
@@ -17539,8 +17594,9 @@ inline cuda_device_properties cuda_device_info(int device = -1) {
 #ifndef TEXPR_SI_TEXPR_BACKEND_CUDA_GEMM_HPP
 #define TEXPR_SI_TEXPR_BACKEND_CUDA_GEMM_HPP
 // cuda_kernels::cublas_gemm: matmul on the GPU through cuBLAS (cublasGemmStridedBatchedEx): float (TF32 opt-in),
-// double, half and bfloat16 (fp32 accumulation). One cached cuBLAS handle per device and thread, its stream set per
-// call. Transposed, vector and batch-broadcast operands are read in place.
+// double, half and bfloat16 (fp32 accumulation), complex64 and complex128 (CUDA_C_32F / CUDA_C_64F). One cached
+// cuBLAS handle per device and thread, its stream set per call. Transposed, vector and batch-broadcast operands are
+// read in place.
 
 #if defined(__CUDACC__)
 
@@ -17638,6 +17694,19 @@ template <> struct gemm_types<bfloat16> {
   static constexpr cudaDataType_t data = CUDA_R_16BF;
   using scale = float;
   static cublasComputeType_t compute() { return CUBLAS_COMPUTE_32F; }
+};
+
+// The complex dtypes (std::complex<T> has cuComplex's and cuDoubleComplex's layout): cuBLAS's cgemm and zgemm through
+// the same call, with complex scales and fp32 / fp64 compute (TF32 stays a float-matmul opt-in).
+template <> struct gemm_types<std::complex<float>> {
+  static constexpr cudaDataType_t data = CUDA_C_32F;
+  using scale = std::complex<float>;
+  static cublasComputeType_t compute() { return CUBLAS_COMPUTE_32F; }
+};
+template <> struct gemm_types<std::complex<double>> {
+  static constexpr cudaDataType_t data = CUDA_C_64F;
+  using scale = std::complex<double>;
+  static cublasComputeType_t compute() { return CUBLAS_COMPUTE_64F; }
 };
 
 inline int blas_int(index_t v, const char* what) {

@@ -78,6 +78,19 @@ template <class B, class On, class Op, class T> void check_elementwise() {
       const ld scale = std::is_same_v<Op, tx::op::exp> ? std::abs(want) * (1 + std::abs(x.imag())) : std::abs(x);
       expect_near(wide(got(k)), want, scale, std::is_same_v<Op, tx::op::exp> ? tol : 0, what, k, failures);
     }
+  } else if constexpr (tx::detail::predicate_op<Op>) {  // equal, not_equal: both parts compared, NaN unequal to all
+    // c equals a but at every third element, where one part (alternately) is b's; element 1 is NaN in both
+    auto c = complex_input<T>(n, 0), a2 = complex_input<T>(n, 0);
+    for (tx::index_t k = 0; k < n; k += 3) c(k) = k % 2 ? T(c(k).real(), b(k).imag()) : T(b(k).real(), c(k).imag());
+    c(1) = T(std::numeric_limits<tx::real_of_t<T>>::quiet_NaN(), 0);
+    a2(1) = c(1);
+    const auto got = On::down(tx::map<Op>(On::up(a2), On::up(c)));
+    static_assert(std::is_same_v<typename std::remove_cvref_t<decltype(got)>::value_type, bool>);
+    for (tx::index_t k = 0; k < n; ++k) {
+      const lc x = wide(a2(k)), y = wide(c(k));
+      const bool want = std::is_same_v<Op, tx::op::equal> ? x == y : x != y;
+      if (got(k) != want && failures++ < 10) FAIL_CHECK(what << " element " << k << ": got " << got(k) << " want " << want);
+    }
   } else {  // abs, real, imag, angle: a real result
     const auto got = On::down(tx::map<Op>(da));
     static_assert(std::is_same_v<typename std::remove_cvref_t<decltype(got)>::value_type, tx::real_of_t<T>>);
@@ -133,6 +146,77 @@ template <class B, class On, class Op, class T> void check_reduction() {
   REQUIRE(failures == 0);
 }
 
+/// prod of a complex T: whole, and along each axis of a (17, 40) input of moduli in [0.5, 2) (no overflow), against
+/// long double products; the error bound is len ulp of the product of the moduli.
+template <class B, class On, class T> void check_prod() {
+  constexpr tx::index_t rows = 17, cols = 40;
+  using R = tx::real_of_t<T>;
+  tx::tensor<T, 2> x({rows, cols});
+  for (tx::index_t k = 0; k < rows * cols; ++k) {
+    const lc z = sample(k, 7);
+    const ld m = 0.5L + static_cast<ld>(k % 13) / 8.5L;
+    const lc u = std::abs(z) == 0 ? lc(-m, 0) : z / std::abs(z) * m;
+    x.data()[k] = T(static_cast<R>(u.real()), static_cast<R>(u.imag()));
+  }
+  const auto dx = On::up(x);
+  const std::string what = "prod " + std::string(tx::dtype_name_v<T>);
+  int failures = 0;
+  const auto check_line = [&](lc got, auto element, tx::index_t len, tx::index_t k) {
+    lc p = 1;
+    ld scale = 1;
+    for (tx::index_t j = 0; j < len; ++j) p *= wide(element(j)), scale *= std::abs(wide(element(j)));
+    expect_near(got, p, scale, static_cast<ld>(len) * eps<T>(), what, k, failures);
+  };
+  const auto all = On::down(tx::prod(dx));
+  check_line(wide(all()), [&](tx::index_t j) { return x.data()[j]; }, rows * cols, -1);
+  const auto down = On::down(tx::prod(dx, 0));
+  for (tx::index_t c = 0; c < cols; ++c) check_line(wide(down(c)), [&](tx::index_t r) { return x(r, c); }, rows, c);
+  const auto across = On::down(tx::prod(tx::transpose(dx), 0));  // a strided operand
+  for (tx::index_t r = 0; r < rows; ++r) check_line(wide(across(r)), [&](tx::index_t c) { return x(r, c); }, cols, r);
+  REQUIRE(failures == 0);
+}
+
+/// matmul of complex T: a batch (2, 5, 7) times a broadcast (7, 3), a transposed (strided) A, matrix-vector and
+/// vector-matrix, against long double sums; the error bound is k ulp of sum |a||b| per element.
+template <class B, class On, class T> void check_matmul() {
+  const std::string what = "matmul " + std::string(tx::dtype_name_v<T>);
+  int failures = 0;
+  const auto a_flat = complex_input<T>(2 * 5 * 7, 8, 50);
+  const auto b_flat = complex_input<T>(7 * 3, 9, 50);
+  tx::tensor<T, 3> a({2, 5, 7});
+  tx::tensor<T, 2> b({7, 3}), at({7, 5});  // at: a[1] transposed, read back through tx::transpose
+  for (tx::index_t k = 0; k < a.size(); ++k) a.data()[k] = a_flat(k);
+  for (tx::index_t k = 0; k < b.size(); ++k) b.data()[k] = b_flat(k);
+  for (tx::index_t i = 0; i < 5; ++i)
+    for (tx::index_t l = 0; l < 7; ++l) at(l, i) = a(1, i, l);
+  const auto dot = [&](auto x, auto y, tx::index_t len, lc got, tx::index_t at_k) {
+    lc s = 0;
+    ld scale = 0;
+    for (tx::index_t l = 0; l < len; ++l) s += wide(x(l)) * wide(y(l)), scale += std::abs(wide(x(l))) * std::abs(wide(y(l)));
+    expect_near(got, s, scale, static_cast<ld>(len) * eps<T>(), what, at_k, failures);
+  };
+  const auto da = On::up(a);
+  const auto db = On::up(b);
+  const auto dat = On::up(at);
+  const auto c = On::down(tx::matmul(da, db));
+  REQUIRE(c.shape() == tx::shape_t<3>{2, 5, 3});
+  for (tx::index_t q = 0; q < 2; ++q)
+    for (tx::index_t i = 0; i < 5; ++i)
+      for (tx::index_t j = 0; j < 3; ++j)
+        dot([&](tx::index_t l) { return a(q, i, l); }, [&](tx::index_t l) { return b(l, j); }, 7, wide(c(q, i, j)), (q * 5 + i) * 3 + j);
+  const auto ct = On::down(tx::matmul(tx::transpose(dat), db));
+  for (tx::index_t i = 0; i < 5; ++i)
+    for (tx::index_t j = 0; j < 3; ++j)
+      dot([&](tx::index_t l) { return a(1, i, l); }, [&](tx::index_t l) { return b(l, j); }, 7, wide(ct(i, j)), 100 + i * 3 + j);
+  const auto v = complex_input<T>(7, 10, 50);
+  const auto dv = On::up(v);
+  const auto mv = On::down(tx::matmul(tx::transpose(dat), dv));  // (5, 7) x (7)
+  for (tx::index_t i = 0; i < 5; ++i) dot([&](tx::index_t l) { return a(1, i, l); }, [&](tx::index_t l) { return v(l); }, 7, wide(mv(i)), 200 + i);
+  const auto vm = On::down(tx::matmul(dv, db));  // (7) x (7, 3)
+  for (tx::index_t j = 0; j < 3; ++j) dot([&](tx::index_t l) { return v(l); }, [&](tx::index_t l) { return b(l, j); }, 7, wide(vm(j)), 300 + j);
+  REQUIRE(failures == 0);
+}
+
 /// cast<T> (T complex) from every real dtype (imaginary part 0) and from the other complex dtype.
 template <class B, class On, class T> void check_cast() {
   using R = tx::real_of_t<T>;
@@ -182,12 +266,19 @@ template <class B, class On, class T> void check_copy() {
 /// Whether registry row (Op, T) is one of the complex ones this header checks.
 template <class Op, class T> inline constexpr bool complex_row = tx::is_complex_v<T> || std::is_same_v<Op, tx::op::make_complex>;
 
+/// Ops that move complex elements without arithmetic (layouts, concat, where): registry_checks.hpp's own checks of
+/// them compare bit for bit and hold for every dtype.
+template <class Op> inline constexpr bool moves_data =
+    tx::op::category_v<Op> == tx::op::kind::layout || std::is_same_v<Op, tx::op::concat> || std::is_same_v<Op, tx::op::where>;
+
 /// Runs the check of complex row (Op, T) on backend B.
 template <class B, class On, class Op, class T> void check_row() {
   if constexpr (std::is_same_v<Op, tx::op::make_complex>) check_make_complex<B, On, T>();
   else if constexpr (tx::detail::cast_op<Op>) check_cast<B, On, T>();
   else if constexpr (std::is_same_v<Op, tx::op::copy>) check_copy<B, On, T>();
   else if constexpr (std::is_same_v<Op, tx::op::sum> || std::is_same_v<Op, tx::op::mean>) check_reduction<B, On, Op, T>();
+  else if constexpr (std::is_same_v<Op, tx::op::prod>) check_prod<B, On, T>();
+  else if constexpr (std::is_same_v<Op, tx::op::matmul>) check_matmul<B, On, T>();
   else if constexpr (tx::op::category_v<Op> == tx::op::kind::elementwise) check_elementwise<B, On, Op, T>();
   else static_assert(tx::detail::always_false_v<Op>, "a complex registry row without a check");
 }

@@ -2151,7 +2151,7 @@ template <class B, class Rows, class Select> std::size_t check_rows(Select selec
     if (!select(I + 1)) return;
     tx::detail::for_each_type(typename tx::detail::set_list<typename Row::dtypes>::type{}, [&]<class T>() {
       using Op = typename Row::template op_for<T>;
-      if constexpr (complex_check::complex_row<Op, T>) {
+      if constexpr (complex_check::complex_row<Op, T> && !complex_check::moves_data<Op>) {
         // the complex dtypes are not in the chains (their reference is std::complex<long double>)
         if constexpr (tx::has_kernel_for<Op, T, B>) {
           complex_check::check_row<B, on<B>, Op, T>();

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -47,7 +48,10 @@ template <class T> T uniform(double lo, double hi) {
   else if constexpr (std::is_integral_v<T>)
     return std::uniform_int_distribution<T>(integer_bound<T>(lo), integer_bound<T>(hi))(rng());
   else if constexpr (tx::is_narrow_float_v<T>) return T(static_cast<float>(std::uniform_real_distribution<double>(lo, hi)(rng())));
-  else return static_cast<T>(std::uniform_real_distribution<double>(lo, hi)(rng()));
+  else if constexpr (tx::is_complex_v<T>) {  // each part uniform in [lo, hi]
+    const auto re = uniform<tx::real_of_t<T>>(lo, hi);
+    return T(re, uniform<tx::real_of_t<T>>(lo, hi));
+  } else return static_cast<T>(std::uniform_real_distribution<double>(lo, hi)(rng()));
 }
 
 /// Factors for integer product tests: +-1 and about a quarter +-3, plus at most 8 +-2 in the whole tensor, never 0.
@@ -74,9 +78,10 @@ template <class T, std::size_t R> tx::tensor<T, R> random(const tx::shape_t<R>& 
   return t;
 }
 
-/// Widens any dtype to long double for references.
-template <class T> ld wide(T x) {
+/// Widens any dtype to long double for references (a complex one to std::complex<long double>).
+template <class T> auto wide(T x) {
   if constexpr (tx::is_narrow_float_v<T>) return static_cast<ld>(static_cast<float>(x));
+  else if constexpr (tx::is_complex_v<T>) return std::complex<ld>(static_cast<ld>(x.real()), static_cast<ld>(x.imag()));
   else return static_cast<ld>(x);
 }
 

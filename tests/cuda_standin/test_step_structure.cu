@@ -7,6 +7,7 @@
 #include <texpr/texpr.hpp>
 
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -106,6 +107,36 @@ TEST_CASE("single operations: one launch, one GEMM, one sync") {
     CHECK(r.launches.empty());
     CHECK(r.syncs.empty());
   }
+}
+
+TEST_CASE("a complex matmul is one cuBLAS GEMM on CUDA_C_32F / CUDA_C_64F, batched, transposed operands in place") {
+  const tx::tensor<std::complex<float>, 3, tx::cuda> a = tx::zeros<std::complex<float>, tx::cuda>({3, 4, 5});
+  const tx::tensor<std::complex<float>, 3, tx::cuda> b = tx::zeros<std::complex<float>, tx::cuda>({3, 2, 5});
+  {
+    const sd::scope s;
+    const tx::tensor<std::complex<float>, 3, tx::cuda> c = tx::matmul(a, tx::transpose(b));  // (3, 4, 5) x (3, 5, 2)
+    const auto r = s.taken();
+    MESSAGE(sd::describe(r));
+    REQUIRE(r.gemms.size() == 1);
+    CHECK(r.gemms[0].m == 2);  // cuBLAS computes c^T = b^T a^T
+    CHECK(r.gemms[0].n == 4);
+    CHECK(r.gemms[0].k == 5);
+    CHECK(r.gemms[0].batch == 3);
+    CHECK(r.gemms[0].transa == CUBLAS_OP_T);  // the transposed b read in place, not copied
+    CHECK(r.gemms[0].a_type == CUDA_C_32F);
+    CHECK(r.gemms[0].c_type == CUDA_C_32F);
+    CHECK(r.gemms[0].compute_type == CUBLAS_COMPUTE_32F);
+    CHECK(r.launches.empty());
+  }
+  const tx::tensor<std::complex<double>, 2, tx::cuda> x = tx::zeros<std::complex<double>, tx::cuda>({6, 7});
+  const tx::tensor<std::complex<double>, 2, tx::cuda> w = tx::zeros<std::complex<double>, tx::cuda>({7, 8});
+  const sd::scope s;
+  const tx::tensor<std::complex<double>, 2, tx::cuda> y = tx::matmul(x, w);
+  const auto r = s.taken();
+  REQUIRE(r.gemms.size() == 1);
+  CHECK(r.gemms[0].a_type == CUDA_C_64F);
+  CHECK(r.gemms[0].compute_type == CUBLAS_COMPUTE_64F);
+  CHECK(tx::placement(tx::matmul(x, w)).find("cublas_gemm") != std::string::npos);
 }
 
 // ---- the MLP training step of examples/mlp/mlp.cpp: 784-256-256-10 ELU network, batch 128, SGD ----

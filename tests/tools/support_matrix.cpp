@@ -16,17 +16,21 @@ namespace tx = texpr;
 namespace {
 
 template <class Rows> void table(const char* backend) {
-  std::vector<std::string> ops;
-  std::map<std::string, std::map<std::string, int>> cells;  // op -> dtype -> oldest architecture (0: any)
-  std::map<std::string, std::string> implementations;
+  // One line per table row, in order: an op with rows for different dtypes (matmul: real and complex) has one line
+  // for each, with that row's dtypes and implementation.
+  struct line {
+    std::string op, implementation;
+    std::map<std::string, int> cells;  // dtype -> oldest architecture (0: any)
+  };
+  std::vector<line> lines;
   tx::detail::for_each_type(Rows{}, [&]<class Row>() {
-    const std::string op(Row::template op_for<float>::name);
-    ops.push_back(op);
-    implementations[op] = std::string(Row::implementation::name);
+    line& l = lines.emplace_back();
+    l.op = std::string(Row::template op_for<float>::name);
+    l.implementation = std::string(Row::implementation::name);
     using Op = typename Row::template op_for<float>;
-    if constexpr (requires { Op::header; }) implementations[op] += " (`#include <" + std::string(Op::header) + ">`)";
+    if constexpr (requires { Op::header; }) l.implementation += " (`#include <" + std::string(Op::header) + ">`)";
     tx::detail::for_each_type(typename tx::detail::set_list<typename Row::dtypes>::type{},
-                              [&]<class T>() { cells[op][std::string(tx::dtype_name_v<T>)] = Row::template min_arch<T>; });
+                              [&]<class T>() { l.cells[std::string(tx::dtype_name_v<T>)] = Row::template min_arch<T>; });
   });
   std::vector<std::string> dtypes;  // the columns: every dtype, in the canonical order
   tx::detail::for_each_type(tx::detail::dtype_order{}, [&]<class T>() { dtypes.emplace_back(tx::dtype_name_v<T>); });
@@ -35,15 +39,15 @@ template <class Rows> void table(const char* backend) {
   std::cout << " implementation |\n| --- |";
   for (std::size_t i = 0; i < dtypes.size(); ++i) std::cout << " :-: |";
   std::cout << " --- |\n";
-  for (const auto& op : ops) {
-    std::cout << "| " << op << " |";
+  for (const auto& l : lines) {
+    std::cout << "| " << l.op << " |";
     for (const auto& d : dtypes) {
-      const auto cell = cells[op].find(d);
-      if (cell == cells[op].end()) std::cout << " — |";
+      const auto cell = l.cells.find(d);
+      if (cell == l.cells.end()) std::cout << " — |";
       else if (cell->second == 0) std::cout << " ✓ |";
       else std::cout << " sm_" << cell->second << "+ |";  // needs that GPU architecture or newer
     }
-    std::cout << ' ' << implementations[op] << " |\n";
+    std::cout << ' ' << l.implementation << " |\n";
   }
   std::cout << '\n';
 }

@@ -510,9 +510,9 @@ struct make_complex : elementwise_op {
     template <class C> TEXPR_HOST_DEVICE static constexpr bool apply(C a, C b) { return EXPR; } \
   };
 /// a == b.
-TEXPR_PREDICATE(equal, numeric_and_bool, a == b, false)
+TEXPR_PREDICATE(equal, numeric_and_bool + complex_dtypes, a == b, false)
 /// a != b.
-TEXPR_PREDICATE(not_equal, numeric_and_bool, a != b, false)
+TEXPR_PREDICATE(not_equal, numeric_and_bool + complex_dtypes, a != b, false)
 /// a < b.
 TEXPR_PREDICATE(less, numeric, a < b, true)
 /// a <= b.
@@ -540,7 +540,7 @@ struct logical_not : elementwise_op {
 struct where : elementwise_op {
   static constexpr std::string_view name = "where";
   static constexpr std::string_view summary = "cond ? a : b; its dtype is that of a and b";
-  static constexpr auto dtypes = numeric_and_bool;
+  static constexpr auto dtypes = numeric_and_bool + complex_dtypes;
   static constexpr bool selects = true;  ///< Reads a bool condition and two values of the result's dtype.
   template <class T> TEXPR_HOST_DEVICE static constexpr T apply(bool c, T a, T b) { return c ? a : b; }
 };

@@ -22,7 +22,7 @@ namespace texpr::op {
 /// Base of layout op tags.
 struct layout_op {
   static constexpr kind category = kind::layout;  ///< A view of the operand's memory.
-  static constexpr auto dtypes = all_dtypes;      ///< Moves elements of any dtype.
+  static constexpr auto dtypes = all_dtypes + complex_dtypes;  ///< Moves elements of any dtype.
 };
 
 /// Swaps the last two axes.
@@ -188,7 +188,7 @@ struct broadcast_to : layout_op {
 struct concat {
   static constexpr std::string_view name = "concat";  ///< Shown by tx::placement.
   static constexpr kind category = kind::computed;    ///< Evaluated into memory.
-  static constexpr auto dtypes = all_dtypes;          ///< Moves elements of any dtype.
+  static constexpr auto dtypes = all_dtypes + complex_dtypes;  ///< Moves elements of any dtype.
 };
 
 } // namespace texpr::op

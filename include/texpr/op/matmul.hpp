@@ -16,7 +16,7 @@ namespace texpr::op {
 struct matmul {
   static constexpr std::string_view name = "matmul";  ///< Shown by tx::placement.
   static constexpr kind category = kind::computed;    ///< Evaluated by a GEMM.
-  static constexpr auto dtypes = numeric;             ///< Defined on (integers exactly, wrapping).
+  static constexpr auto dtypes = numeric + complex_dtypes;  ///< Defined on (integers exactly, wrapping).
 };
 
 /// Matrix product of 8-bit operands into a wider result, with matmul's shape rules: int8 x int8 accumulates exactly

@@ -77,7 +77,7 @@ struct mean : reduction_op {
 /// Product; integers wrap around.
 struct prod : reduction_op {
   static constexpr std::string_view name = "prod";  ///< Shown by tx::placement.
-  static constexpr auto dtypes = numeric;           ///< Defined on.
+  static constexpr auto dtypes = numeric + complex_dtypes;  ///< Defined on.
   static constexpr vector_fold fold = vector_fold::mul;  ///< Lanes multiply.
   template <class A> TEXPR_HOST_DEVICE constexpr A identity() const { return A(1); }
   template <class A> TEXPR_HOST_DEVICE constexpr A combine(A a, A b) const {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // cuda_kernels::cublas_gemm: matmul on the GPU through cuBLAS (cublasGemmStridedBatchedEx): float (TF32 opt-in),
-// double, half and bfloat16 (fp32 accumulation). One cached cuBLAS handle per device and thread, its stream set per
-// call. Transposed, vector and batch-broadcast operands are read in place.
+// double, half and bfloat16 (fp32 accumulation), complex64 and complex128 (CUDA_C_32F / CUDA_C_64F). One cached
+// cuBLAS handle per device and thread, its stream set per call. Transposed, vector and batch-broadcast operands are
+// read in place.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -11,6 +12,7 @@
 
 #include <atomic>
 #include <climits>
+#include <complex>
 #include <stdexcept>
 #include <cstddef>
 #include <map>
@@ -120,6 +122,19 @@ template <> struct gemm_types<bfloat16> {
   static constexpr cudaDataType_t data = CUDA_R_16BF;
   using scale = float;
   static cublasComputeType_t compute() { return CUBLAS_COMPUTE_32F; }
+};
+
+// The complex dtypes (std::complex<T> has cuComplex's and cuDoubleComplex's layout): cuBLAS's cgemm and zgemm through
+// the same call, with complex scales and fp32 / fp64 compute (TF32 stays a float-matmul opt-in).
+template <> struct gemm_types<std::complex<float>> {
+  static constexpr cudaDataType_t data = CUDA_C_32F;
+  using scale = std::complex<float>;
+  static cublasComputeType_t compute() { return CUBLAS_COMPUTE_32F; }
+};
+template <> struct gemm_types<std::complex<double>> {
+  static constexpr cudaDataType_t data = CUDA_C_64F;
+  using scale = std::complex<double>;
+  static cublasComputeType_t compute() { return CUBLAS_COMPUTE_64F; }
 };
 
 inline int blas_int(index_t v, const char* what) {

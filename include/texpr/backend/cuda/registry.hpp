@@ -158,7 +158,8 @@ struct scatter_rows {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
-/// cuBLAS (cublasGemmStridedBatchedEx): fp32 (TF32 opt-in), fp64, and fp16/bf16 with fp32 accumulation (gemm.hpp).
+/// cuBLAS (cublasGemmStridedBatchedEx): fp32 (TF32 opt-in), fp64, and fp16/bf16 with fp32 accumulation; complex64
+/// and complex128 as CUDA_C_32F / CUDA_C_64F (cuBLAS's cgemm/zgemm; fp32 and fp64 compute, no TF32) (gemm.hpp).
 struct cublas_gemm {
   static constexpr std::string_view name = "cublas_gemm";  ///< Shown by tx::placement.
   /// Enqueues only stream-ordered work (no host wait, no host read of device data, allocations from texpr's device
@@ -234,6 +235,7 @@ struct cublaslt_gemm {
   X(imag,           declared,                                  fused_elementwise,  any_arch) \
   X(angle,          declared,                                  fused_elementwise,  any_arch) \
   X(make_complex,   declared,                                  fused_elementwise,  any_arch) \
+  X(matmul,         complex_dtypes,                            cublas_gemm,        any_arch) \
   X(equal,          declared + half_floats,                    fused_elementwise,  any_arch) \
   X(not_equal,      declared + half_floats,                    fused_elementwise,  any_arch) \
   X(less,           declared + half_floats,                    fused_elementwise,  any_arch) \
@@ -298,7 +300,7 @@ struct cublaslt_gemm {
   X(embedding,      declared + half_floats,                    composed,           any_arch) \
   X(index_add,      declared + half_floats,                    composed,           any_arch) \
   X(scatter_add,    declared + half_floats,                    composed,           any_arch) \
-  X(matmul,         declared + half_floats - signed_integral,  cublas_gemm,        sm_80(dtype_set<bfloat16>{})) \
+  X(matmul,         declared + half_floats - signed_integral - complex_dtypes, cublas_gemm, sm_80(dtype_set<bfloat16>{})) \
   X(scaled_matmul,  declared - dtype_set<float8_e5m2>{},       cublaslt_gemm,      sm_75(dtype_set<std::int8_t>{}) + sm_89(float8))
 // clang-format on
 

@@ -222,6 +222,16 @@ struct blocked_gemm {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// matmul of complex64/complex128 as one real GEMM of the blocked kernel (gemm.hpp): A's parts read in place as an
+/// (m x 2k) real matrix, B expanded to the (2k x 2n) real matrix of 2x2 blocks [re im; -im re], C written as the
+/// (m x 2n) real matrix of its parts: the four real products of the textbook formula, as BLAS's cgemm/zgemm
+/// (matmul.hpp).
+struct complex_gemm {
+  static constexpr std::string_view name = "complex_gemm";  ///< Shown by tx::placement.
+  /// dest = the matmul node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// A product of 8-bit operands into a wider result (scaled_matmul): plain loops, B widened once per batch, int32
 /// (wrapping) or float accumulation; the reference the GPU's tensor-core GEMMs are checked against (matmul.hpp).
 struct widening_gemm {
@@ -285,6 +295,7 @@ struct gemm_epilogue {
   X(imag,           declared,              fused_elementwise) \
   X(angle,          declared,              fused_elementwise) \
   X(make_complex,   declared,              fused_elementwise) \
+  X(matmul,         complex_dtypes,        complex_gemm) \
   X(equal,          declared,              fused_elementwise) \
   X(not_equal,      declared,              fused_elementwise) \
   X(less,           declared,              fused_elementwise) \
@@ -373,7 +384,7 @@ struct gemm_epilogue {
   X(embedding,      declared,              composed) \
   X(index_add,      declared,              composed) \
   X(scatter_add,    declared,              composed) \
-  X(matmul,         declared,              blocked_gemm) \
+  X(matmul,         declared - complex_dtypes, blocked_gemm) \
   X(scaled_matmul,  declared,              widening_gemm)
 // clang-format on
 
