@@ -147,20 +147,24 @@ template <operand A> auto ifft2(A&& x, norm mode = norm::backward, texpr::source
   return ifft(ifft(std::forward<A>(x), -1, -1, mode, loc), -1, -2, mode, loc);
 }
 
-namespace detail_n {
-/// fft along axes D, D - 1, ..., 0 of x.
-template <std::size_t D, class A> auto fftn_from(A&& x, norm mode, const texpr::source_location& loc) {
-  auto y = fft(std::forward<A>(x), -1, static_cast<index_t>(D), mode, loc);
+} // namespace fft
+
+namespace detail {
+/// fft along axes D, D - 1, ..., 0 of x (tx::fft::fftn).
+template <std::size_t D, class A> auto fftn_from(A&& x, fft::norm mode, const texpr::source_location& loc) {
+  auto y = fft::fft(std::forward<A>(x), -1, static_cast<index_t>(D), mode, loc);
   if constexpr (D == 0) return y;
   else return fftn_from<D - 1>(std::move(y), mode, loc);
 }
-} // namespace detail_n
+} // namespace detail
+
+namespace fft {
 
 /// Lazy transform over every axis (numpy.fft.fftn with the default axes): fft along each, last axis first.
 template <operand A> auto fftn(A&& x, norm mode = norm::backward, texpr::source_location loc = texpr::source_location::current()) {
   constexpr std::size_t R = texpr::detail::captured_t<A>::rank;
   static_assert(R >= 1, "texpr: tx::fft::fftn needs rank 1 or more");
-  return detail_n::fftn_from<R - 1>(std::forward<A>(x), mode, loc);
+  return texpr::detail::fftn_from<R - 1>(std::forward<A>(x), mode, loc);
 }
 
 /// The sample frequencies of a transform of length n with sample spacing d (numpy.fft.fftfreq): [0, 1, ...,
