@@ -201,3 +201,26 @@ TEST_CASE("tx::fft: empty batches give empty results; bad n, axis and empty exte
   CHECK(message_of([] { (void)tx::fft::fftfreq(0); }).find("fft::fftfreq needs n >= 1") != std::string::npos);
   CHECK(message_of([&] { (void)tx::fft::fftshift(x, 5); }).find("fft::fftshift axis 5 is out of range for shape (3, 4)") != std::string::npos);
 }
+
+TEST_CASE("tx::fft: a batch spread over the pool gives one thread's bits, along every axis") {
+  tx::tensor<c128, 3> z({3, 64, 700});
+  tx::tensor<double, 3> x({3, 64, 700});
+  for (tx::index_t i = 0; i < z.size(); ++i) {
+    z.data()[i] = c128(std::sin(0.37 * double(i)), std::cos(0.11 * double(i)));
+    x.data()[i] = std::sin(0.23 * double(i));
+  }
+  const auto same = [](const auto& a, const auto& b) {
+    return a.shape() == b.shape() && std::equal(a.data(), a.data() + a.size(), b.data());
+  };
+  tx::set_num_threads(1);
+  const tx::tensor<c128, 3> a2 = tx::fft::fft(z, -1, 2), a1 = tx::fft::ifft(z, -1, 1), a0 = tx::fft::fft(z, -1, 0);
+  const tx::tensor<c128, 3> r1 = tx::fft::rfft(x, -1, 1);
+  const tx::tensor<double, 3> c2 = tx::fft::irfft(z, 1398, 2);
+  tx::set_num_threads(4);
+  CHECK(same(a2, tx::tensor<c128, 3>(tx::fft::fft(z, -1, 2))));
+  CHECK(same(a1, tx::tensor<c128, 3>(tx::fft::ifft(z, -1, 1))));
+  CHECK(same(a0, tx::tensor<c128, 3>(tx::fft::fft(z, -1, 0))));
+  CHECK(same(r1, tx::tensor<c128, 3>(tx::fft::rfft(x, -1, 1))));
+  CHECK(same(c2, tx::tensor<double, 3>(tx::fft::irfft(z, 1398, 2))));
+  tx::set_num_threads(0);
+}

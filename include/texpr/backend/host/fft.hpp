@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "texpr/backend/host/fft_engine.hpp"
+#include "texpr/backend/host/loops.hpp"
 #include "texpr/backend/host/registry.hpp"
 #include "texpr/core/context.hpp"
 #include "texpr/eval/evaluate.hpp"
@@ -40,18 +41,27 @@ void fft_fit_lines(const T* src, index_t outer, index_t m, index_t inner, index_
 }
 
 /// Calls transform(in, in_layout, out, out_layout, count) over every line of the axis: lines of length in_length
-/// in `in` and out_length in `out`, both contiguous arrays of outer x length x inner. A last axis is one batch of
-/// rows; another axis is a batch of inner strided lines per outer index.
+/// in `in` and out_length in `out`, both contiguous arrays of outer x length x inner. A last axis is a batch of
+/// rows; another axis a batch of inner strided lines per outer index. The lines are spread over the pool in ranges
+/// of at least 16 (a strided block's lines) and about 64 Ki values; each line is computed the same whatever the
+/// thread count.
 template <class In, class Out, class F>
 void fft_each_batch(const In* in, index_t in_length, Out* out, index_t out_length, index_t outer, index_t inner, F transform) {
-  if (outer == 0 || inner == 0) return;
-  if (inner == 1) {
-    transform(in, fft_layout{1, in_length}, out, fft_layout{1, out_length}, static_cast<std::size_t>(outer));
-    return;
-  }
-  for (index_t o = 0; o < outer; ++o)
-    transform(in + o * in_length * inner, fft_layout{inner, 1}, out + o * out_length * inner, fft_layout{inner, 1},
-              static_cast<std::size_t>(inner));
+  const index_t lines = outer * inner;
+  const index_t grain = std::max<index_t>(16, (index_t{1} << 16) / std::max<index_t>(1, in_length + out_length));
+  for_ranges(lines, grain, [&](index_t first, index_t last) {
+    if (inner == 1) {
+      transform(in + first * in_length, fft_layout{1, in_length}, out + first * out_length, fft_layout{1, out_length},
+                static_cast<std::size_t>(last - first));
+      return;
+    }
+    for (index_t l = first; l < last;) {  // the range's lines, an outer index at a time
+      const index_t o = l / inner, i = l % inner, end = std::min(last, (o + 1) * inner);
+      transform(in + o * in_length * inner + i, fft_layout{inner, 1}, out + o * out_length * inner + i, fft_layout{inner, 1},
+                static_cast<std::size_t>(end - l));
+      l = end;
+    }
+  });
 }
 
 /// Runs node n's transform into dest: the operand read contiguous, fitted to `need` values per line (the
