@@ -13,8 +13,8 @@
 namespace tx = texpr;
 
 int main() {
-  constexpr tx::index_t n = 1000;          // samples
-  constexpr double rate = 1000.0;          // Hz: bins are 1 Hz apart
+  constexpr tx::index_t n = 1000;  // samples
+  constexpr double rate = 1000.0;  // Hz: bins are 1 Hz apart
   constexpr double f1 = 50, f2 = 120, interference = 400, cutoff = 200;
   constexpr double a1 = 1.5, p1 = 0.3, a2 = 0.7, p2 = -1.1;
   constexpr double two_pi = 2 * std::numbers::pi;

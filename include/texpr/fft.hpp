@@ -15,9 +15,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "texpr/texpr.hpp"
-#include "texpr/expr/fft.hpp"
 #include "texpr/backend/host/fft.hpp"
+#include "texpr/expr/fft.hpp"
+#include "texpr/texpr.hpp"
 
 namespace texpr {
 namespace detail {
@@ -55,16 +55,20 @@ inline double fft_scale(fft::norm mode, index_t n, bool forward) {
 
 /// x captured as a complex expression: complex stays, float becomes complex64 and double complex128 (NumPy's
 /// float32 semantics, as PyTorch's); other dtypes do not compile.
-template <class A> auto fft_complex_operand(A&& x) {
+template <class A>
+auto fft_complex_operand(A&& x) {
   using T = typename captured_t<A>::value_type;
   static_assert(is_complex_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double>,
                 "texpr: tx::fft takes float, double, complex64 or complex128; cast other dtypes first");
-  if constexpr (is_complex_v<T>) return capture(std::forward<A>(x));
-  else return capture(cast<std::complex<T>>(std::forward<A>(x)));
+  if constexpr (is_complex_v<T>)
+    return capture(std::forward<A>(x));
+  else
+    return capture(cast<std::complex<T>>(std::forward<A>(x)));
 }
 
 /// The node of a complex transform Op (fft or ifft) of x.
-template <class Op, class A> auto fft_complex_node(A&& x, index_t n, index_t axis, fft::norm mode, const texpr::source_location& loc) {
+template <class Op, class A>
+auto fft_complex_node(A&& x, index_t n, index_t axis, fft::norm mode, const texpr::source_location& loc) {
   static_assert(captured_t<A>::rank >= 1, "texpr: tx::fft transforms need rank 1 or more");
   auto c = fft_complex_operand(std::forward<A>(x));
   const std::size_t a = fft_axis(axis, c.shape(), Op::name, loc);
@@ -74,19 +78,23 @@ template <class Op, class A> auto fft_complex_node(A&& x, index_t n, index_t axi
 }
 
 /// c rolled along `axis` by m / 2 (fftshift: numpy.roll(x, m // 2)) or back by -(m / 2) (ifftshift), m its extent.
-template <class C> auto fft_roll_half(const C& c, std::size_t axis, bool inverse) {
+template <class C>
+auto fft_roll_half(const C& c, std::size_t axis, bool inverse) {
   const index_t m = c.shape()[axis];
   const index_t cut = inverse ? m / 2 : m - m / 2;  // the first `cut` elements move to the end
   const auto a = static_cast<index_t>(axis);
   return concat(a, slice(c, a, cut, m), slice(c, a, 0, cut));
 }
 /// c rolled as fft_roll_half along every axis from D on.
-template <std::size_t D, class C> auto fft_roll_all(const C& c, bool inverse) {
-  if constexpr (D == C::rank) return c;
-  else return fft_roll_all<D + 1>(capture(fft_roll_half(c, D, inverse)), inverse);
+template <std::size_t D, class C>
+auto fft_roll_all(const C& c, bool inverse) {
+  if constexpr (D == C::rank)
+    return c;
+  else
+    return fft_roll_all<D + 1>(capture(fft_roll_half(c, D, inverse)), inverse);
 }
 
-} // namespace detail
+}  // namespace detail
 
 namespace fft {
 
@@ -137,31 +145,37 @@ auto irfft(A&& x, index_t n = -1, index_t axis = -1, norm mode = norm::backward,
 }
 
 /// Lazy two-dimensional transform over the last two axes (numpy.fft.fft2 with the default axes): fft along each.
-template <operand A> auto fft2(A&& x, norm mode = norm::backward, texpr::source_location loc = texpr::source_location::current()) {
+template <operand A>
+auto fft2(A&& x, norm mode = norm::backward, texpr::source_location loc = texpr::source_location::current()) {
   static_assert(detail::captured_t<A>::rank >= 2, "texpr: tx::fft::fft2 needs rank 2 or more");
   return fft(fft(std::forward<A>(x), -1, -1, mode, loc), -1, -2, mode, loc);
 }
 /// Lazy inverse of fft2 over the last two axes (numpy.fft.ifft2).
-template <operand A> auto ifft2(A&& x, norm mode = norm::backward, texpr::source_location loc = texpr::source_location::current()) {
+template <operand A>
+auto ifft2(A&& x, norm mode = norm::backward, texpr::source_location loc = texpr::source_location::current()) {
   static_assert(detail::captured_t<A>::rank >= 2, "texpr: tx::fft::ifft2 needs rank 2 or more");
   return ifft(ifft(std::forward<A>(x), -1, -1, mode, loc), -1, -2, mode, loc);
 }
 
-} // namespace fft
+}  // namespace fft
 
 namespace detail {
 /// fft along axes D, D - 1, ..., 0 of x (tx::fft::fftn).
-template <std::size_t D, class A> auto fftn_from(A&& x, fft::norm mode, const texpr::source_location& loc) {
+template <std::size_t D, class A>
+auto fftn_from(A&& x, fft::norm mode, const texpr::source_location& loc) {
   auto y = fft::fft(std::forward<A>(x), -1, static_cast<index_t>(D), mode, loc);
-  if constexpr (D == 0) return y;
-  else return fftn_from<D - 1>(std::move(y), mode, loc);
+  if constexpr (D == 0)
+    return y;
+  else
+    return fftn_from<D - 1>(std::move(y), mode, loc);
 }
-} // namespace detail
+}  // namespace detail
 
 namespace fft {
 
 /// Lazy transform over every axis (numpy.fft.fftn with the default axes): fft along each, last axis first.
-template <operand A> auto fftn(A&& x, norm mode = norm::backward, texpr::source_location loc = texpr::source_location::current()) {
+template <operand A>
+auto fftn(A&& x, norm mode = norm::backward, texpr::source_location loc = texpr::source_location::current()) {
   constexpr std::size_t R = texpr::detail::captured_t<A>::rank;
   static_assert(R >= 1, "texpr: tx::fft::fftn needs rank 1 or more");
   return texpr::detail::fftn_from<R - 1>(std::forward<A>(x), mode, loc);
@@ -182,30 +196,35 @@ auto fftfreq(index_t n, double d = 1.0, texpr::source_location loc = texpr::sour
 /// / (d n), a lazy rank-1 expression of dtype T (double by default) on B.
 template <class T = double, class B = host>
 auto rfftfreq(index_t n, double d = 1.0, texpr::source_location loc = texpr::source_location::current()) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: tx::fft::rfftfreq gives float or double");
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "texpr: tx::fft::rfftfreq gives float or double");
   if (n < 1) throw shape_error(texpr::detail::at(loc) + "texpr: fft::rfftfreq needs n >= 1; got " + std::to_string(n));
   return cast<T>(arange<std::int64_t, B>(n / 2 + 1, loc)) * static_cast<T>(1.0 / (static_cast<double>(n) * d));
 }
 
 /// x with the zero frequency moved to the centre of `axis` (numpy.fft.fftshift with one axis): a lazy roll by
 /// m / 2, two slices concatenated.
-template <operand A> auto fftshift(A&& x, index_t axis, texpr::source_location loc = texpr::source_location::current()) {
+template <operand A>
+auto fftshift(A&& x, index_t axis, texpr::source_location loc = texpr::source_location::current()) {
   auto c = texpr::detail::capture(std::forward<A>(x));
   return texpr::detail::fft_roll_half(c, texpr::detail::fft_axis(axis, c.shape(), "fftshift", loc), false);
 }
 /// fftshift over every axis (numpy.fft.fftshift's default).
-template <operand A> auto fftshift(A&& x) {
+template <operand A>
+auto fftshift(A&& x) {
   return texpr::detail::fft_roll_all<0>(texpr::detail::capture(std::forward<A>(x)), false);
 }
 /// The inverse of fftshift along `axis` (numpy.fft.ifftshift with one axis): a roll by -(m / 2).
-template <operand A> auto ifftshift(A&& x, index_t axis, texpr::source_location loc = texpr::source_location::current()) {
+template <operand A>
+auto ifftshift(A&& x, index_t axis, texpr::source_location loc = texpr::source_location::current()) {
   auto c = texpr::detail::capture(std::forward<A>(x));
   return texpr::detail::fft_roll_half(c, texpr::detail::fft_axis(axis, c.shape(), "ifftshift", loc), true);
 }
 /// ifftshift over every axis (numpy.fft.ifftshift's default).
-template <operand A> auto ifftshift(A&& x) {
+template <operand A>
+auto ifftshift(A&& x) {
   return texpr::detail::fft_roll_all<0>(texpr::detail::capture(std::forward<A>(x)), true);
 }
 
-} // namespace fft
-} // namespace texpr
+}  // namespace fft
+}  // namespace texpr

@@ -36,16 +36,21 @@ const tx::npz_archive& fixture() {
   return f;
 }
 
-template <class T> constexpr double tolerance = 64 * static_cast<double>(std::numeric_limits<T>::epsilon());
+template <class T>
+constexpr double tolerance = 64 * static_cast<double>(std::numeric_limits<T>::epsilon());
 double worst_eps = 0;  // the worst error seen, in units of eps of its precision
 
-template <class T> c128 widen(T v) {
-  if constexpr (tx::is_complex_v<T>) return {static_cast<double>(v.real()), static_cast<double>(v.imag())};
-  else return {static_cast<double>(v), 0.0};
+template <class T>
+c128 widen(T v) {
+  if constexpr (tx::is_complex_v<T>)
+    return {static_cast<double>(v.real()), static_cast<double>(v.imag())};
+  else
+    return {static_cast<double>(v), 0.0};
 }
 
 /// Checks got against NumPy's `key` (same shape, relative L2 within tolerance<precision of G>).
-template <class W, class G, std::size_t R> void expect_numpy(const tx::tensor<G, R>& got, const std::string& key) {
+template <class W, class G, std::size_t R>
+void expect_numpy(const tx::tensor<G, R>& got, const std::string& key) {
   using real = typename tx::detail::real_of<G>::type;
   const auto want = fixture().get<W, R>(key);
   INFO(key << " (" << tx::dtype_name_v<G> << ")");
@@ -61,7 +66,8 @@ template <class W, class G, std::size_t R> void expect_numpy(const tx::tensor<G,
 }
 
 /// The fixture's input `name` in dtype T (exact: multiples of 2^-12).
-template <class T, std::size_t R> tx::tensor<T, R> input(const std::string& name) {
+template <class T, std::size_t R>
+tx::tensor<T, R> input(const std::string& name) {
   using W = std::conditional_t<tx::is_complex_v<T>, c128, double>;
   return tx::tensor<T, R>(tx::cast<T>(fixture().get<W, R>("in_" + name)));
 }
@@ -79,7 +85,8 @@ const tx::fft::norm modes[] = {tx::fft::norm::backward, tx::fft::norm::ortho, tx
 const char* const mode_names[] = {"backward", "ortho", "forward"};
 
 /// The ops in every norm mode, their n and axis options, in real precision T (complex64/float or complex128/double).
-template <class T> void check_precision() {
+template <class T>
+void check_precision() {
   using C = std::complex<T>;
   const auto z = input<C, 2>("z");
   const auto r = input<T, 2>("r");
@@ -127,7 +134,7 @@ template <class T> void check_precision() {
   CHECK(err <= 16 * double(std::numeric_limits<T>::epsilon()));
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("tx::fft: every op and norm mode against NumPy, complex128 and complex64 (float32 input)") {
   worst_eps = 0;
@@ -174,7 +181,8 @@ TEST_CASE("tx::fft: frequencies and shifts against NumPy") {
   CHECK(std::equal(round.data(), round.data() + 7, s7.data()));
 }
 
-TEST_CASE("tx::fft: empty batches give empty results; bad n, axis and empty extents are shape_errors naming op and shape") {
+TEST_CASE(
+    "tx::fft: empty batches give empty results; bad n, axis and empty extents are shape_errors naming op and shape") {
   const tx::tensor<c128, 2> none({0, 8});
   const tx::tensor<c128, 2> a = tx::fft::fft(none);
   CHECK(a.shape() == tx::shape_t<2>{0, 8});
@@ -193,13 +201,18 @@ TEST_CASE("tx::fft: empty batches give empty results; bad n, axis and empty exte
   CHECK(n0.find("(3, 4)") != std::string::npos);
   const std::string axis = message_of([&] { (void)tx::fft::ifft(x, -1, 2); });
   CHECK(axis.find("fft::ifft axis 2 is out of range for shape (3, 4)") != std::string::npos);
-  CHECK(message_of([&] { (void)tx::fft::rfft(reals, -1, -3); }).find("fft::rfft axis -3 is out of range for shape (3, 0)") != std::string::npos);
+  CHECK(message_of([&] {
+          (void)tx::fft::rfft(reals, -1, -3);
+        }).find("fft::rfft axis -3 is out of range for shape (3, 0)") != std::string::npos);
   const std::string empty = message_of([&] { (void)tx::fft::rfft(reals); });
-  CHECK(empty.find("fft::rfft needs a transform length n >= 1; got 0 from axis 1 of shape (3, 0)") != std::string::npos);
+  CHECK(empty.find("fft::rfft needs a transform length n >= 1; got 0 from axis 1 of shape (3, 0)") !=
+        std::string::npos);
   const std::string one = message_of([&] { (void)tx::fft::irfft(tx::tensor<c128, 1>({1})); });
   CHECK(one.find("fft::irfft needs a transform length n >= 1; got 0 from axis 0 of shape (1,)") != std::string::npos);
   CHECK(message_of([] { (void)tx::fft::fftfreq(0); }).find("fft::fftfreq needs n >= 1") != std::string::npos);
-  CHECK(message_of([&] { (void)tx::fft::fftshift(x, 5); }).find("fft::fftshift axis 5 is out of range for shape (3, 4)") != std::string::npos);
+  CHECK(message_of([&] {
+          (void)tx::fft::fftshift(x, 5);
+        }).find("fft::fftshift axis 5 is out of range for shape (3, 4)") != std::string::npos);
 }
 
 TEST_CASE("tx::fft: a batch spread over the pool gives one thread's bits, along every axis") {

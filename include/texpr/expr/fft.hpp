@@ -21,19 +21,29 @@ namespace fft {
 /// Which direction is scaled, as NumPy's `norm`: backward (the inverse by 1/n; the default), ortho (both by
 /// 1/sqrt(n)), forward (the forward by 1/n).
 enum class norm { backward, ortho, forward };
-} // namespace fft
+}  // namespace fft
 
 namespace detail {
 /// The dtype of Op's result on operand dtype T: rfft makes complex, irfft real, fft and ifft keep T.
-template <class Op, class T> struct fft_result { using type = T; };
-template <class T> struct fft_result<op::rfft, T> { using type = std::complex<T>; };
-template <class T> struct fft_result<op::irfft, T> { using type = typename T::value_type; };
-} // namespace detail
+template <class Op, class T>
+struct fft_result {
+  using type = T;
+};
+template <class T>
+struct fft_result<op::rfft, T> {
+  using type = std::complex<T>;
+};
+template <class T>
+struct fft_result<op::irfft, T> {
+  using type = typename T::value_type;
+};
+}  // namespace detail
 
 /// Op along one axis of its operand C: each line of that axis (length m) is cut or padded with zeros to the
 /// transform's input length (n; n / 2 + 1 for irfft), transformed, and multiplied by the normalisation's scale.
 /// The result has C's shape with the axis' extent n (n / 2 + 1 for rfft).
-template <class Op, class C> class fft_expr : public expr_base<fft_expr<Op, C>> {
+template <class Op, class C>
+class fft_expr : public expr_base<fft_expr<Op, C>> {
  public:
   using texpr_node = void;
   using op_type = Op;
@@ -60,7 +70,10 @@ template <class Op, class C> class fft_expr : public expr_base<fft_expr<Op, C>> 
   /// What every output is multiplied by (1, 1 / n or 1 / sqrt(n)).
   double scale() const { return scale_; }
   /// The same op over another operand of the same shape.
-  template <class D> fft_expr<Op, D> with_operands(D d) const { return fft_expr<Op, D>(std::move(d), axis_, n_, scale_); }
+  template <class D>
+  fft_expr<Op, D> with_operands(D d) const {
+    return fft_expr<Op, D>(std::move(d), axis_, n_, scale_);
+  }
 
  private:
   detail::tuple<C> c_;
@@ -69,4 +82,4 @@ template <class Op, class C> class fft_expr : public expr_base<fft_expr<Op, C>> 
   double scale_;
 };
 
-} // namespace texpr
+}  // namespace texpr

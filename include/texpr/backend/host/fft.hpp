@@ -22,7 +22,8 @@
 namespace texpr::detail::host_impl {
 
 /// The extents before and after `axis` of s, multiplied out (the batch of an axis' lines: outer x inner).
-template <std::size_t R> void fft_batch(const shape_t<R>& s, std::size_t axis, index_t& outer, index_t& inner) {
+template <std::size_t R>
+void fft_batch(const shape_t<R>& s, std::size_t axis, index_t& outer, index_t& inner) {
   outer = 1;
   inner = 1;
   for (std::size_t d = 0; d < axis; ++d) outer *= s[d];
@@ -35,7 +36,8 @@ template <class T>
 void fft_fit_lines(const T* src, index_t outer, index_t m, index_t inner, index_t need, T* dst) {
   const index_t keep = std::min(m, need);
   for (index_t o = 0; o < outer; ++o) {
-    if (keep > 0) std::memcpy(dst + o * need * inner, src + o * m * inner, static_cast<std::size_t>(keep * inner) * sizeof(T));
+    if (keep > 0)
+      std::memcpy(dst + o * need * inner, src + o * m * inner, static_cast<std::size_t>(keep * inner) * sizeof(T));
     std::fill(dst + (o * need + keep) * inner, dst + (o + 1) * need * inner, T(0));
   }
 }
@@ -46,7 +48,8 @@ void fft_fit_lines(const T* src, index_t outer, index_t m, index_t inner, index_
 /// of at least 16 (a strided block's lines) and about 64 Ki values; each line is computed the same whatever the
 /// thread count.
 template <class In, class Out, class F>
-void fft_each_batch(const In* in, index_t in_length, Out* out, index_t out_length, index_t outer, index_t inner, F transform) {
+void fft_each_batch(const In* in, index_t in_length, Out* out, index_t out_length, index_t outer, index_t inner,
+                    F transform) {
   const index_t lines = outer * inner;
   const index_t grain = std::max<index_t>(16, (index_t{1} << 16) / std::max<index_t>(1, in_length + out_length));
   for_ranges(lines, grain, [&](index_t first, index_t last) {
@@ -57,8 +60,8 @@ void fft_each_batch(const In* in, index_t in_length, Out* out, index_t out_lengt
     }
     for (index_t l = first; l < last;) {  // the range's lines, an outer index at a time
       const index_t o = l / inner, i = l % inner, end = std::min(last, (o + 1) * inner);
-      transform(in + o * in_length * inner + i, fft_layout{inner, 1}, out + o * out_length * inner + i, fft_layout{inner, 1},
-                static_cast<std::size_t>(end - l));
+      transform(in + o * in_length * inner + i, fft_layout{inner, 1}, out + o * out_length * inner + i,
+                fft_layout{inner, 1}, static_cast<std::size_t>(end - l));
       l = end;
     }
   });
@@ -84,36 +87,39 @@ void fft_run(const N& n, const view<T, R, host>& dest, context<host>& ctx, index
   fft_each_batch(in, need, dest.data(), dest.shape()[n.axis()], outer, inner, transform);
 }
 
-} // namespace texpr::detail::host_impl
+}  // namespace texpr::detail::host_impl
 
 namespace texpr::host_kernels {
 
-template <class N, class T, std::size_t R> void fft_c2c::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+template <class N, class T, std::size_t R>
+void fft_c2c::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
   using real = typename T::value_type;
   const auto length = static_cast<std::size_t>(n.length());
   const auto scale = static_cast<real>(n.scale());
   constexpr bool forward = std::is_same_v<typename N::op_type, op::fft>;
-  detail::host_impl::fft_run(n, dest, ctx, n.length(), [&](const T* in, detail::fft_layout li, T* out, detail::fft_layout lo, std::size_t count) {
-    detail::fft_c2c<real>(length, in, li, out, lo, count, forward, scale);
-  });
-}
-
-template <class N, class T, std::size_t R> void fft_r2c::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
-  using real = typename T::value_type;
-  const auto length = static_cast<std::size_t>(n.length());
-  const auto scale = static_cast<real>(n.scale());
-  detail::host_impl::fft_run(n, dest, ctx, n.length(), [&](const real* in, detail::fft_layout li, T* out, detail::fft_layout lo, std::size_t count) {
-    detail::fft_r2c<real>(length, in, li, out, lo, count, scale);
-  });
-}
-
-template <class N, class T, std::size_t R> void fft_c2r::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
-  const auto length = static_cast<std::size_t>(n.length());
-  const auto scale = static_cast<T>(n.scale());
-  detail::host_impl::fft_run(n, dest, ctx, n.length() / 2 + 1,
-                             [&](const std::complex<T>* in, detail::fft_layout li, T* out, detail::fft_layout lo, std::size_t count) {
-                               detail::fft_c2r<T>(length, in, li, out, lo, count, scale);
+  detail::host_impl::fft_run(n, dest, ctx, n.length(),
+                             [&](const T* in, detail::fft_layout li, T* out, detail::fft_layout lo, std::size_t count) {
+                               detail::fft_c2c<real>(length, in, li, out, lo, count, forward, scale);
                              });
 }
 
-} // namespace texpr::host_kernels
+template <class N, class T, std::size_t R>
+void fft_r2c::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  using real = typename T::value_type;
+  const auto length = static_cast<std::size_t>(n.length());
+  const auto scale = static_cast<real>(n.scale());
+  detail::host_impl::fft_run(n, dest, ctx, n.length(),
+                             [&](const real* in, detail::fft_layout li, T* out, detail::fft_layout lo,
+                                 std::size_t count) { detail::fft_r2c<real>(length, in, li, out, lo, count, scale); });
+}
+
+template <class N, class T, std::size_t R>
+void fft_c2r::run(const N& n, const view<T, R, host>& dest, context<host>& ctx) {
+  const auto length = static_cast<std::size_t>(n.length());
+  const auto scale = static_cast<T>(n.scale());
+  detail::host_impl::fft_run(n, dest, ctx, n.length() / 2 + 1,
+                             [&](const std::complex<T>* in, detail::fft_layout li, T* out, detail::fft_layout lo,
+                                 std::size_t count) { detail::fft_c2r<T>(length, in, li, out, lo, count, scale); });
+}
+
+}  // namespace texpr::host_kernels
