@@ -4213,6 +4213,55 @@ struct lu_solve : linalg_op {
 } // namespace texpr::op
 #endif // TEXPR_SI_TEXPR_OP_LINALG_HPP
 // ---- end texpr/op/linalg.hpp ----
+// ---- begin texpr/op/fft.hpp ----
+#ifndef TEXPR_SI_TEXPR_OP_FFT_HPP
+#define TEXPR_SI_TEXPR_OP_FFT_HPP
+// Discrete Fourier transform op tags (the family texpr/fft.hpp adds): one transform along one axis of a tensor,
+// every other axis a batch. Each reads its operand from memory (evaluated first when it is an expression): the FFT
+// engine takes strided lines, not accessors.
+
+namespace texpr::op {
+
+/// Base of the FFT ops: computed by the FFT engine over the lines of one axis.
+struct fft_op {
+  static constexpr kind category = kind::computed;             ///< Evaluated by a transform per line.
+  static constexpr std::string_view header = "texpr/fft.hpp";  ///< The opt-in header that brings the op.
+};
+
+/// The forward complex transform along one axis, X_k = s sum_j x_j exp(-2 pi i jk / n) (numpy.fft.fft; s from
+/// the normalisation mode).
+struct fft : fft_op {
+  static constexpr std::string_view name = "fft";  ///< Shown by tx::placement.
+  static constexpr auto dtypes = complex_dtypes;   ///< complex64 and complex128.
+  static constexpr std::string_view summary =
+      "forward discrete Fourier transform of complex lines along one axis (numpy.fft.fft), any length";
+};
+/// The backward complex transform along one axis, x_j = s sum_k X_k exp(+2 pi i jk / n) (numpy.fft.ifft).
+struct ifft : fft_op {
+  static constexpr std::string_view name = "ifft";  ///< Shown by tx::placement.
+  static constexpr auto dtypes = complex_dtypes;    ///< complex64 and complex128.
+  static constexpr std::string_view summary =
+      "inverse discrete Fourier transform of complex lines along one axis (numpy.fft.ifft), any length";
+};
+/// The forward transform of real lines of length n to their n / 2 + 1 non-negative frequencies (numpy.fft.rfft).
+struct rfft : fft_op {
+  static constexpr std::string_view name = "rfft";  ///< Shown by tx::placement.
+  static constexpr auto dtypes = floating;          ///< float (to complex64) and double (to complex128).
+  static constexpr std::string_view summary =
+      "forward transform of real lines to their n/2+1 non-negative frequencies (numpy.fft.rfft)";
+};
+/// The backward transform of n / 2 + 1 non-negative frequencies of a Hermitian spectrum to a real line of length n
+/// (numpy.fft.irfft); the imaginary parts of the zero and (even n) Nyquist frequencies are ignored.
+struct irfft : fft_op {
+  static constexpr std::string_view name = "irfft";  ///< Shown by tx::placement.
+  static constexpr auto dtypes = complex_dtypes;     ///< complex64 (to float) and complex128 (to double).
+  static constexpr std::string_view summary =
+      "inverse of rfft: n/2+1 frequencies of a Hermitian spectrum to real lines of length n (numpy.fft.irfft)";
+};
+
+}  // namespace texpr::op
+#endif // TEXPR_SI_TEXPR_OP_FFT_HPP
+// ---- end texpr/op/fft.hpp ----
 // ---- begin texpr/op/conv.hpp ----
 #ifndef TEXPR_SI_TEXPR_OP_CONV_HPP
 #define TEXPR_SI_TEXPR_OP_CONV_HPP
@@ -4995,6 +5044,28 @@ struct lapack_getrs {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
+/// fft and ifft: texpr's FFT engine (mixed radix, Bluestein for large prime factors) over the complex lines of one
+/// axis, batched (fft.hpp, with texpr/fft.hpp).
+struct fft_c2c {
+  static constexpr std::string_view name = "fft_c2c";  ///< Shown by tx::placement.
+  /// dest = the fft or ifft node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// rfft: the FFT engine's real-input transform, n / 2 + 1 frequencies per line (fft.hpp, with texpr/fft.hpp).
+struct fft_r2c {
+  static constexpr std::string_view name = "fft_r2c";  ///< Shown by tx::placement.
+  /// dest = the rfft node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// irfft: the FFT engine's real-output transform of n / 2 + 1 frequencies per line (fft.hpp, with texpr/fft.hpp).
+struct fft_c2r {
+  static constexpr std::string_view name = "fft_c2r";  ///< Shown by tx::placement.
+  /// dest = the irfft node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
 /// conv2d and its filter gradient: each image's windows unfolded into a column matrix (im2col), multiplied by the
 /// blocked GEMM per image and group; a 1x1 window at stride 1 is the image itself (conv.hpp, with texpr/conv.hpp).
 struct im2col_gemm {
@@ -5175,6 +5246,14 @@ struct gemm_epilogue {
   X(lstsq,          declared,              lapack_gelsd) \
   X(lu_factor,      declared,              lapack_getrf) \
   X(lu_solve,       declared,              lapack_getrs) \
+  X(fft,            dtype_set<std::complex<float>>{},  fft_c2c) \
+  X(fft,            dtype_set<std::complex<double>>{}, fft_c2c) \
+  X(ifft,           dtype_set<std::complex<float>>{},  fft_c2c) \
+  X(ifft,           dtype_set<std::complex<double>>{}, fft_c2c) \
+  X(rfft,           dtype_set<float>{},                fft_r2c) \
+  X(rfft,           dtype_set<double>{},               fft_r2c) \
+  X(irfft,          dtype_set<std::complex<float>>{},  fft_c2r) \
+  X(irfft,          dtype_set<std::complex<double>>{}, fft_c2r) \
   X(conv2d,         declared,              im2col_gemm) \
   X(conv2d_input_grad, declared,           gemm_col2im) \
   X(conv_transpose2d, declared,            gemm_col2im) \

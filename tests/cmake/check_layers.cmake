@@ -27,6 +27,7 @@ set(_rank_texpr 100)
 set(_rank_sort 100)  # texpr/sort.hpp: an opt-in family header, above everything texpr.hpp holds
 set(_rank_linalg 100)  # texpr/linalg.hpp: likewise
 set(_rank_conv 100)  # texpr/conv.hpp: likewise
+set(_rank_fft 100)  # texpr/fft.hpp: likewise
 set(_rank_compiled_kernels 100)
 
 function(_layer_of path out)  # path relative to include/texpr

@@ -17,6 +17,7 @@
 
 #include <texpr/sort.hpp>
 #include <texpr/linalg.hpp>
+#include <texpr/fft.hpp>
 #include <texpr/conv.hpp>
 
 #include <algorithm>
@@ -2134,6 +2135,73 @@ template <class B, class Op, class T> void check_batch_norm() {
   CHECK_MESSAGE(r <= tol, Op::name << " " << tx::dtype_name_v<T> << ": relative error " << static_cast<double>(r));
 }
 
+// ---- discrete Fourier transforms (texpr/fft.hpp) -----------------------------------------------------------
+
+template <class Op> inline constexpr bool is_fft = std::is_base_of_v<tx::op::fft_op, Op>;
+
+/// fft, ifft, rfft, irfft (T the operand's dtype): a 3 x 7 operand transformed along its last axis (rows) and along
+/// axis 0 (strided lines), at n = 7 (odd) and n = 9 (padded; irfft: 4 of the 5 values, then 5), against the
+/// defining sums in long double, relative L2: 1e-5 (complex64, float), 1e-12 (complex128, double).
+template <class B, class Op, class T> void check_fft() {
+  using real = typename tx::detail::real_of<T>::type;
+  using lc = std::complex<ld>;
+  constexpr bool c2r = std::is_same_v<Op, tx::op::irfft>, r2c = std::is_same_v<Op, tx::op::rfft>;
+  const ld tol = std::is_same_v<real, float> ? 1e-5L : 1e-12L, pi = std::acos(ld(-1));
+  std::mt19937_64 g(11);
+  std::uniform_real_distribution<double> ud(-1, 1);
+  tx::tensor<T, 2> x({3, c2r ? 5 : 7});
+  for (tx::index_t i = 0; i < x.size(); ++i) {
+    if constexpr (tx::is_complex_v<T>) x.data()[i] = T(static_cast<real>(ud(g)), static_cast<real>(ud(g)));
+    else x.data()[i] = static_cast<T>(ud(g));
+  }
+  const auto x_dev = on<B>::up(x);
+  auto value = [&](tx::index_t line, tx::index_t i, std::size_t axis) -> lc {  // x's element i of a line, 0 past the end
+    const tx::index_t m = x.shape()[axis];
+    if (i >= m) return 0;
+    const T v = axis == 1 ? x(line, i) : x(i, line);
+    if constexpr (tx::is_complex_v<T>) return {v.real(), v.imag()};
+    else return {static_cast<ld>(v), 0};
+  };
+  ld err = 0, mag = 0;
+  for (const std::size_t axis : {std::size_t(1), std::size_t(0)}) {
+    for (const tx::index_t n : {tx::index_t(c2r ? 8 : 7), tx::index_t(9)}) {
+      const tx::index_t lines = x.shape()[1 - axis], out_n = r2c ? n / 2 + 1 : n;
+      const auto a = static_cast<tx::index_t>(axis);
+      auto got = [&] {
+        if constexpr (std::is_same_v<Op, tx::op::fft>) return on<B>::down(tx::fft::fft(x_dev, n, a));
+        else if constexpr (std::is_same_v<Op, tx::op::ifft>) return on<B>::down(tx::fft::ifft(x_dev, n, a));
+        else if constexpr (r2c) return on<B>::down(tx::fft::rfft(x_dev, n, a));
+        else return on<B>::down(tx::fft::irfft(x_dev, n, a));
+      }();
+      for (tx::index_t l = 0; l < lines; ++l)
+        for (tx::index_t k = 0; k < out_n; ++k) {
+          lc want = 0;
+          for (tx::index_t j = 0; j < n; ++j) {
+            if constexpr (c2r) {  // the Hermitian spectrum from n / 2 + 1 values (0's and Nyquist's imaginary parts dropped)
+              const tx::index_t f = j <= n / 2 ? j : n - j;
+              lc v = f <= n / 2 ? value(l, f, axis) : lc(0);
+              if (f == 0 || 2 * f == n) v = v.real();
+              if (j > n / 2) v = std::conj(v);
+              want += v * std::polar(ld(1), 2 * pi * ld(j * k % n) / ld(n)) / ld(n);
+            } else {
+              const ld sign = std::is_same_v<Op, tx::op::ifft> ? 1 : -1;
+              want += value(l, j, axis) * std::polar(ld(1), sign * 2 * pi * ld(j * k % n) / ld(n)) /
+                      (std::is_same_v<Op, tx::op::ifft> ? ld(n) : ld(1));
+            }
+          }
+          const auto v = axis == 1 ? got(l, k) : got(k, l);
+          lc have;
+          if constexpr (c2r) have = {static_cast<ld>(v), 0};
+          else have = {static_cast<ld>(v.real()), static_cast<ld>(v.imag())};
+          err += std::norm(have - want);
+          mag += std::norm(want);
+        }
+    }
+  }
+  const ld r = std::sqrt(err / mag);
+  CHECK_MESSAGE(r <= tol, Op::name << " " << tx::dtype_name_v<T> << ": relative L2 error " << static_cast<double>(r));
+}
+
 // ---- the whole table ----------------------------------------------------------------------------------------
 
 /// Runs the check of every row of Rows for which Select<index> holds (the cuda suite splits the table in parts);
@@ -2151,7 +2219,12 @@ template <class B, class Rows, class Select> std::size_t check_rows(Select selec
     if (!select(I + 1)) return;
     tx::detail::for_each_type(typename tx::detail::set_list<typename Row::dtypes>::type{}, [&]<class T>() {
       using Op = typename Row::template op_for<T>;
-      if constexpr (complex_check::complex_row<Op, T> && !complex_check::moves_data<Op>) {
+      if constexpr (is_fft<Op>) {
+        if constexpr (tx::has_kernel_for<Op, T, B>) {
+          check_fft<B, Op, T>();
+          ++checked;
+        }
+      } else if constexpr (complex_check::complex_row<Op, T> && !complex_check::moves_data<Op>) {
         // the complex dtypes are not in the chains (their reference is std::complex<long double>)
         if constexpr (tx::has_kernel_for<Op, T, B>) {
           complex_check::check_row<B, on<B>, Op, T>();

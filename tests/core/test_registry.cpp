@@ -40,12 +40,14 @@ TEST_CASE("host and cuda tables differ only where the cuda table says they do") 
   for (const auto& [op, d] : cuda) ops.insert(op);
   // The linear algebra family (texpr/linalg.hpp) has host rows only: its cuda rows (cuSOLVER) are not built yet,
   // so evaluating one on cuda is the compile error naming op, dtype and cuda (tests/compile_fail/cholesky_on_cuda.cpp).
-  // Likewise convolution, pooling and batch norm (texpr/conv.hpp; cuDNN rows not built yet; tests/compile_fail/conv2d_on_cuda.cpp).
+  // Likewise convolution, pooling and batch norm (texpr/conv.hpp; cuDNN rows not built yet; tests/compile_fail/conv2d_on_cuda.cpp),
+  // and the transforms (texpr/fft.hpp; cuFFT rows not built yet; tests/compile_fail/fft_on_cuda.cpp).
   const std::set<std::string> host_only = {"cholesky", "solve_triangular", "solve", "slogdet", "eigh", "eigvalsh", "svd",
                                            "svdvals", "qr", "lstsq", "lu_factor", "lu_solve",
                                            "conv2d", "conv2d_input_grad", "conv2d_weight_grad", "conv_transpose2d", "max_pool2d",
                                            "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad",
-                                           "adaptive_avg_pool2d", "adaptive_avg_pool2d_grad", "batch_norm", "batch_norm_stats"};
+                                           "adaptive_avg_pool2d", "adaptive_avg_pool2d_grad", "batch_norm", "batch_norm_stats",
+                                           "fft", "ifft", "rfft", "irfft"};
   for (const auto& op : ops) {
     INFO("op ", op);
     REQUIRE(host.count(op) == 1);

@@ -19,6 +19,7 @@
 #include "texpr/op/scan.hpp"
 #include "texpr/op/sort.hpp"
 #include "texpr/op/linalg.hpp"
+#include "texpr/op/fft.hpp"
 #include "texpr/op/conv.hpp"
 #include "texpr/registry/epilogue.hpp"
 #include "texpr/registry/kernel.hpp"
@@ -179,6 +180,28 @@ struct lapack_getrf {
 struct lapack_getrs {
   static constexpr std::string_view name = "lapack_getrs";  ///< Shown by tx::placement.
   /// dest = the lu_solve node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// fft and ifft: texpr's FFT engine (mixed radix, Bluestein for large prime factors) over the complex lines of one
+/// axis, batched (fft.hpp, with texpr/fft.hpp).
+struct fft_c2c {
+  static constexpr std::string_view name = "fft_c2c";  ///< Shown by tx::placement.
+  /// dest = the fft or ifft node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// rfft: the FFT engine's real-input transform, n / 2 + 1 frequencies per line (fft.hpp, with texpr/fft.hpp).
+struct fft_r2c {
+  static constexpr std::string_view name = "fft_r2c";  ///< Shown by tx::placement.
+  /// dest = the rfft node n (dest contiguous).
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
+};
+
+/// irfft: the FFT engine's real-output transform of n / 2 + 1 frequencies per line (fft.hpp, with texpr/fft.hpp).
+struct fft_c2r {
+  static constexpr std::string_view name = "fft_c2r";  ///< Shown by tx::placement.
+  /// dest = the irfft node n (dest contiguous).
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, host>& dest, context<host>& ctx);
 };
 
@@ -362,6 +385,14 @@ struct gemm_epilogue {
   X(lstsq,          declared,              lapack_gelsd) \
   X(lu_factor,      declared,              lapack_getrf) \
   X(lu_solve,       declared,              lapack_getrs) \
+  X(fft,            dtype_set<std::complex<float>>{},  fft_c2c) \
+  X(fft,            dtype_set<std::complex<double>>{}, fft_c2c) \
+  X(ifft,           dtype_set<std::complex<float>>{},  fft_c2c) \
+  X(ifft,           dtype_set<std::complex<double>>{}, fft_c2c) \
+  X(rfft,           dtype_set<float>{},                fft_r2c) \
+  X(rfft,           dtype_set<double>{},               fft_r2c) \
+  X(irfft,          dtype_set<std::complex<float>>{},  fft_c2r) \
+  X(irfft,          dtype_set<std::complex<double>>{}, fft_c2r) \
   X(conv2d,         declared,              im2col_gemm) \
   X(conv2d_input_grad, declared,           gemm_col2im) \
   X(conv_transpose2d, declared,            gemm_col2im) \
