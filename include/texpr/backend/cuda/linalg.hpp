@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "texpr/backend/cuda/error.hpp"
@@ -21,6 +22,7 @@
 #include "texpr/backend/cuda/memory.hpp"
 #include "texpr/backend/cuda/registry.hpp"
 #include "texpr/core/context.hpp"
+#include "texpr/core/kernel_log.hpp"
 #include "texpr/eval/read.hpp"
 #include "texpr/expr/linalg.hpp"
 #include "texpr/tensor/view.hpp"
