@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The CUDA stand-in: the CUDA runtime and cuBLAS entry points texpr uses, plus nvcc's kernel registration and launch
-// plumbing, defined so that an nvcc-built test links against this instead of libcudart and libcublas and runs on
+// The CUDA stand-in: the CUDA runtime, cuBLAS and cuSOLVER (dense potrf) entry points texpr uses, plus nvcc's
+// kernel registration and launch plumbing, defined so that an nvcc-built test links against this instead of
+// libcudart, libcublas and libcusolver and runs on
 // a machine without a GPU or driver. Every call is recorded (texpr_standin::snapshot) and nothing executes: kernels
 // and GEMMs do not run, so device values are garbage. Allocations are real host memory (256-byte aligned, as the
 // device pool's are) so that copies and memsets really move bytes and a stray host read does not crash; one device
