@@ -25,7 +25,8 @@ std::size_t calls_named(const sd::record& r, const std::string& function) {
 
 /// Evaluates cholesky of a (batch of 4, order 8) three times, each followed by a copy to the host; checks each
 /// evaluation's calls, and that only the first makes the handle or allocates. Returns the last evaluation's record.
-template <class T> sd::record steady_cholesky(int type) {
+template <class T>
+sd::record steady_cholesky(int type) {
   const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({4, 8, 8}, 1);
   sd::record last;
   for (int i = 0; i < 3; ++i) {
@@ -52,7 +53,8 @@ template <class T> sd::record steady_cholesky(int type) {
       CHECK(last.allocations.empty());
     }
     REQUIRE(planned.size() == log.entries().size());
-    for (std::size_t k = 0; k != planned.size(); ++k) CHECK(planned[k].implementation == log.entries()[k].implementation);
+    for (std::size_t k = 0; k != planned.size(); ++k)
+      CHECK(planned[k].implementation == log.entries()[k].implementation);
     // The next copy to the host waits once for its data and once for the pending info check.
     const sd::scope h;
     const auto host = tx::to_host(l);
@@ -82,7 +84,7 @@ TEST_CASE("cuda cholesky: placement names cusolver_potrf") {
 
 TEST_CASE("cuda cholesky: a failing matrix is a linalg_error at the next copy to the host") {
   const tx::tensor<double, 3, tx::cuda> a = tx::random::normal<double, tx::cuda>({3, 4, 4}, 3);
-  sd::fail_solver_call(2, 3);  // the third matrix: "not positive definite at order 3"
+  sd::fail_solver_call(2, 3);                                   // the third matrix: "not positive definite at order 3"
   tx::tensor<double, 3, tx::cuda> l = tx::linalg::cholesky(a);  // no throw: info is not read yet
   try {
     (void)tx::to_host(l);

@@ -49,7 +49,8 @@ inline cusolverDnHandle_t cusolver_handle() {
   thread_local cache handles;
   int dev = 0;
   TEXPR_CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev < 0 || dev >= 64) throw cuda_error("cudaGetDevice(&dev)", "device ordinal beyond texpr's 64-device cache", __FILE__, __LINE__, 0);
+  if (dev < 0 || dev >= 64)
+    throw cuda_error("cudaGetDevice(&dev)", "device ordinal beyond texpr's 64-device cache", __FILE__, __LINE__, 0);
   if (!handles.h[dev]) TEXPR_CUDA_CHECK(cusolverDnCreate(&handles.h[dev]));
   return handles.h[dev];
 }
@@ -67,10 +68,12 @@ inline cusolverDnParams_t cusolver_params() {
   return h.p;
 }
 
-template <class T> inline constexpr cudaDataType_t solver_type = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
+template <class T>
+inline constexpr cudaDataType_t solver_type = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
 
 /// Zeroes the strict upper triangle of each row-major n x n matrix (potrf leaves A's there).
-template <class T> __global__ void zero_above_diagonal(T* a, index_t n, index_t total) {
+template <class T>
+__global__ void zero_above_diagonal(T* a, index_t n, index_t total) {
   for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < total;
        e += static_cast<index_t>(gridDim.x) * blockDim.x) {
     const index_t r = (e / n) % n, c = e % n;
@@ -84,24 +87,28 @@ template <class T> __global__ void zero_above_diagonal(T* a, index_t n, index_t 
 inline void defer_info_check(std::string_view op, int* info, index_t batches, stream_t stream, const char* why) {
   deferred_checks::instance().add([op, info, batches, stream, why] {
     std::vector<int> host(static_cast<std::size_t>(batches));
-    const cudaError_t copied = cudaMemcpyAsync(host.data(), info, sizeof(int) * host.size(), cudaMemcpyDeviceToHost, stream);
+    const cudaError_t copied =
+        cudaMemcpyAsync(host.data(), info, sizeof(int) * host.size(), cudaMemcpyDeviceToHost, stream);
     const cudaError_t waited = copied == cudaSuccess ? cudaStreamSynchronize(stream) : copied;
     memory<cuda>::release(info, stream);
     TEXPR_CUDA_CHECK(waited);
     kernel_log::record_sync();
     for (index_t q = 0; q < batches; ++q)
       if (const int i = host[static_cast<std::size_t>(q)]; i != 0)
-        throw linalg_error(op, q, i, i < 0 ? "cuSOLVER rejected argument " + std::to_string(-i) + " (a texpr bug: please report it)"
-                                           : std::string(why) + " (at order " + std::to_string(i) + ")");
+        throw linalg_error(op, q, i,
+                           i < 0
+                               ? "cuSOLVER rejected argument " + std::to_string(-i) + " (a texpr bug: please report it)"
+                               : std::string(why) + " (at order " + std::to_string(i) + ")");
   });
 }
 
-} // namespace cuda_impl
-} // namespace texpr::detail
+}  // namespace cuda_impl
+}  // namespace texpr::detail
 
 namespace texpr::cuda_kernels {
 
-template <class N, class T, std::size_t R> void cusolver_potrf::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+template <class N, class T, std::size_t R>
+void cusolver_potrf::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
   namespace ci = detail::cuda_impl;
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's potrf takes float or double");
   const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
@@ -119,16 +126,20 @@ template <class N, class T, std::size_t R> void cusolver_potrf::run(const N& n, 
   TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
   constexpr cudaDataType_t type = ci::solver_type<T>;
   std::size_t device_bytes = 0, host_bytes = 0;
-  TEXPR_CUDA_CHECK(cusolverDnXpotrf_bufferSize(h, params, CUBLAS_FILL_MODE_UPPER, m, type, out, m, type, &device_bytes, &host_bytes));
+  TEXPR_CUDA_CHECK(cusolverDnXpotrf_bufferSize(h, params, CUBLAS_FILL_MODE_UPPER, m, type, out, m, type, &device_bytes,
+                                               &host_bytes));
   const detail::device_scratch workspace(device_bytes, stream);
   std::vector<unsigned char> host_workspace(host_bytes);
-  auto* info = static_cast<int*>(detail::memory<cuda>::allocate(sizeof(int) * static_cast<std::size_t>(batches), stream));
+  auto* info =
+      static_cast<int*>(detail::memory<cuda>::allocate(sizeof(int) * static_cast<std::size_t>(batches), stream));
   try {
     for (index_t q = 0; q < batches; ++q)  // row-major lower = cuSOLVER's upper
-      TEXPR_CUDA_CHECK(cusolverDnXpotrf(h, params, CUBLAS_FILL_MODE_UPPER, m, type, out + q * m * m, m, type, workspace.p, device_bytes,
-                                        host_bytes ? host_workspace.data() : nullptr, host_bytes, info + q));
+      TEXPR_CUDA_CHECK(cusolverDnXpotrf(h, params, CUBLAS_FILL_MODE_UPPER, m, type, out + q * m * m, m, type,
+                                        workspace.p, device_bytes, host_bytes ? host_workspace.data() : nullptr,
+                                        host_bytes, info + q));
     const index_t total = batches * m * m;
-    ci::zero_above_diagonal<T><<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(out, m, total);
+    ci::zero_above_diagonal<T>
+        <<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(out, m, total);
     TEXPR_CUDA_CHECK_LAUNCH();
   } catch (...) {
     detail::memory<cuda>::release(info, stream);
@@ -137,6 +148,6 @@ template <class N, class T, std::size_t R> void cusolver_potrf::run(const N& n, 
   ci::defer_info_check(op::cholesky::name, info, batches, stream, "the matrix is not positive definite");
 }
 
-} // namespace texpr::cuda_kernels
+}  // namespace texpr::cuda_kernels
 
-#endif // __CUDACC__
+#endif  // __CUDACC__
