@@ -5602,6 +5602,16 @@ struct cublaslt_gemm {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// cuSOLVER's 64-bit generic potrf (cusolverDnXpotrf), a call per matrix of the batch on one cached handle per
+/// device and thread, its workspace from texpr's device cache; `info` stays on the device until the next copy to
+/// the host (memory.hpp's deferred_checks), where a failure becomes tx::linalg_error (linalg.hpp, with
+/// texpr/linalg.hpp). cuSOLVER has no 16-bit factorisation.
+struct cusolver_potrf {
+  static constexpr std::string_view name = "cusolver_potrf";  ///< Shown by tx::placement.
+  /// dest = the cholesky node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 } // namespace texpr::cuda_kernels
 
 // clang-format off
@@ -5612,7 +5622,8 @@ struct cublaslt_gemm {
 /// from the host table, all deliberate (tests/core/test_registry.cpp checks that there are no others): every op
 /// that computes in floating point also takes the 16-bit floats (computed and accumulated in float), and matmul
 /// has no integer kernel (cuBLAS has none), and scaled_matmul has no float8_e5m2 one (cuBLASLt pairs E5M2 only with
-/// E4M3). cuBLAS has bfloat16 GEMMs from sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
+/// E4M3), and the linear algebra rows (cuSOLVER, with texpr/linalg.hpp) have no 16-bit floats (cuSOLVER has no
+/// 16-bit factorisation). cuBLAS has bfloat16 GEMMs from sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
 #define TEXPR_CUDA_REGISTRY(X) \
   X(add,            declared + half_floats,                    fused_elementwise,  any_arch) \
   X(subtract,       declared + half_floats,                    fused_elementwise,  any_arch) \
@@ -5717,7 +5728,8 @@ struct cublaslt_gemm {
   X(index_add,      declared + half_floats,                    composed,           any_arch) \
   X(scatter_add,    declared + half_floats,                    composed,           any_arch) \
   X(matmul,         declared + half_floats - signed_integral - complex_dtypes, cublas_gemm, sm_80(dtype_set<bfloat16>{})) \
-  X(scaled_matmul,  declared - dtype_set<float8_e5m2>{},       cublaslt_gemm,      sm_75(dtype_set<std::int8_t>{}) + sm_89(float8))
+  X(scaled_matmul,  declared - dtype_set<float8_e5m2>{},       cublaslt_gemm,      sm_75(dtype_set<std::int8_t>{}) + sm_89(float8)) \
+  X(cholesky,       declared,                                  cusolver_potrf,     any_arch)
 // clang-format on
 
 namespace texpr {
@@ -16863,6 +16875,7 @@ void fused_elementwise::assign(const view<T, R, cuda>& dest, const Acc& acc, con
 
 #if defined(__CUDACC__)
 
+#include <functional>
 #include <unordered_map>
 
 namespace texpr::detail {
@@ -17074,6 +17087,46 @@ class device_block_cache {
 
 /// Device memory from the current device's stream-ordered pool through texpr's block cache; every operation is
 /// enqueued on `stream`.
+/// Checks of device results the host must read to report (cuSOLVER's `info`): a row that enqueues such a result
+/// adds a check here instead of waiting for it, so its evaluation stays free of host waits (and capturable); the
+/// next memory<cuda>::copy_to_host (tx::to_host, item(), printing: the first host wait that needs device data) runs
+/// every pending check after its own wait and throws the first failure. Process-wide: a check added on one stream
+/// is run by the next copy to the host on any stream (it waits for its own stream).
+class deferred_checks {
+ public:
+  /// The process's list (never destroyed: copies at exit may still run it).
+  static deferred_checks& instance() {
+    static auto* checks = new deferred_checks;
+    return *checks;
+  }
+  /// Adds a check; it runs once, at the next run().
+  void add(std::function<void()> check) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.push_back(std::move(check));
+  }
+  /// Runs and forgets every pending check, all of them even when one throws; rethrows the first failure.
+  void run() {
+    std::vector<std::function<void()>> now;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      now.swap(pending_);
+    }
+    std::exception_ptr first;
+    for (auto& check : now) {
+      try {
+        check();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    if (first) std::rethrow_exception(first);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::function<void()>> pending_;
+};
+
 template <> struct memory<cuda> {
   /// The stream work asked for on `s` runs on: `s`, or texpr's stream (never the legacy default stream).
   static stream_t resolve(stream_t s) { return resolve_stream(s); }
@@ -17145,13 +17198,15 @@ template <> struct memory<cuda> {
   static void copy(void* dst, const void* src, std::size_t bytes, stream_t stream) {
     if (bytes) TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, resolve_stream(stream)));
   }
-  /// The one synchronising operation: the host needs the bytes when this returns.
+  /// The one synchronising operation: the host needs the bytes when this returns. Runs the deferred checks after
+  /// its wait (deferred_checks).
   static void copy_to_host(void* dst, const void* src, std::size_t bytes, stream_t stream) {
     if (!bytes) return;
     stream = resolve_stream(stream);
     TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
     TEXPR_CUDA_CHECK(cudaStreamSynchronize(stream));
     kernel_log::record_sync();
+    deferred_checks::instance().run();
   }
   /// Host to device; from pageable memory the runtime stages the source before returning.
   static void copy_from_host(void* dst, const void* src, std::size_t bytes, stream_t stream) {

@@ -7,13 +7,17 @@
 // fallbacks, and bias gradients written beside the delta they sum.
 #include "cuda/support.cuh"
 
+#include <texpr/linalg.hpp>
+
 #include <thrust/device_vector.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 #include <thread>
 #include <utility>
@@ -1257,4 +1261,54 @@ TEST_CASE("broadcast elementwise: rows read by vector loads, and every fallback,
       }
     }
   }
+}
+
+TEST_CASE("cholesky on cuda (cuSOLVER potrf) matches the host's, and a failing matrix throws at the next to_host") {
+  constexpr tx::index_t batches = 5, n = 33;
+  auto check = [&]<class T>(T tol) {
+    std::mt19937_64 g(11);
+    std::normal_distribution<double> nd;
+    tx::tensor<T, 3> m({batches, n, n}), a({batches, n, n});
+    for (tx::index_t i = 0; i < m.size(); ++i) m.data()[i] = static_cast<T>(nd(g));
+    for (tx::index_t q = 0; q < batches; ++q)  // m mᵀ + n I: positive definite
+      for (tx::index_t i = 0; i < n; ++i)
+        for (tx::index_t j = 0; j < n; ++j) {
+          long double v = i == j ? n : 0;
+          for (tx::index_t l = 0; l < n; ++l) v += static_cast<long double>(m(q, i, l)) * m(q, j, l);
+          a(q, i, j) = static_cast<T>(v);
+        }
+    const tx::tensor<T, 3, tx::cuda> a_dev = cutest::dev(a);
+    const tx::tensor<T, 3> got = tx::to_host(tx::linalg::cholesky(a_dev));
+#if defined(TEXPR_TEST_HAS_LAPACK)
+    const tx::tensor<T, 3> want = tx::linalg::cholesky(a);  // LAPACK's potrf
+#endif
+    for (tx::index_t q = 0; q < batches; ++q)
+      for (tx::index_t i = 0; i < n; ++i)
+        for (tx::index_t j = 0; j < n; ++j) {
+          INFO("matrix " << q << " (" << i << ", " << j << ")");
+          if (j > i) REQUIRE(got(q, i, j) == T(0));
+#if defined(TEXPR_TEST_HAS_LAPACK)
+          REQUIRE(std::abs(static_cast<double>(got(q, i, j)) - want(q, i, j)) <= tol * (1 + std::abs(static_cast<double>(want(q, i, j)))));
+#endif
+          long double llt = 0;  // (L Lᵀ)(i, j) = A(i, j)
+          for (tx::index_t l = 0; l <= std::min(i, j); ++l) llt += static_cast<long double>(got(q, i, l)) * got(q, j, l);
+          REQUIRE(std::abs(static_cast<double>(llt - a(q, i, j))) <= tol * n * (1 + std::abs(static_cast<double>(a(q, i, j)))));
+        }
+    // matrix 3 not positive definite: evaluation does not throw, the next copy to the host does
+    tx::tensor<T, 3> bad = a.clone();
+    bad(3, 4, 4) = T(-1);
+    const tx::tensor<T, 3, tx::cuda> bad_dev = cutest::dev(bad);
+    tx::tensor<T, 3, tx::cuda> l = tx::linalg::cholesky(bad_dev);
+    try {
+      (void)tx::to_host(l);
+      FAIL("no linalg_error");
+    } catch (const tx::linalg_error& e) {
+      CHECK(e.op_name == "cholesky");
+      CHECK(e.batch_index == 3);
+      CHECK(e.library_info > 0);
+      CHECK(e.library_info <= 5);
+    }
+  };
+  check.template operator()<float>(2e-4f);
+  check.template operator()<double>(1e-11);
 }

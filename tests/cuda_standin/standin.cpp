@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The CUDA stand-in: the CUDA runtime and cuBLAS entry points texpr uses, plus nvcc's kernel registration and launch
-// plumbing, defined so that an nvcc-built test links against this instead of libcudart and libcublas and runs on
+// The CUDA stand-in: the CUDA runtime, cuBLAS and cuSOLVER (dense potrf) entry points texpr uses, plus nvcc's
+// kernel registration and launch plumbing, defined so that an nvcc-built test links against this instead of
+// libcudart, libcublas and libcusolver and runs on
 // a machine without a GPU or driver. Every call is recorded (texpr_standin::snapshot) and nothing executes: kernels
 // and GEMMs do not run, so device values are garbage. Allocations are real host memory (256-byte aligned, as the
 // device pool's are) so that copies and memsets really move bytes and a stray host read does not crash; one device
@@ -11,6 +12,7 @@
 #include "standin.hpp"
 
 #include <cublas_api.h>
+#include <cusolverDn.h>
 #include <cuda_runtime_api.h>
 
 #include <cxxabi.h>
@@ -41,6 +43,12 @@ struct cublasContext {
   cudaStream_t stream = nullptr;
   std::size_t workspace = 0;
 };
+struct cusolverDnContext {
+  cudaStream_t stream = nullptr;
+};
+struct cusolverDnParams {
+  int unused = 0;
+};
 struct CUgraph_st {
   std::size_t nodes = 0;
 };
@@ -61,6 +69,8 @@ struct state {
   std::size_t work = 0;                                  // launches and GEMMs so far, never reset
   std::map<const void*, capture> capturing;              // streams being captured
   CUmemPoolHandle_st pool;
+  std::size_t solver_countdown = 0;  // fail_solver_call: potrf calls left before the failing one
+  int solver_info = 0;               // its info (0: none pending)
 };
 
 state& the_state() {
@@ -280,6 +290,13 @@ std::string describe_launches(const record& r) {
   return out;
 }
 
+void fail_solver_call(std::size_t call, int info) {
+  state& s = the_state();
+  std::lock_guard lock(s.mutex);
+  s.solver_countdown = call;
+  s.solver_info = info;
+}
+
 scope::scope() : start_(snapshot()) {}
 
 record scope::taken() const {
@@ -300,6 +317,8 @@ record scope::taken() const {
   r.captures = tail(now.captures, start_.captures);
   r.graph_launches = tail(now.graph_launches, start_.graph_launches);
   r.workspaces = now.workspaces > start_.workspaces ? now.workspaces - start_.workspaces : 0;
+  r.solver_calls = tail(now.solver_calls, start_.solver_calls);
+  r.solver_handles = now.solver_handles > start_.solver_handles ? now.solver_handles - start_.solver_handles : 0;
   return r;
 }
 
@@ -748,4 +767,71 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
                                           cublasComputeType_t compute, cublasGemmAlgo_t) {
   texpr_standin::record_gemm(handle, transa, transb, m, n, k, batch, a_type, b_type, c_type, static_cast<int>(compute));
   return CUBLAS_STATUS_SUCCESS;
+}
+
+// ---- cuSOLVER dense (cusolverDn.h): handles, the 64-bit API's params and potrf ----
+
+namespace texpr_standin {
+namespace {
+void record_solver(const char* function, cusolverDnHandle_t h, cublasFillMode_t uplo, long long n, cudaDataType type,
+                   std::size_t workspace) {
+  state& s = the_state();
+  std::lock_guard lock(s.mutex);
+  s.rec.solver_calls.push_back({function, n, static_cast<int>(uplo), static_cast<int>(type), h ? h->stream : nullptr,
+                                workspace, h, s.work++});
+  add_node(s, h ? h->stream : nullptr);
+}
+}  // namespace
+}  // namespace texpr_standin
+
+cusolverStatus_t cusolverDnCreate(cusolverDnHandle_t* handle) {
+  *handle = new cusolverDnContext{};
+  auto& s = the_state();
+  std::lock_guard lock(s.mutex);
+  ++s.rec.solver_handles;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnDestroy(cusolverDnHandle_t handle) {
+  delete handle;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnSetStream(cusolverDnHandle_t handle, cudaStream_t stream) {
+  handle->stream = stream;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnCreateParams(cusolverDnParams_t* params) {
+  *params = new cusolverDnParams{};
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnDestroyParams(cusolverDnParams_t params) {
+  delete params;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnXpotrf_bufferSize(cusolverDnHandle_t handle, cusolverDnParams_t, cublasFillMode_t uplo,
+                                             int64_t n, cudaDataType type, const void*, int64_t, cudaDataType,
+                                             size_t* device_bytes, size_t* host_bytes) {
+  texpr_standin::record_solver("cusolverDnXpotrf_bufferSize", handle, uplo, n, type, 0);
+  *device_bytes = static_cast<size_t>(n) * static_cast<size_t>(n) * 8 + 1024;  // some size that grows with n
+  *host_bytes = 0;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnXpotrf(cusolverDnHandle_t handle, cusolverDnParams_t, cublasFillMode_t uplo, int64_t n,
+                                  cudaDataType type, void*, int64_t, cudaDataType, void*, size_t device_bytes, void*,
+                                  size_t, int* info) {
+  texpr_standin::record_solver("cusolverDnXpotrf", handle, uplo, n, type, device_bytes);
+  auto& s = the_state();
+  std::lock_guard lock(s.mutex);
+  int value = 0;
+  if (s.solver_info != 0) {
+    if (s.solver_countdown == 0) value = std::exchange(s.solver_info, 0);
+    else --s.solver_countdown;
+  }
+  *info = value;  // device memory is host memory here; the factorisation itself does not run
+  return CUSOLVER_STATUS_SUCCESS;
 }

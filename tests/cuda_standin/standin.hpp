@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // texpr_standin: what a program linked against the CUDA stand-in (instead of libcudart and libcublas) asked the
-// GPU to do: kernel launches by name, cuBLAS GEMMs, allocations, copies, memsets and host synchronisations.
+// GPU to do: kernel launches by name, cuBLAS GEMMs, cuSOLVER calls, allocations, copies, memsets and host synchronisations.
 // Use: build the test with nvcc, link texpr_cuda_standin and set CUDA_RUNTIME_LIBRARY None; then
 //   texpr_standin::scope s;  /* run cuda code */  const auto r = s.taken();  CHECK(r.gemms.size() == 1);
 #pragma once
@@ -43,6 +43,18 @@ struct gemm {
   const void* stream = nullptr;  ///< The stream the handle was set to.
   std::size_t order = 0;         ///< Position among all launches and GEMMs since the program started.
   std::size_t workspace = 0;     ///< Bytes of the workspace set on the handle (0: cuBLAS's own pool).
+};
+
+/// One cuSOLVER dense call (its data are not touched: no factorisation runs; info is written, see fail_solver_call).
+struct solver_call {
+  std::string function;          ///< The entry point, e.g. "cusolverDnXpotrf" or "cusolverDnXpotrf_bufferSize".
+  long long n = 0;               ///< The matrix order.
+  int uplo = 0;                  ///< cublasFillMode_t (0: lower, 1: upper).
+  int type = 0;                  ///< cudaDataType_t of A (0: CUDA_R_32F, 1: CUDA_R_64F).
+  const void* stream = nullptr;  ///< The stream the handle was set to.
+  std::size_t workspace = 0;     ///< Bytes of the device workspace passed (0 for the size query).
+  const void* handle = nullptr;  ///< The cusolverDn handle.
+  std::size_t order = 0;         ///< Position among all launches, GEMMs and solver calls since the program started.
 };
 
 /// One device allocation (cudaMalloc or cudaMallocAsync).
@@ -90,6 +102,8 @@ struct record {
   std::vector<capture> captures;        ///< Finished stream captures.
   std::vector<graph_launch> graph_launches;  ///< cudaGraphLaunch calls.
   std::size_t workspaces = 0;           ///< cublasSetWorkspace calls with a non-null workspace.
+  std::vector<solver_call> solver_calls;  ///< cuSOLVER calls (size queries and factorisations).
+  std::size_t solver_handles = 0;       ///< cusolverDnCreate calls.
 
   /// Sum of the allocations' bytes.
   std::size_t allocated_bytes() const;
@@ -101,6 +115,9 @@ struct record {
 
 /// A copy of everything recorded since the last reset().
 record snapshot();
+
+/// Makes the `call`-th cusolverDnXpotrf from now (0: the next) write `info` instead of 0 (one at a time).
+void fail_solver_call(std::size_t call, int info);
 
 /// Forgets everything recorded (registered kernels and live allocations are kept).
 void reset();

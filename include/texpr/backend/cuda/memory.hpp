@@ -9,6 +9,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -233,6 +235,46 @@ class device_block_cache {
 
 /// Device memory from the current device's stream-ordered pool through texpr's block cache; every operation is
 /// enqueued on `stream`.
+/// Checks of device results the host must read to report (cuSOLVER's `info`): a row that enqueues such a result
+/// adds a check here instead of waiting for it, so its evaluation stays free of host waits (and capturable); the
+/// next memory<cuda>::copy_to_host (tx::to_host, item(), printing: the first host wait that needs device data) runs
+/// every pending check after its own wait and throws the first failure. Process-wide: a check added on one stream
+/// is run by the next copy to the host on any stream (it waits for its own stream).
+class deferred_checks {
+ public:
+  /// The process's list (never destroyed: copies at exit may still run it).
+  static deferred_checks& instance() {
+    static auto* checks = new deferred_checks;
+    return *checks;
+  }
+  /// Adds a check; it runs once, at the next run().
+  void add(std::function<void()> check) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.push_back(std::move(check));
+  }
+  /// Runs and forgets every pending check, all of them even when one throws; rethrows the first failure.
+  void run() {
+    std::vector<std::function<void()>> now;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      now.swap(pending_);
+    }
+    std::exception_ptr first;
+    for (auto& check : now) {
+      try {
+        check();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    if (first) std::rethrow_exception(first);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::function<void()>> pending_;
+};
+
 template <> struct memory<cuda> {
   /// The stream work asked for on `s` runs on: `s`, or texpr's stream (never the legacy default stream).
   static stream_t resolve(stream_t s) { return resolve_stream(s); }
@@ -304,13 +346,15 @@ template <> struct memory<cuda> {
   static void copy(void* dst, const void* src, std::size_t bytes, stream_t stream) {
     if (bytes) TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, resolve_stream(stream)));
   }
-  /// The one synchronising operation: the host needs the bytes when this returns.
+  /// The one synchronising operation: the host needs the bytes when this returns. Runs the deferred checks after
+  /// its wait (deferred_checks).
   static void copy_to_host(void* dst, const void* src, std::size_t bytes, stream_t stream) {
     if (!bytes) return;
     stream = resolve_stream(stream);
     TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
     TEXPR_CUDA_CHECK(cudaStreamSynchronize(stream));
     kernel_log::record_sync();
+    deferred_checks::instance().run();
   }
   /// Host to device; from pageable memory the runtime stages the source before returning.
   static void copy_from_host(void* dst, const void* src, std::size_t bytes, stream_t stream) {

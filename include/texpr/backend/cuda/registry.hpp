@@ -18,6 +18,7 @@
 #include "texpr/op/generator.hpp"
 #include "texpr/op/indexing.hpp"
 #include "texpr/op/layout.hpp"
+#include "texpr/op/linalg.hpp"
 #include "texpr/op/matmul.hpp"
 #include "texpr/op/reduction.hpp"
 #include "texpr/op/scan.hpp"
@@ -186,6 +187,16 @@ struct cublaslt_gemm {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// cuSOLVER's 64-bit generic potrf (cusolverDnXpotrf), a call per matrix of the batch on one cached handle per
+/// device and thread, its workspace from texpr's device cache; `info` stays on the device until the next copy to
+/// the host (memory.hpp's deferred_checks), where a failure becomes tx::linalg_error (linalg.hpp, with
+/// texpr/linalg.hpp). cuSOLVER has no 16-bit factorisation.
+struct cusolver_potrf {
+  static constexpr std::string_view name = "cusolver_potrf";  ///< Shown by tx::placement.
+  /// dest = the cholesky node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 } // namespace texpr::cuda_kernels
 
 // clang-format off
@@ -196,7 +207,8 @@ struct cublaslt_gemm {
 /// from the host table, all deliberate (tests/core/test_registry.cpp checks that there are no others): every op
 /// that computes in floating point also takes the 16-bit floats (computed and accumulated in float), and matmul
 /// has no integer kernel (cuBLAS has none), and scaled_matmul has no float8_e5m2 one (cuBLASLt pairs E5M2 only with
-/// E4M3). cuBLAS has bfloat16 GEMMs from sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
+/// E4M3), and the linear algebra rows (cuSOLVER, with texpr/linalg.hpp) have no 16-bit floats (cuSOLVER has no
+/// 16-bit factorisation). cuBLAS has bfloat16 GEMMs from sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
 #define TEXPR_CUDA_REGISTRY(X) \
   X(add,            declared + half_floats,                    fused_elementwise,  any_arch) \
   X(subtract,       declared + half_floats,                    fused_elementwise,  any_arch) \
@@ -301,7 +313,8 @@ struct cublaslt_gemm {
   X(index_add,      declared + half_floats,                    composed,           any_arch) \
   X(scatter_add,    declared + half_floats,                    composed,           any_arch) \
   X(matmul,         declared + half_floats - signed_integral - complex_dtypes, cublas_gemm, sm_80(dtype_set<bfloat16>{})) \
-  X(scaled_matmul,  declared - dtype_set<float8_e5m2>{},       cublaslt_gemm,      sm_75(dtype_set<std::int8_t>{}) + sm_89(float8))
+  X(scaled_matmul,  declared - dtype_set<float8_e5m2>{},       cublaslt_gemm,      sm_75(dtype_set<std::int8_t>{}) + sm_89(float8)) \
+  X(cholesky,       declared,                                  cusolver_potrf,     any_arch)
 // clang-format on
 
 namespace texpr {
