@@ -73,9 +73,11 @@ static_assert(std::is_same_v<tx::first_offender_t<bf16_matmul_cuda, tx::cuda, tx
 static_assert(tx::runs_on_arch<half_graph_cuda, 75>);
 // bfloat16 elsewhere in a graph is fine on sm_75; only its GEMM needs sm_80.
 static_assert(tx::runs_on<decltype(tx::matmul(tx::cast<float>(make<cb>()), tx::cast<float>(make<cb>()))), tx::cuda>);
-// The rows say the same as the kernels.
+// The rows say the same as the kernels (the real row of an op that also has a complex one: matmul).
 template <class Op> struct row_for {
-  template <class Row> using is = std::is_same<typename Row::template op_for<float>, Op>;
+  template <class Row>
+  using is = std::bool_constant<std::is_same_v<typename Row::template op_for<float>, Op> &&
+                                !tx::detail::contains_v<typename tx::detail::set_list<typename Row::dtypes>::type, std::complex<float>>>;
 };
 template <class L> struct only;
 template <class R> struct only<tx::detail::type_list<R>> { using type = R; };
