@@ -725,9 +725,7 @@ template <class Tags> struct gradient_builder {
       return none();
     } else if constexpr (parameter<N>) {
       constexpr std::size_t p = tag_index<typename N::param_tag, Tags>::value;
-      if (static_cast<const void*>(&n.get()) != param_tensors[p])
-        throw std::invalid_argument("texpr: two different tensors are marked as the same parameter (one tag); give "
-                                    "each parameter its own tag type");
+      if (static_cast<const void*>(&n.get()) != param_tensors[p]) tape::throw_two_tensors_one_tag();
       // A contribution may be broadcast beyond the parameter's shape (elementwise rules pass g on as it is): it is
       // summed to that shape here, where it arrives, so that two uses of one parameter, one broadcast and one not,
       // add correctly (sum(x * b) + sum(b) is colsum(x) + 1, not colsum(x) + rows). A sum_to that sums nothing
