@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// doctest's main, compiled once for every test program.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+// The host test programs' main: doctest's own, over the implementation in tests/doctest_impl.cpp.
 #include <doctest/doctest.h>
+
+int main(int argc, char** argv) {
+  doctest::Context context(argc, argv);
+  return context.run();
+}

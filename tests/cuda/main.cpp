@@ -2,7 +2,7 @@
 // doctest main for the CUDA test program. It skips (exit 77, CTest's SKIP_RETURN_CODE) only where there is no
 // GPU to test: no CUDA driver installed (CI) or a driver that sees no device. Any other failure to reach the device,
 // a driver older than the runtime on a GPU machine included, fails loudly with the error's name.
-#define DOCTEST_CONFIG_IMPLEMENT
+
 #include <doctest/doctest.h>
 
 #include <cuda_runtime.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // doctest main for the MPI test program: MPI_Init before the cases, MPI_Finalize after; every rank runs every case
 // (collectives need all ranks), and the exit status is non-zero on any rank whose cases failed.
-#define DOCTEST_CONFIG_IMPLEMENT
+
 #include <doctest/doctest.h>
 
 #include <mpi.h>
