@@ -221,8 +221,9 @@ TEST_CASE("conv2d: \"same\" padding, asymmetric padding on the pools, expression
   const tx::pool2d_options po{.kernel = {3, 2}, .stride = {2, 1}, .padding = {0, 1, 1, 0}, .count_include_pad = false};
   CHECK(cr::relative_error(tx::eval(tx::avg_pool2d(x, po)), cr::avg_pool2d(rx, {3, 2, 2, 1, 0, 1, 1, 0, 1, 1, 1, false})) <= 1e-13L);
   CHECK(cr::relative_error(tx::eval(tx::max_pool2d(x, po)), cr::max_pool2d(rx, {3, 2, 2, 1, 0, 1, 1, 0, 1, 1, 1, false})) <= 1e-13L);
-  // one thread and two give the same values (a large case: the GEMMs thread; a small one: images per task)
-  tx::tensor<float, 4> big({2, 32, 40, 40}), bw({64, 32, 3, 3});
+  // one thread and two give the same values (a large case: each image's GEMM, 32 x 576 x 144 multiply-adds, is past
+  // the 2^21 at which GEMMs thread; a small one: images per task)
+  tx::tensor<float, 4> big({2, 16, 24, 24}), bw({32, 16, 3, 3});
   for (tx::index_t i = 0; i < big.size(); ++i) big.data()[i] = static_cast<float>(std::sin(0.01 * static_cast<double>(i)));
   for (tx::index_t i = 0; i < bw.size(); ++i) bw.data()[i] = static_cast<float>(std::cos(0.05 * static_cast<double>(i)));
   const int threads = tx::num_threads();
