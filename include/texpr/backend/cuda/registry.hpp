@@ -242,7 +242,8 @@ struct cusolver_syevd_values {
 /// that computes in floating point also takes the 16-bit floats (computed and accumulated in float), and matmul
 /// has no integer kernel (cuBLAS has none), and scaled_matmul has no float8_e5m2 one (cuBLASLt pairs E5M2 only with
 /// E4M3), and the linear algebra family (cuSOLVER, with texpr/linalg.hpp) has rows for cholesky, solve, slogdet, eigh
-/// and eigvalsh only, without 16-bit floats (cuSOLVER has no 16-bit factorisation). cuBLAS has bfloat16 GEMMs from sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
+/// and eigvalsh only, without 16-bit floats (cuSOLVER has no 16-bit factorisation). cuBLAS has bfloat16 GEMMs from
+/// sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
 #define TEXPR_CUDA_REGISTRY(X) \
   X(add,            declared + half_floats,                    fused_elementwise,  any_arch) \
   X(subtract,       declared + half_floats,                    fused_elementwise,  any_arch) \
