@@ -1472,3 +1472,74 @@ TEST_CASE("solve, slogdet, eigh and eigvalsh on cuda (cuSOLVER getrf, getrs, sye
   check.template operator()<float>(2e-4);
   check.template operator()<double>(1e-10);
 }
+
+TEST_CASE("lu_factor and lu_solve on cuda (cuSOLVER getrf, getrs) match the host's") {
+  constexpr tx::index_t batches = 4, n = 29, k = 3;
+  auto check = [&]<class T>(double tol) {
+    std::mt19937_64 g(13);
+    std::normal_distribution<double> nd;
+    tx::tensor<T, 3> a({batches, n, n}), b({batches, n, k});
+    for (tx::index_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<T>(nd(g));
+    for (tx::index_t i = 0; i < b.size(); ++i) b.data()[i] = static_cast<T>(nd(g));
+    const tx::tensor<T, 3, tx::cuda> a_dev = cutest::dev(a), b_dev = cutest::dev(b);
+    auto [lu_of, pivots_of] = tx::linalg::lu_factor(a_dev);
+    const tx::tensor<T, 3, tx::cuda> lu_dev = lu_of;
+    const tx::tensor<std::int32_t, 2, tx::cuda> pivots_dev = pivots_of;
+    const tx::tensor<T, 3> lu = tx::to_host(lu_dev);
+    const tx::tensor<std::int32_t, 2> pivots = tx::to_host(pivots_dev);
+    for (tx::index_t q = 0; q < batches; ++q) {
+      // P A = L U: apply the row swaps to A in long double, compare with L U
+      std::vector<long double> pa(static_cast<std::size_t>(n * n));
+      for (tx::index_t i = 0; i < n * n; ++i) pa[static_cast<std::size_t>(i)] = a(q, i / n, i % n);
+      for (tx::index_t i = 0; i < n; ++i) {
+        const tx::index_t p = pivots(q, i) - 1;
+        REQUIRE(p >= i);
+        REQUIRE(p < n);
+        for (tx::index_t j = 0; j < n; ++j) std::swap(pa[static_cast<std::size_t>(i * n + j)], pa[static_cast<std::size_t>(p * n + j)]);
+      }
+      for (tx::index_t i = 0; i < n; ++i)
+        for (tx::index_t j = 0; j < n; ++j) {
+          long double s = 0, mag = 0;
+          for (tx::index_t l = 0; l <= std::min(i, j); ++l) {
+            const long double li = l == i ? 1 : static_cast<long double>(lu(q, i, l));
+            s += li * lu(q, l, j), mag += std::fabs(li * lu(q, l, j));
+          }
+          INFO("matrix " << q << " (" << i << ", " << j << ")");
+          REQUIRE(std::abs(static_cast<double>(s - pa[static_cast<std::size_t>(i * n + j)])) <= tol * static_cast<double>(1 + mag));
+        }
+    }
+#if defined(TEXPR_TEST_HAS_LAPACK)
+    {
+      // LAPACK's getrf: the same partial pivoting, so the same LU (its pivots are not evaluated here: nvcc cannot
+      // compile the host's int32 cast kernel through the host-device accessor)
+      const tx::tensor<T, 3> hl = tx::linalg::lu_factor(a).lu;
+      for (tx::index_t q = 0; q < batches; ++q)
+        for (tx::index_t i = 0; i < n; ++i) {
+          for (tx::index_t j = 0; j < n; ++j) CHECK(std::abs(static_cast<double>(lu(q, i, j)) - hl(q, i, j)) <= tol * 10 * (1 + std::abs(static_cast<double>(hl(q, i, j)))));
+        }
+    }
+#endif
+    const tx::tensor<T, 3> x = tx::to_host(tx::linalg::lu_solve(lu_dev, pivots_dev, b_dev));
+    for (tx::index_t q = 0; q < batches; ++q)
+      for (tx::index_t i = 0; i < n; ++i)
+        for (tx::index_t c = 0; c < k; ++c) {
+          long double ax = 0, mag = 0;
+          for (tx::index_t j = 0; j < n; ++j) ax += static_cast<long double>(a(q, i, j)) * x(q, j, c), mag += std::fabs(static_cast<long double>(a(q, i, j)) * x(q, j, c));
+          REQUIRE(std::abs(static_cast<double>(ax - b(q, i, c))) <= tol * n * static_cast<double>(1 + mag));
+        }
+    // a pivot outside 1..n: evaluation does not throw, the next copy to the host does
+    tx::tensor<std::int32_t, 2> wrong = pivots.clone();
+    wrong(2, 5) = static_cast<std::int32_t>(n + 1);
+    tx::tensor<T, 3, tx::cuda> x_bad = tx::linalg::lu_solve(lu_dev, cutest::dev(wrong), b_dev);
+    try {
+      (void)tx::to_host(x_bad);
+      FAIL("no linalg_error");
+    } catch (const tx::linalg_error& e) {
+      CHECK(e.op_name == "lu_solve");
+      CHECK(e.batch_index == 2);
+      CHECK(e.library_info == 6);
+    }
+  };
+  check.template operator()<float>(2e-4);
+  check.template operator()<double>(1e-10);
+}

@@ -3,7 +3,7 @@
 // one cusolverDnXpotrf per matrix (upper, as a row-major lower factor is column-major upper) and one kernel zeroing
 // the strict upper triangles; solve: getrf and getrs (transposed) per matrix, right-hand sides transposed to columns
 // and back; slogdet: getrf per matrix and one kernel; eigh and eigvalsh: syevd per matrix (upper), eigh's packing
-// kernel. For each, the handle made once; no allocation and no host wait after the first evaluation; `info` read at
+// kernel; lu_factor: getrf of A's columns and a packing kernel; lu_solve: getrs (N) with the pivots widened. For each, the handle made once; no allocation and no host wait after the first evaluation; `info` read at
 // the next copy to the host, where a failing matrix becomes tx::linalg_error naming op, batch index and info
 // (slogdet's singular matrix is a result, not an error).
 #include <doctest/doctest.h>
@@ -253,6 +253,8 @@ TEST_CASE("cuda linalg: placement names the cuSOLVER rows") {
   static_assert(tx::runs_on<decltype(tx::linalg::det(a)), tx::cuda>);
   static_assert(tx::runs_on<decltype(tx::linalg::eigh(a).eigenvectors), tx::cuda>);
   static_assert(tx::runs_on<decltype(tx::linalg::eigvalsh(a)), tx::cuda>);
+  static_assert(tx::runs_on<decltype(tx::linalg::lu_factor(a).lu), tx::cuda>);
+  CHECK(tx::placement(tx::linalg::lu_factor(a).lu).find("cusolver_getrf") != std::string::npos);
 }
 
 TEST_CASE("cuda solve and eigh: a failing matrix is a linalg_error at the next copy to the host") {
@@ -288,6 +290,40 @@ TEST_CASE("cuda slogdet of a singular matrix: no error (the kernel writes sign 0
   const sd::scope h;
   CHECK_NOTHROW((void)tx::to_host(sign));
   CHECK(h.taken().syncs.size() == 1);  // no info check pending
+}
+
+TEST_CASE("cuda lu_factor and lu_solve: getrf of A's columns and a packing kernel; getrs (N) with the pivots widened") {
+  for (int type : {0, 1}) {
+    INFO("type " << type);
+    auto run = [&]<class T>() {
+      const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({4, 8, 8}, 17);
+      const tx::tensor<T, 3, tx::cuda> b = tx::random::normal<T, tx::cuda>({4, 8, 3}, 18);
+      steady([&] { return tx::linalg::lu_factor(a).lu; },
+             [&](const sd::record& r) {
+               CHECK(calls_named(r, "cusolverDnXgetrf_bufferSize") == 1);
+               CHECK(calls_named(r, "cusolverDnXgetrf") == 4);
+               CHECK(r.solver_calls.size() == 5);
+               for (const auto& c : r.solver_calls) CHECK((c.n == 8 && c.type == type));
+               CHECK(launches_of(r, "cuda_impl::transpose_matrices") == 1);
+               CHECK(launches_of(r, "cuda_impl::pack_lu") == 1);
+             },
+             2);
+      const tx::tensor<T, 3, tx::cuda> lu = tx::linalg::lu_factor(a).lu;
+      const tx::tensor<std::int32_t, 2, tx::cuda> pivots = tx::linalg::lu_factor(a).pivots;
+      (void)tx::to_host(pivots);  // lu_factor's info checks
+      steady([&] { return tx::linalg::lu_solve(lu, pivots, b); },
+             [&](const sd::record& r) {
+               CHECK(calls_named(r, "cusolverDnXgetrs") == 4);
+               CHECK(r.solver_calls.size() == 4);
+               for (const auto& c : r.solver_calls) CHECK((c.n == 8 && c.type == type && c.trans == 0 && c.nrhs == 3 && c.pivots));
+               CHECK(launches_of(r, "cuda_impl::transpose_matrices") == 3);  // LU and B to columns, X back
+               CHECK(launches_of(r, "cuda_impl::widen_pivots") == 1);
+             },
+             2);
+    };
+    if (type == 0) run.template operator()<float>();
+    else run.template operator()<double>();
+  }
 }
 
 TEST_CASE("cuda linalg of empty batches and empty matrices: no cuSOLVER call") {

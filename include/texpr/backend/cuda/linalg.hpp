@@ -152,6 +152,34 @@ __global__ void pack_eigh(const T* w, const T* v, T* out, index_t m, index_t tot
   }
 }
 
+/// lu_factor's packed result, per matrix m rows of [LU's row i, pivot i], from getrf's column-major LU (of A itself)
+/// and its 1-based pivots, written as values of the dtype (exact below order 2^24).
+template <class T>
+__global__ void pack_lu(const T* lu, const std::int64_t* pivots, T* out, index_t m, index_t total) {
+  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t width = m + 1, per = m * width, q = e / per, rest = e % per, i = rest / width, j = rest % width;
+    out[e] = j < m ? lu[(q * m + j) * m + i] : static_cast<T>(pivots[q * m + i]);
+  }
+}
+
+/// getrs's pivots (int64) from lu_solve's int32 ones, a thread per matrix; a pivot outside 1..m becomes the identity
+/// swap (getrs never reads out of bounds), and bad[q] the first such pivot's position + 1 (0: all are rows).
+template <class P>
+__global__ void widen_pivots(const P* in, std::int64_t* out, int* bad, index_t m, index_t batches) {
+  for (index_t q = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; q < batches;
+       q += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    int first = 0;
+    for (index_t i = 0; i < m; ++i) {
+      const std::int64_t v = in[q * m + i];
+      const bool row = v >= 1 && v <= m;
+      out[q * m + i] = row ? v : i + 1;
+      if (!row && first == 0) first = static_cast<int>(i + 1);
+    }
+    bad[q] = first;
+  }
+}
+
 /// Device memory for `count` ints of `info` from texpr's cache (defer_info_check releases it).
 inline int* allocate_info(index_t count, stream_t stream) {
   return static_cast<int*>(memory<cuda>::allocate(sizeof(int) * static_cast<std::size_t>(count), stream));
@@ -393,6 +421,90 @@ void cusolver_syevd_values::run(const N& n, const view<T, R, cuda>& dest, contex
     throw;
   }
   ci::defer_info_check(op::eigvalsh::name, info, batches, stream, "the eigenvalue algorithm did not converge");
+}
+
+template <class N, class T, std::size_t R>
+void cusolver_getrf::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's getrf takes float or double");
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, batches = 0;
+  ci::square_batch(a.shape(), m, batches);
+  if (batches == 0 || m == 0) return;  // an empty result
+  const stream_t stream = detail::resolve_stream(ctx.stream);
+  cusolverDnHandle_t h = ci::cusolver_handle();
+  cusolverDnParams_t params = ci::cusolver_params();
+  TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
+  constexpr cudaDataType_t type = ci::solver_type<T>;
+  // The LU of A itself, whose row swaps are A's rows (as the host's and torch's): the row-major A transposed to
+  // columns for getrf, then LU's rows and the pivots packed back into dest.
+  const detail::device_scratch columns(sizeof(T) * static_cast<std::size_t>(batches * m * m), stream);
+  const detail::device_scratch pivots(sizeof(std::int64_t) * static_cast<std::size_t>(batches * m), stream);
+  T* lu = static_cast<T*>(columns.p);
+  auto* swaps = static_cast<std::int64_t*>(pivots.p);
+  ci::transpose_batch(a.data(), lu, m, m, batches, stream);
+  std::size_t device_bytes = 0, host_bytes = 0;
+  TEXPR_CUDA_CHECK(cusolverDnXgetrf_bufferSize(h, params, m, m, type, lu, m, type, &device_bytes, &host_bytes));
+  const detail::device_scratch workspace(device_bytes, stream);
+  std::vector<unsigned char> host_workspace(host_bytes);
+  int* info = ci::allocate_info(batches, stream);
+  try {
+    for (index_t q = 0; q < batches; ++q)
+      TEXPR_CUDA_CHECK(cusolverDnXgetrf(h, params, m, m, type, lu + q * m * m, m, swaps + q * m, type, workspace.p,
+                                        device_bytes, host_bytes ? host_workspace.data() : nullptr, host_bytes,
+                                        info + q));
+    const index_t total = batches * m * (m + 1);
+    ci::pack_lu<T><<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(
+        lu, swaps, dest.data(), m, total);
+    TEXPR_CUDA_CHECK_LAUNCH();
+  } catch (...) {
+    detail::memory<cuda>::release(info, stream);
+    throw;
+  }
+  ci::defer_info_check(op::lu_factor::name, info, batches, stream, "the matrix is singular (an exactly zero pivot)");
+}
+
+template <class N, class T, std::size_t R>
+void cusolver_getrs::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's getrs takes float or double");
+  const auto lu = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  const auto pivots = detail::materialize_contiguous(detail::get<1>(n.operands()), ctx);
+  const auto b = detail::materialize_contiguous(detail::get<2>(n.operands()), ctx);
+  index_t m = 0, batches = 0;
+  ci::square_batch(lu.shape(), m, batches);
+  const index_t k = b.shape()[R - 1];
+  if (batches == 0 || m == 0 || k == 0) return;  // an empty result
+  const stream_t stream = detail::resolve_stream(ctx.stream);
+  cusolverDnHandle_t h = ci::cusolver_handle();
+  cusolverDnParams_t params = ci::cusolver_params();
+  TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
+  constexpr cudaDataType_t type = ci::solver_type<T>;
+  // lu holds A's factors (of A itself) row-major; getrs (CUBLAS_OP_N) reads them column-major, so LU and B are
+  // transposed to columns and X back.
+  const detail::device_scratch factors(sizeof(T) * static_cast<std::size_t>(batches * m * m), stream);
+  const detail::device_scratch columns(sizeof(T) * static_cast<std::size_t>(batches * m * k), stream);
+  const detail::device_scratch wide(sizeof(std::int64_t) * static_cast<std::size_t>(batches * m), stream);
+  const detail::device_scratch getrs_info(sizeof(int) * static_cast<std::size_t>(batches), stream);  // < 0 only
+  T* f = static_cast<T*>(factors.p);
+  T* rhs = static_cast<T*>(columns.p);
+  auto* swaps = static_cast<std::int64_t*>(wide.p);
+  ci::transpose_batch(lu.data(), f, m, m, batches, stream);
+  ci::transpose_batch(b.data(), rhs, m, k, batches, stream);
+  int* bad = ci::allocate_info(batches, stream);
+  try {
+    ci::widen_pivots<<<ci::grid_for(ci::ceil_div(batches, ci::block_threads)), ci::block_threads, 0, stream>>>(
+        pivots.data(), swaps, bad, m, batches);
+    TEXPR_CUDA_CHECK_LAUNCH();
+    for (index_t q = 0; q < batches; ++q)
+      TEXPR_CUDA_CHECK(cusolverDnXgetrs(h, params, CUBLAS_OP_N, m, k, type, f + q * m * m, m, swaps + q * m, type,
+                                        rhs + q * m * k, m, static_cast<int*>(getrs_info.p) + q));
+    ci::transpose_batch(rhs, dest.data(), k, m, batches, stream);
+  } catch (...) {
+    detail::memory<cuda>::release(bad, stream);
+    throw;
+  }
+  ci::defer_info_check(op::lu_solve::name, bad, batches, stream, "a pivot is not a row of 1..n (not lu_factor's)");
 }
 
 }  // namespace texpr::cuda_kernels
