@@ -5646,6 +5646,24 @@ struct cusolver_syevd_values {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// lu_factor through cuSOLVER's 64-bit getrf per matrix of A itself (A transposed to columns first), then one kernel
+/// packing LU's rows and the 1-based pivots as (..., n, n + 1) (linalg.hpp). A singular matrix becomes
+/// tx::linalg_error at the next copy to the host.
+struct cusolver_getrf {
+  static constexpr std::string_view name = "cusolver_getrf";  ///< Shown by tx::placement.
+  /// dest = the lu_factor node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// lu_solve through cuSOLVER's 64-bit getrs per matrix with lu_factor's LU and pivots (LU and B transposed to
+/// columns, X back; linalg.hpp). Pivots outside 1..n become tx::linalg_error at the next copy to the host (getrs
+/// is given the identity for them, so it never reads out of bounds).
+struct cusolver_getrs {
+  static constexpr std::string_view name = "cusolver_getrs";  ///< Shown by tx::placement.
+  /// dest = the lu_solve node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 } // namespace texpr::cuda_kernels
 
 // clang-format off
@@ -5656,8 +5674,8 @@ struct cusolver_syevd_values {
 /// from the host table, all deliberate (tests/core/test_registry.cpp checks that there are no others): every op
 /// that computes in floating point also takes the 16-bit floats (computed and accumulated in float), and matmul
 /// has no integer kernel (cuBLAS has none), and scaled_matmul has no float8_e5m2 one (cuBLASLt pairs E5M2 only with
-/// E4M3), and the linear algebra family (cuSOLVER, with texpr/linalg.hpp) has rows for cholesky, solve, slogdet, eigh
-/// and eigvalsh only, without 16-bit floats (cuSOLVER has no 16-bit factorisation). cuBLAS has bfloat16 GEMMs from
+/// E4M3), and the linear algebra family (cuSOLVER, with texpr/linalg.hpp) has rows for cholesky, solve, slogdet, eigh,
+/// eigvalsh, lu_factor and lu_solve only, without 16-bit floats (cuSOLVER has no 16-bit factorisation). cuBLAS has bfloat16 GEMMs from
 /// sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
 #define TEXPR_CUDA_REGISTRY(X) \
   X(add,            declared + half_floats,                    fused_elementwise,  any_arch) \
@@ -5768,7 +5786,9 @@ struct cusolver_syevd_values {
   X(solve,          declared,                                  cusolver_getrf_getrs, any_arch) \
   X(slogdet,        declared,                                  cusolver_getrf_det, any_arch) \
   X(eigh,           declared,                                  cusolver_syevd,     any_arch) \
-  X(eigvalsh,       declared,                                  cusolver_syevd_values, any_arch)
+  X(eigvalsh,       declared,                                  cusolver_syevd_values, any_arch) \
+  X(lu_factor,      declared,                                  cusolver_getrf,     any_arch) \
+  X(lu_solve,       declared,                                  cusolver_getrs,     any_arch)
 // clang-format on
 
 namespace texpr {
