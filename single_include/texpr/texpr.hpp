@@ -5612,6 +5612,58 @@ struct cusolver_potrf {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// solve through cuSOLVER's 64-bit getrf and getrs (LU with partial pivoting), a call of each per matrix, as
+/// cusolver_potrf: the row-major A is cuSOLVER's Aᵀ, so getrs solves the transposed system (linalg.hpp). A singular
+/// matrix becomes tx::linalg_error at the next copy to the host.
+struct cusolver_getrf_getrs {
+  static constexpr std::string_view name = "cusolver_getrf_getrs";  ///< Shown by tx::placement.
+  /// dest = the solve node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// slogdet through cuSOLVER's 64-bit getrf per matrix, then one kernel writing [sign, log|det|] from U's diagonal
+/// and the row swaps; a singular matrix gives sign 0 and log|det| -inf (not an error, as on the host; linalg.hpp).
+struct cusolver_getrf_det {
+  static constexpr std::string_view name = "cusolver_getrf_det";  ///< Shown by tx::placement.
+  /// dest = the slogdet node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// eigh through cuSOLVER's 64-bit syevd (divide and conquer) per matrix, eigenvalues and eigenvectors, then one
+/// kernel packing them as (..., n, 1 + n) (linalg.hpp). Non-convergence becomes tx::linalg_error at the next copy to
+/// the host.
+struct cusolver_syevd {
+  static constexpr std::string_view name = "cusolver_syevd";  ///< Shown by tx::placement.
+  /// dest = the eigh node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// eigvalsh through cuSOLVER's 64-bit syevd asked for eigenvalues only, written straight into the result
+/// (linalg.hpp).
+struct cusolver_syevd_values {
+  static constexpr std::string_view name = "cusolver_syevd_values";  ///< Shown by tx::placement.
+  /// dest = the eigvalsh node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// lu_factor through cuSOLVER's 64-bit getrf per matrix of A itself (A transposed to columns first), then one kernel
+/// packing LU's rows and the 1-based pivots as (..., n, n + 1) (linalg.hpp). A singular matrix becomes
+/// tx::linalg_error at the next copy to the host.
+struct cusolver_getrf {
+  static constexpr std::string_view name = "cusolver_getrf";  ///< Shown by tx::placement.
+  /// dest = the lu_factor node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// lu_solve through cuSOLVER's 64-bit getrs per matrix with lu_factor's LU and pivots (LU and B transposed to
+/// columns, X back; linalg.hpp). Pivots outside 1..n become tx::linalg_error at the next copy to the host (getrs
+/// is given the identity for them, so it never reads out of bounds).
+struct cusolver_getrs {
+  static constexpr std::string_view name = "cusolver_getrs";  ///< Shown by tx::placement.
+  /// dest = the lu_solve node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 } // namespace texpr::cuda_kernels
 
 // clang-format off
@@ -5622,8 +5674,9 @@ struct cusolver_potrf {
 /// from the host table, all deliberate (tests/core/test_registry.cpp checks that there are no others): every op
 /// that computes in floating point also takes the 16-bit floats (computed and accumulated in float), and matmul
 /// has no integer kernel (cuBLAS has none), and scaled_matmul has no float8_e5m2 one (cuBLASLt pairs E5M2 only with
-/// E4M3), and the linear algebra rows (cuSOLVER, with texpr/linalg.hpp) have no 16-bit floats (cuSOLVER has no
-/// 16-bit factorisation). cuBLAS has bfloat16 GEMMs from sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
+/// E4M3), and the linear algebra family (cuSOLVER, with texpr/linalg.hpp) has rows for cholesky, solve, slogdet, eigh,
+/// eigvalsh, lu_factor and lu_solve only, without 16-bit floats (cuSOLVER has no 16-bit factorisation). cuBLAS has bfloat16 GEMMs from
+/// sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
 #define TEXPR_CUDA_REGISTRY(X) \
   X(add,            declared + half_floats,                    fused_elementwise,  any_arch) \
   X(subtract,       declared + half_floats,                    fused_elementwise,  any_arch) \
@@ -5729,7 +5782,13 @@ struct cusolver_potrf {
   X(scatter_add,    declared + half_floats,                    composed,           any_arch) \
   X(matmul,         declared + half_floats - signed_integral - complex_dtypes, cublas_gemm, sm_80(dtype_set<bfloat16>{})) \
   X(scaled_matmul,  declared - dtype_set<float8_e5m2>{},       cublaslt_gemm,      sm_75(dtype_set<std::int8_t>{}) + sm_89(float8)) \
-  X(cholesky,       declared,                                  cusolver_potrf,     any_arch)
+  X(cholesky,       declared,                                  cusolver_potrf,     any_arch) \
+  X(solve,          declared,                                  cusolver_getrf_getrs, any_arch) \
+  X(slogdet,        declared,                                  cusolver_getrf_det, any_arch) \
+  X(eigh,           declared,                                  cusolver_syevd,     any_arch) \
+  X(eigvalsh,       declared,                                  cusolver_syevd_values, any_arch) \
+  X(lu_factor,      declared,                                  cusolver_getrf,     any_arch) \
+  X(lu_solve,       declared,                                  cusolver_getrs,     any_arch)
 // clang-format on
 
 namespace texpr {

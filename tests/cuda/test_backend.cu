@@ -4,7 +4,8 @@
 // strided and aliased destinations, empty inputs, NaN in reductions, the reduction paths by line length and by
 // column layout, tensors of more than 2^31 elements, TF32 and half/bfloat16 matmul at larger sizes, 16-bit
 // elementwise bitwise against the per-element rule on every path, broadcast elementwise on the rows kernel and its
-// fallbacks, and bias gradients written beside the delta they sum.
+// fallbacks, bias gradients written beside the delta they sum, and the cuSOLVER linalg rows against the host's
+// LAPACK ones.
 #include "cuda/support.cuh"
 
 #include <texpr/linalg.hpp>
@@ -1311,4 +1312,234 @@ TEST_CASE("cholesky on cuda (cuSOLVER potrf) matches the host's, and a failing m
   };
   check.template operator()<float>(2e-4f);
   check.template operator()<double>(1e-11);
+}
+
+namespace {
+
+/// sign and log|det| of matrix q of a (n x n) by Gaussian elimination with partial pivoting in long double.
+template <class T> std::pair<int, long double> reference_slogdet(const tx::tensor<T, 3>& a, tx::index_t q) {
+  const tx::index_t n = a.shape()[2];
+  std::vector<long double> u(static_cast<std::size_t>(n * n));
+  for (tx::index_t i = 0; i < n * n; ++i) u[static_cast<std::size_t>(i)] = a(q, i / n, i % n);
+  int sign = 1;
+  long double log_abs = 0;
+  for (tx::index_t c = 0; c < n; ++c) {
+    tx::index_t p = c;
+    for (tx::index_t r = c + 1; r < n; ++r)
+      if (std::fabs(u[static_cast<std::size_t>(r * n + c)]) > std::fabs(u[static_cast<std::size_t>(p * n + c)])) p = r;
+    const long double pivot = u[static_cast<std::size_t>(p * n + c)];
+    if (pivot == 0) return {0, -std::numeric_limits<long double>::infinity()};
+    if (p != c) {
+      for (tx::index_t j = 0; j < n; ++j) std::swap(u[static_cast<std::size_t>(p * n + j)], u[static_cast<std::size_t>(c * n + j)]);
+      sign = -sign;
+    }
+    if (pivot < 0) sign = -sign;
+    log_abs += std::log(std::fabs(pivot));
+    for (tx::index_t r = c + 1; r < n; ++r) {
+      const long double f = u[static_cast<std::size_t>(r * n + c)] / pivot;
+      for (tx::index_t j = c; j < n; ++j) u[static_cast<std::size_t>(r * n + j)] -= f * u[static_cast<std::size_t>(c * n + j)];
+    }
+  }
+  return {sign, log_abs};
+}
+
+} // namespace
+
+TEST_CASE("solve, slogdet, eigh and eigvalsh on cuda (cuSOLVER getrf, getrs, syevd) match the host's") {
+  constexpr tx::index_t batches = 5, n = 33, k = 4;
+  auto check = [&]<class T>(double tol) {
+    std::mt19937_64 g(12);
+    std::normal_distribution<double> nd;
+    tx::tensor<T, 3> m({batches, n, n}), a({batches, n, n}), s({batches, n, n}), b({batches, n, k});
+    for (tx::index_t i = 0; i < m.size(); ++i) m.data()[i] = static_cast<T>(nd(g));
+    for (tx::index_t i = 0; i < b.size(); ++i) b.data()[i] = static_cast<T>(nd(g));
+    for (tx::index_t q = 0; q < batches; ++q)
+      for (tx::index_t i = 0; i < n; ++i)
+        for (tx::index_t j = 0; j < n; ++j) {
+          a(q, i, j) = static_cast<T>(m(q, i, j) + (i == j ? T(n) : T(0)));  // well conditioned
+          // symmetric in the lower triangle, noise above it (never read)
+          s(q, i, j) = j > i ? static_cast<T>(nd(g)) : static_cast<T>((static_cast<double>(m(q, i, j)) + m(q, j, i)) / 2);
+        }
+    const tx::tensor<T, 3, tx::cuda> a_dev = cutest::dev(a), b_dev = cutest::dev(b), s_dev = cutest::dev(s);
+    auto close = [&](double got, double want, double scale) { return std::abs(got - want) <= tol * (1 + std::abs(scale)); };
+
+    // solve: A X = B (k columns, and one), against LAPACK's getrf + getrs on the host and by its residual
+    for (const tx::index_t cols : {k, tx::index_t(1)}) {
+      INFO("solve with " << cols << " right-hand sides");
+      const auto b_cols = tx::tensor<T, 3>(tx::eval(tx::slice(b, 2, 0, cols)));
+      const tx::tensor<T, 3> x = tx::to_host(tx::linalg::solve(a_dev, cutest::dev(b_cols)));
+      REQUIRE(x.shape() == b_cols.shape());
+#if defined(TEXPR_TEST_HAS_LAPACK)
+      const tx::tensor<T, 3> want = tx::linalg::solve(a, b_cols);
+#endif
+      for (tx::index_t q = 0; q < batches; ++q)
+        for (tx::index_t i = 0; i < n; ++i)
+          for (tx::index_t c = 0; c < cols; ++c) {
+            INFO("matrix " << q << " (" << i << ", " << c << ")");
+#if defined(TEXPR_TEST_HAS_LAPACK)
+            REQUIRE(close(x(q, i, c), want(q, i, c), want(q, i, c)));
+#endif
+            long double ax = 0, mag = 0;
+            for (tx::index_t j = 0; j < n; ++j) ax += static_cast<long double>(a(q, i, j)) * x(q, j, c), mag += std::fabs(static_cast<long double>(a(q, i, j)) * x(q, j, c));
+            REQUIRE(std::abs(static_cast<double>(ax - b_cols(q, i, c))) <= tol * static_cast<double>(1 + mag));
+          }
+    }
+
+    // slogdet of m itself (determinants of both signs; LU pivots rows), one matrix made singular
+    tx::tensor<T, 3> d = m.clone();
+    for (tx::index_t j = 0; j < n; ++j) d(2, 5, j) = T(0);
+    const auto d_dev = cutest::dev(d);
+    auto [sign_of, log_of] = tx::linalg::slogdet(d_dev);
+    const tx::tensor<T, 1> sign = tx::to_host(sign_of), logabsdet = tx::to_host(log_of);
+    bool negative_seen = false;
+    for (tx::index_t q = 0; q < batches; ++q) {
+      INFO("slogdet of matrix " << q);
+      const std::pair<int, long double> want = reference_slogdet(d, q);
+      negative_seen = negative_seen || want.first < 0;
+      CHECK(static_cast<int>(sign(q)) == want.first);
+      if (want.first == 0) CHECK((std::isinf(logabsdet(q)) && logabsdet(q) < 0));
+      else CHECK(close(logabsdet(q), static_cast<double>(want.second), static_cast<double>(want.second)));
+    }
+    CHECK(negative_seen);
+#if defined(TEXPR_TEST_HAS_LAPACK)
+    {
+      auto [host_sign, host_log] = tx::linalg::slogdet(d);  // LAPACK's getrf
+      const tx::tensor<T, 1> hs = host_sign, hl = host_log;
+      for (tx::index_t q = 0; q < batches; ++q) {
+        CHECK(sign(q) == hs(q));
+        if (hs(q) != T(0)) CHECK(close(logabsdet(q), hl(q), hl(q)));
+      }
+    }
+#endif
+
+    // eigh: S V = V diag(w), Vᵀ V = I, w ascending; eigvalsh's values are eigh's; both against LAPACK's syevd
+    auto [w_of, v_of] = tx::linalg::eigh(s_dev);
+    const tx::tensor<T, 2> w = tx::to_host(w_of), values = tx::to_host(tx::linalg::eigvalsh(s_dev));
+    const tx::tensor<T, 3> v = tx::to_host(v_of);
+    REQUIRE(w.shape() == tx::shape_t<2>{batches, n});
+    REQUIRE(v.shape() == tx::shape_t<3>{batches, n, n});
+    auto sym = [&](tx::index_t q, tx::index_t i, tx::index_t j) { return static_cast<long double>(i >= j ? s(q, i, j) : s(q, j, i)); };
+#if defined(TEXPR_TEST_HAS_LAPACK)
+    auto [hw_of, hv_of] = tx::linalg::eigh(s);
+    const tx::tensor<T, 2> hw = hw_of;
+    const tx::tensor<T, 3> hv = hv_of;
+#endif
+    for (tx::index_t q = 0; q < batches; ++q) {
+      long double norm = 0;
+      for (tx::index_t i = 0; i < n; ++i)
+        for (tx::index_t j = 0; j < n; ++j) norm = std::max(norm, std::fabs(sym(q, i, j)));
+      for (tx::index_t r = 0; r < n; ++r) {
+        INFO("eigenpair " << r << " of matrix " << q);
+        if (r > 0) CHECK(w(q, r - 1) <= w(q, r));
+        CHECK(close(values(q, r), w(q, r), static_cast<double>(norm)));
+#if defined(TEXPR_TEST_HAS_LAPACK)
+        CHECK(close(w(q, r), hw(q, r), static_cast<double>(norm)));
+        long double dot = 0;  // the same unit vector up to its sign (the eigenvalues are distinct)
+        for (tx::index_t i = 0; i < n; ++i) dot += static_cast<long double>(v(q, i, r)) * hv(q, i, r);
+        CHECK(std::abs(static_cast<double>(std::fabs(dot) - 1)) <= tol * n);
+#endif
+        for (tx::index_t i = 0; i < n; ++i) {
+          long double sv = 0, vv = 0;
+          for (tx::index_t j = 0; j < n; ++j) sv += sym(q, i, j) * v(q, j, r), vv += static_cast<long double>(v(q, j, i)) * v(q, j, r);
+          REQUIRE(std::abs(static_cast<double>(sv - static_cast<long double>(w(q, r)) * v(q, i, r))) <= tol * static_cast<double>(norm * n));
+          REQUIRE(std::abs(static_cast<double>(vv - (i == r ? 1 : 0))) <= tol * n);
+        }
+      }
+    }
+
+    // empty batches and empty matrices
+    const tx::tensor<T, 3, tx::cuda> none = cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{0, 3, 3})), empty = cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{2, 0, 0}));
+    CHECK(tx::to_host(tx::linalg::solve(none, cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{0, 3, 2})))).size() == 0);
+    CHECK(tx::to_host(tx::linalg::solve(empty, cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{2, 0, 2})))).size() == 0);
+    CHECK(tx::to_host(tx::linalg::eigvalsh(empty)).shape() == tx::shape_t<2>{2, 0});
+    CHECK(tx::to_host(tx::linalg::eigh(none).eigenvalues).shape() == tx::shape_t<2>{0, 3});
+    const tx::tensor<T, 1> empty_sign = tx::to_host(tx::linalg::slogdet(empty).sign), empty_log = tx::to_host(tx::linalg::slogdet(empty).logabsdet);
+    for (tx::index_t q = 0; q < 2; ++q) CHECK((empty_sign(q) == T(1) && empty_log(q) == T(0)));  // det of an empty matrix: 1
+
+    // a singular A in solve: evaluation does not throw, the next copy to the host does
+    tx::tensor<T, 3> bad = a.clone();
+    for (tx::index_t j = 0; j < n; ++j) bad(3, 7, j) = T(0);
+    tx::tensor<T, 3, tx::cuda> x_bad = tx::linalg::solve(cutest::dev(bad), b_dev);
+    try {
+      (void)tx::to_host(x_bad);
+      FAIL("no linalg_error");
+    } catch (const tx::linalg_error& e) {
+      CHECK(e.op_name == "solve");
+      CHECK(e.batch_index == 3);
+      CHECK(e.library_info > 0);
+    }
+  };
+  check.template operator()<float>(2e-4);
+  check.template operator()<double>(1e-10);
+}
+
+TEST_CASE("lu_factor and lu_solve on cuda (cuSOLVER getrf, getrs) match the host's") {
+  constexpr tx::index_t batches = 4, n = 29, k = 3;
+  auto check = [&]<class T>(double tol) {
+    std::mt19937_64 g(13);
+    std::normal_distribution<double> nd;
+    tx::tensor<T, 3> a({batches, n, n}), b({batches, n, k});
+    for (tx::index_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<T>(nd(g));
+    for (tx::index_t i = 0; i < b.size(); ++i) b.data()[i] = static_cast<T>(nd(g));
+    const tx::tensor<T, 3, tx::cuda> a_dev = cutest::dev(a), b_dev = cutest::dev(b);
+    auto [lu_of, pivots_of] = tx::linalg::lu_factor(a_dev);
+    const tx::tensor<T, 3, tx::cuda> lu_dev = lu_of;
+    const tx::tensor<std::int32_t, 2, tx::cuda> pivots_dev = pivots_of;
+    const tx::tensor<T, 3> lu = tx::to_host(lu_dev);
+    const tx::tensor<std::int32_t, 2> pivots = tx::to_host(pivots_dev);
+    for (tx::index_t q = 0; q < batches; ++q) {
+      // P A = L U: apply the row swaps to A in long double, compare with L U
+      std::vector<long double> pa(static_cast<std::size_t>(n * n));
+      for (tx::index_t i = 0; i < n * n; ++i) pa[static_cast<std::size_t>(i)] = a(q, i / n, i % n);
+      for (tx::index_t i = 0; i < n; ++i) {
+        const tx::index_t p = pivots(q, i) - 1;
+        REQUIRE(p >= i);
+        REQUIRE(p < n);
+        for (tx::index_t j = 0; j < n; ++j) std::swap(pa[static_cast<std::size_t>(i * n + j)], pa[static_cast<std::size_t>(p * n + j)]);
+      }
+      for (tx::index_t i = 0; i < n; ++i)
+        for (tx::index_t j = 0; j < n; ++j) {
+          long double s = 0, mag = 0;
+          for (tx::index_t l = 0; l <= std::min(i, j); ++l) {
+            const long double li = l == i ? 1 : static_cast<long double>(lu(q, i, l));
+            s += li * lu(q, l, j), mag += std::fabs(li * lu(q, l, j));
+          }
+          INFO("matrix " << q << " (" << i << ", " << j << ")");
+          REQUIRE(std::abs(static_cast<double>(s - pa[static_cast<std::size_t>(i * n + j)])) <= tol * static_cast<double>(1 + mag));
+        }
+    }
+#if defined(TEXPR_TEST_HAS_LAPACK)
+    {
+      // LAPACK's getrf: the same partial pivoting, so the same LU (its pivots are not evaluated here: nvcc cannot
+      // compile the host's int32 cast kernel through the host-device accessor)
+      const tx::tensor<T, 3> hl = tx::linalg::lu_factor(a).lu;
+      for (tx::index_t q = 0; q < batches; ++q)
+        for (tx::index_t i = 0; i < n; ++i) {
+          for (tx::index_t j = 0; j < n; ++j) CHECK(std::abs(static_cast<double>(lu(q, i, j)) - hl(q, i, j)) <= tol * 10 * (1 + std::abs(static_cast<double>(hl(q, i, j)))));
+        }
+    }
+#endif
+    const tx::tensor<T, 3> x = tx::to_host(tx::linalg::lu_solve(lu_dev, pivots_dev, b_dev));
+    for (tx::index_t q = 0; q < batches; ++q)
+      for (tx::index_t i = 0; i < n; ++i)
+        for (tx::index_t c = 0; c < k; ++c) {
+          long double ax = 0, mag = 0;
+          for (tx::index_t j = 0; j < n; ++j) ax += static_cast<long double>(a(q, i, j)) * x(q, j, c), mag += std::fabs(static_cast<long double>(a(q, i, j)) * x(q, j, c));
+          REQUIRE(std::abs(static_cast<double>(ax - b(q, i, c))) <= tol * n * static_cast<double>(1 + mag));
+        }
+    // a pivot outside 1..n: evaluation does not throw, the next copy to the host does
+    tx::tensor<std::int32_t, 2> wrong = pivots.clone();
+    wrong(2, 5) = static_cast<std::int32_t>(n + 1);
+    tx::tensor<T, 3, tx::cuda> x_bad = tx::linalg::lu_solve(lu_dev, cutest::dev(wrong), b_dev);
+    try {
+      (void)tx::to_host(x_bad);
+      FAIL("no linalg_error");
+    } catch (const tx::linalg_error& e) {
+      CHECK(e.op_name == "lu_solve");
+      CHECK(e.batch_index == 2);
+      CHECK(e.library_info == 6);
+    }
+  };
+  check.template operator()<float>(2e-4);
+  check.template operator()<double>(1e-10);
 }

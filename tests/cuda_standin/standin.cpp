@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The CUDA stand-in: the CUDA runtime, cuBLAS and cuSOLVER (dense potrf) entry points texpr uses, plus nvcc's
+// The CUDA stand-in: the CUDA runtime, cuBLAS and cuSOLVER (dense potrf, getrf, getrs, syevd) entry points texpr uses, plus nvcc's
 // kernel registration and launch plumbing, defined so that an nvcc-built test links against this instead of
 // libcudart, libcublas and libcusolver and runs on
 // a machine without a GPU or driver. Every call is recorded (texpr_standin::snapshot) and nothing executes: kernels
@@ -69,7 +69,7 @@ struct state {
   std::size_t work = 0;                                  // launches and GEMMs so far, never reset
   std::map<const void*, capture> capturing;              // streams being captured
   CUmemPoolHandle_st pool;
-  std::size_t solver_countdown = 0;  // fail_solver_call: potrf calls left before the failing one
+  std::size_t solver_countdown = 0;  // fail_solver_call: factorisations left before the failing one
   int solver_info = 0;               // its info (0: none pending)
 };
 
@@ -769,18 +769,46 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
   return CUBLAS_STATUS_SUCCESS;
 }
 
-// ---- cuSOLVER dense (cusolverDn.h): handles, the 64-bit API's params and potrf ----
+// ---- cuSOLVER dense (cusolverDn.h): handles, the 64-bit API's params, potrf, getrf, getrs and syevd ----
 
 namespace texpr_standin {
 namespace {
-void record_solver(const char* function, cusolverDnHandle_t h, cublasFillMode_t uplo, long long n, cudaDataType type,
-                   std::size_t workspace) {
+/// Records c (its function and arguments filled in) as made on handle h.
+void record_solver(solver_call c, cusolverDnHandle_t h) {
   state& s = the_state();
   std::lock_guard lock(s.mutex);
-  s.rec.solver_calls.push_back({function, n, static_cast<int>(uplo), static_cast<int>(type), h ? h->stream : nullptr,
-                                workspace, h, s.work++});
+  c.stream = h ? h->stream : nullptr;
+  c.handle = h;
+  c.order = s.work++;
+  s.rec.solver_calls.push_back(std::move(c));
   add_node(s, h ? h->stream : nullptr);
 }
+
+void record_solver(const char* function, cusolverDnHandle_t h, cublasFillMode_t uplo, long long n, cudaDataType type,
+                   std::size_t workspace) {
+  solver_call c;
+  c.function = function;
+  c.n = n;
+  c.uplo = static_cast<int>(uplo);
+  c.type = static_cast<int>(type);
+  c.workspace = workspace;
+  record_solver(std::move(c), h);
+}
+
+/// The info a factorisation writes: 0, or fail_solver_call's when its countdown ends.
+int next_info() {
+  state& s = the_state();
+  std::lock_guard lock(s.mutex);
+  int value = 0;
+  if (s.solver_info != 0) {
+    if (s.solver_countdown == 0) value = std::exchange(s.solver_info, 0);
+    else --s.solver_countdown;
+  }
+  return value;
+}
+
+/// Some workspace size that grows with n, as the real queries' do.
+std::size_t workspace_for(int64_t n) { return static_cast<std::size_t>(n) * static_cast<std::size_t>(n) * 8 + 1024; }
 }  // namespace
 }  // namespace texpr_standin
 
@@ -816,7 +844,7 @@ cusolverStatus_t cusolverDnXpotrf_bufferSize(cusolverDnHandle_t handle, cusolver
                                              int64_t n, cudaDataType type, const void*, int64_t, cudaDataType,
                                              size_t* device_bytes, size_t* host_bytes) {
   texpr_standin::record_solver("cusolverDnXpotrf_bufferSize", handle, uplo, n, type, 0);
-  *device_bytes = static_cast<size_t>(n) * static_cast<size_t>(n) * 8 + 1024;  // some size that grows with n
+  *device_bytes = texpr_standin::workspace_for(n);
   *host_bytes = 0;
   return CUSOLVER_STATUS_SUCCESS;
 }
@@ -825,13 +853,79 @@ cusolverStatus_t cusolverDnXpotrf(cusolverDnHandle_t handle, cusolverDnParams_t,
                                   cudaDataType type, void*, int64_t, cudaDataType, void*, size_t device_bytes, void*,
                                   size_t, int* info) {
   texpr_standin::record_solver("cusolverDnXpotrf", handle, uplo, n, type, device_bytes);
-  auto& s = the_state();
-  std::lock_guard lock(s.mutex);
-  int value = 0;
-  if (s.solver_info != 0) {
-    if (s.solver_countdown == 0) value = std::exchange(s.solver_info, 0);
-    else --s.solver_countdown;
-  }
-  *info = value;  // device memory is host memory here; the factorisation itself does not run
+  *info = texpr_standin::next_info();  // device memory is host memory here; the factorisation itself does not run
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnXgetrf_bufferSize(cusolverDnHandle_t handle, cusolverDnParams_t, int64_t, int64_t n,
+                                             cudaDataType type, const void*, int64_t, cudaDataType,
+                                             size_t* device_bytes, size_t* host_bytes) {
+  texpr_standin::solver_call c;
+  c.function = "cusolverDnXgetrf_bufferSize";
+  c.n = n;
+  c.type = static_cast<int>(type);
+  texpr_standin::record_solver(std::move(c), handle);
+  *device_bytes = texpr_standin::workspace_for(n);
+  *host_bytes = 0;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnXgetrf(cusolverDnHandle_t handle, cusolverDnParams_t, int64_t, int64_t n,
+                                  cudaDataType type, void*, int64_t, int64_t* ipiv, cudaDataType, void*,
+                                  size_t device_bytes, void*, size_t, int* info) {
+  texpr_standin::solver_call c;
+  c.function = "cusolverDnXgetrf";
+  c.n = n;
+  c.type = static_cast<int>(type);
+  c.workspace = device_bytes;
+  c.pivots = ipiv != nullptr;
+  texpr_standin::record_solver(std::move(c), handle);
+  *info = texpr_standin::next_info();
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnXgetrs(cusolverDnHandle_t handle, cusolverDnParams_t, cublasOperation_t trans, int64_t n,
+                                  int64_t nrhs, cudaDataType type, const void*, int64_t, const int64_t* ipiv,
+                                  cudaDataType, void*, int64_t, int* info) {
+  texpr_standin::solver_call c;
+  c.function = "cusolverDnXgetrs";
+  c.n = n;
+  c.type = static_cast<int>(type);
+  c.trans = static_cast<int>(trans);
+  c.nrhs = nrhs;
+  c.pivots = ipiv != nullptr;
+  texpr_standin::record_solver(std::move(c), handle);
+  *info = 0;  // getrs fails only on a bad argument
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnXsyevd_bufferSize(cusolverDnHandle_t handle, cusolverDnParams_t, cusolverEigMode_t jobz,
+                                             cublasFillMode_t uplo, int64_t n, cudaDataType type, const void*, int64_t,
+                                             cudaDataType, const void*, cudaDataType, size_t* device_bytes,
+                                             size_t* host_bytes) {
+  texpr_standin::solver_call c;
+  c.function = "cusolverDnXsyevd_bufferSize";
+  c.n = n;
+  c.uplo = static_cast<int>(uplo);
+  c.type = static_cast<int>(type);
+  c.jobz = static_cast<int>(jobz);
+  texpr_standin::record_solver(std::move(c), handle);
+  *device_bytes = texpr_standin::workspace_for(n);
+  *host_bytes = 0;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnXsyevd(cusolverDnHandle_t handle, cusolverDnParams_t, cusolverEigMode_t jobz,
+                                  cublasFillMode_t uplo, int64_t n, cudaDataType type, void*, int64_t, cudaDataType,
+                                  void*, cudaDataType, void*, size_t device_bytes, void*, size_t, int* info) {
+  texpr_standin::solver_call c;
+  c.function = "cusolverDnXsyevd";
+  c.n = n;
+  c.uplo = static_cast<int>(uplo);
+  c.type = static_cast<int>(type);
+  c.jobz = static_cast<int>(jobz);
+  c.workspace = device_bytes;
+  texpr_standin::record_solver(std::move(c), handle);
+  *info = texpr_standin::next_info();
   return CUSOLVER_STATUS_SUCCESS;
 }

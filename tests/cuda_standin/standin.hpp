@@ -46,11 +46,16 @@ struct gemm {
 };
 
 /// One cuSOLVER dense call (its data are not touched: no factorisation runs; info is written, see fail_solver_call).
+/// Fields a call does not take stay at their defaults.
 struct solver_call {
   std::string function;          ///< The entry point, e.g. "cusolverDnXpotrf" or "cusolverDnXpotrf_bufferSize".
-  long long n = 0;               ///< The matrix order.
-  int uplo = 0;                  ///< cublasFillMode_t (0: lower, 1: upper).
+  long long n = 0;               ///< The matrix order (getrf: its columns; the stand-in's calls are square).
+  int uplo = 0;                  ///< cublasFillMode_t (0: lower, 1: upper) of potrf and syevd; 0 for the others.
   int type = 0;                  ///< cudaDataType_t of A (0: CUDA_R_32F, 1: CUDA_R_64F).
+  int trans = 0;                 ///< getrs: cublasOperation_t of A (0: N, 1: T); 0 for the others.
+  long long nrhs = 0;            ///< getrs: the right-hand sides; 0 for the others.
+  int jobz = 0;                  ///< syevd: cusolverEigMode_t (0: eigenvalues only, 1: and eigenvectors).
+  bool pivots = false;           ///< getrf and getrs: a pivot array was passed (null: no pivoting).
   const void* stream = nullptr;  ///< The stream the handle was set to.
   std::size_t workspace = 0;     ///< Bytes of the device workspace passed (0 for the size query).
   const void* handle = nullptr;  ///< The cusolverDn handle.
@@ -116,7 +121,8 @@ struct record {
 /// A copy of everything recorded since the last reset().
 record snapshot();
 
-/// Makes the `call`-th cusolverDnXpotrf from now (0: the next) write `info` instead of 0 (one at a time).
+/// Makes the `call`-th factorisation (cusolverDnXpotrf, cusolverDnXgetrf or cusolverDnXsyevd) from now (0: the next)
+/// write `info` instead of 0 (one at a time).
 void fail_solver_call(std::size_t call, int info);
 
 /// Forgets everything recorded (registered kernels and live allocations are kept).

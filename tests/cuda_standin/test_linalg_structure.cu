@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// tx::linalg::cholesky on cuda, counted on the stand-in (no factorisation runs: structure only): a size query and one
-// cusolverDnXpotrf per matrix (upper, as a row-major lower factor is column-major upper) and one kernel zeroing the
-// strict upper triangles; the handle made once; no allocation and no host wait after the first evaluation; `info`
-// read at the next copy to the host, where a failing matrix becomes tx::linalg_error naming op, batch index and info.
+// tx::linalg's cuda rows counted on the stand-in (no factorisation runs: structure only). cholesky: a size query and
+// one cusolverDnXpotrf per matrix (upper, as a row-major lower factor is column-major upper) and one kernel zeroing
+// the strict upper triangles; solve: getrf and getrs (transposed) per matrix, right-hand sides transposed to columns
+// and back; slogdet: getrf per matrix and one kernel; eigh and eigvalsh: syevd per matrix (upper), eigh's packing
+// kernel; lu_factor: getrf of A's columns and a packing kernel; lu_solve: getrs (N) with the pivots widened. For each, the handle made once; no allocation and no host wait after the first evaluation; `info` read at
+// the next copy to the host, where a failing matrix becomes tx::linalg_error naming op, batch index and info
+// (slogdet's singular matrix is a result, not an error).
 #include <doctest/doctest.h>
 
 #include <texpr/linalg.hpp>
 
 #include <cstddef>
+#include <map>
 #include <string>
 
 #include "cuda_standin/standin.hpp"
@@ -66,6 +70,126 @@ sd::record steady_cholesky(int type) {
   return last;
 }
 
+/// Evaluates make()'s expression three times, each followed by a copy to the host; passes each evaluation's record
+/// to check. Checks that no evaluation waits, that every solver call uses one handle, that only the first evaluation
+/// makes the handle or allocates (the workspaces come from texpr's device cache), that the kernel log names what
+/// tx::planned_kernels planned, and that the copy to the host waits `waits` times (its data, and the pending info
+/// check where there is one). Returns the last evaluation's record.
+template <class Make, class Check>
+sd::record steady(const Make& make, const Check& check, std::size_t waits) {
+  using E = decltype(make());
+  using Out = tx::tensor<typename E::value_type, E::rank, tx::cuda>;
+  sd::record last;
+  const void* handle = nullptr;
+  for (int i = 0; i < 3; ++i) {
+    INFO("evaluation " << i);
+    const auto planned = tx::planned_kernels(make());
+    tx::kernel_log log;
+    const sd::scope s;
+    Out out = make();
+    last = s.taken();
+    INFO(sd::describe(last));
+    CHECK(last.syncs.empty());  // info stays on the device: evaluation never waits
+    check(last);
+    for (const auto& c : last.solver_calls) {
+      if (!handle) handle = c.handle;
+      CHECK(c.handle == handle);
+    }
+    if (i > 0) {
+      CHECK(last.solver_handles == 0);
+      CHECK(last.allocations.empty());
+    }
+    REQUIRE(planned.size() == log.entries().size());
+    for (std::size_t k = 0; k != planned.size(); ++k)
+      CHECK(planned[k].implementation == log.entries()[k].implementation);
+    const sd::scope h;
+    const auto host = tx::to_host(out);
+    const auto r = h.taken();
+    CHECK(r.syncs.size() == waits);
+    CHECK(r.copies_of(sd::copy_kind::device_to_host) == waits);
+    CHECK(host.shape() == out.shape());
+  }
+  return last;
+}
+
+std::size_t launches_of(const sd::record& r, const std::string& family) {
+  const auto all = r.launches_by_family();
+  const auto it = all.find(family);
+  return it == all.end() ? 0 : it->second;
+}
+
+/// solve of a batch of 4 order-8 matrices with k right-hand sides: per matrix a getrf (pivoting, a workspace) and a
+/// transposed getrs; B transposed to columns and back unless k == 1.
+template <class T>
+void steady_solve(int type, tx::index_t k) {
+  const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({4, 8, 8}, 5);
+  const tx::tensor<T, 3, tx::cuda> b = tx::random::normal<T, tx::cuda>({4, 8, k}, 6);
+  steady([&] { return tx::linalg::solve(a, b); },
+         [&](const sd::record& r) {
+           CHECK(calls_named(r, "cusolverDnXgetrf_bufferSize") == 1);
+           CHECK(calls_named(r, "cusolverDnXgetrf") == 4);
+           CHECK(calls_named(r, "cusolverDnXgetrs") == 4);
+           CHECK(r.solver_calls.size() == 9);
+           for (const auto& c : r.solver_calls) {
+             CHECK(c.n == 8);
+             CHECK(c.type == type);
+             if (c.function == "cusolverDnXgetrf") CHECK((c.workspace > 0 && c.pivots));
+             if (c.function == "cusolverDnXgetrs") {
+               CHECK(c.trans == 1);  // CUBLAS_OP_T: the row-major A is cuSOLVER's Aᵀ
+               CHECK(c.nrhs == k);
+               CHECK(c.pivots);
+             }
+           }
+           CHECK(r.launches.size() == (k == 1 ? 0u : 2u));
+           CHECK(launches_of(r, "cuda_impl::transpose_matrices") == (k == 1 ? 0u : 2u));
+         },
+         2);
+}
+
+/// syevd per matrix of a batch of 4 of order 8, upper (the row-major lower triangle), with or without eigenvectors.
+void check_syevd_calls(const sd::record& r, int type, int jobz) {
+  CHECK(calls_named(r, "cusolverDnXsyevd_bufferSize") == 1);
+  CHECK(calls_named(r, "cusolverDnXsyevd") == 4);
+  CHECK(r.solver_calls.size() == 5);
+  for (const auto& c : r.solver_calls) {
+    CHECK(c.n == 8);
+    CHECK(c.uplo == 1);  // CUBLAS_FILL_MODE_UPPER
+    CHECK(c.type == type);
+    CHECK(c.jobz == jobz);
+    if (c.function == "cusolverDnXsyevd") CHECK(c.workspace > 0);
+  }
+}
+
+template <class T>
+void steady_slogdet_eigh(int type) {
+  const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({4, 8, 8}, 7);
+  steady([&] { return tx::linalg::slogdet(a).sign; },
+         [&](const sd::record& r) {
+           CHECK(calls_named(r, "cusolverDnXgetrf_bufferSize") == 1);
+           CHECK(calls_named(r, "cusolverDnXgetrf") == 4);
+           CHECK(r.solver_calls.size() == 5);
+           for (const auto& c : r.solver_calls) {
+             CHECK(c.n == 8);
+             CHECK(c.type == type);
+             if (c.function == "cusolverDnXgetrf") CHECK((c.workspace > 0 && c.pivots));
+           }
+           CHECK(launches_of(r, "cuda_impl::slogdet_from_lu") == 1);
+         },
+         1);  // a singular matrix is a result: no info check
+  steady([&] { return tx::linalg::eigh(a).eigenvalues; },
+         [&](const sd::record& r) {
+           check_syevd_calls(r, type, 1);  // CUSOLVER_EIG_MODE_VECTOR
+           CHECK(launches_of(r, "cuda_impl::pack_eigh") == 1);
+         },
+         2);
+  steady([&] { return tx::linalg::eigvalsh(a); },
+         [&](const sd::record& r) {
+           check_syevd_calls(r, type, 0);  // CUSOLVER_EIG_MODE_NOVECTOR
+           CHECK(r.launches.empty());      // the eigenvalues go straight into the result
+         },
+         2);
+}
+
 }  // namespace
 
 TEST_CASE("cuda cholesky: cuSOLVER potrf per matrix, handle and workspace made once, no wait") {
@@ -104,4 +228,128 @@ TEST_CASE("cuda cholesky of an empty batch: no cuSOLVER call") {
   tx::tensor<float, 3, tx::cuda> l = tx::linalg::cholesky(a);
   CHECK(s.taken().solver_calls.empty());
   CHECK(l.size() == 0);
+}
+
+TEST_CASE("cuda solve: cuSOLVER getrf and transposed getrs per matrix, handle and workspace made once, no wait") {
+  steady_solve<float>(0, 3);
+  steady_solve<double>(1, 3);
+  steady_solve<float>(0, 1);  // one right-hand side: solved in the result itself, no transpose
+}
+
+TEST_CASE("cuda slogdet, eigh, eigvalsh: cuSOLVER getrf and syevd per matrix, handle and workspace made once, no wait") {
+  steady_slogdet_eigh<float>(0);
+  steady_slogdet_eigh<double>(1);
+}
+
+TEST_CASE("cuda linalg: placement names the cuSOLVER rows") {
+  const tx::tensor<double, 3, tx::cuda> a = tx::random::normal<double, tx::cuda>({2, 5, 5}, 8);
+  const tx::tensor<double, 3, tx::cuda> b = tx::random::normal<double, tx::cuda>({2, 5, 2}, 9);
+  CHECK(tx::placement(tx::linalg::solve(a, b)).find("cusolver_getrf_getrs") != std::string::npos);
+  CHECK(tx::placement(tx::linalg::slogdet(a).logabsdet).find("cusolver_getrf_det") != std::string::npos);
+  CHECK(tx::placement(tx::linalg::eigh(a).eigenvectors).find("cusolver_syevd") != std::string::npos);
+  CHECK(tx::placement(tx::linalg::eigvalsh(a)).find("cusolver_syevd_values") != std::string::npos);
+  static_assert(tx::runs_on<decltype(tx::linalg::solve(a, b)), tx::cuda>);
+  static_assert(tx::runs_on<decltype(tx::linalg::inv(a)), tx::cuda>);  // solve(a, I)
+  static_assert(tx::runs_on<decltype(tx::linalg::det(a)), tx::cuda>);
+  static_assert(tx::runs_on<decltype(tx::linalg::eigh(a).eigenvectors), tx::cuda>);
+  static_assert(tx::runs_on<decltype(tx::linalg::eigvalsh(a)), tx::cuda>);
+  static_assert(tx::runs_on<decltype(tx::linalg::lu_factor(a).lu), tx::cuda>);
+  CHECK(tx::placement(tx::linalg::lu_factor(a).lu).find("cusolver_getrf") != std::string::npos);
+}
+
+TEST_CASE("cuda solve and eigh: a failing matrix is a linalg_error at the next copy to the host") {
+  const tx::tensor<double, 3, tx::cuda> a = tx::random::normal<double, tx::cuda>({3, 4, 4}, 10);
+  const tx::tensor<double, 3, tx::cuda> b = tx::random::normal<double, tx::cuda>({3, 4, 2}, 11);
+  auto expect_error = [](const auto& result, const char* op, const char* why) {
+    try {
+      (void)tx::to_host(result);
+      FAIL("no linalg_error");
+    } catch (const tx::linalg_error& e) {
+      CHECK(e.op_name == op);
+      CHECK(e.batch_index == 1);
+      CHECK(e.library_info == 2);
+      CHECK(std::string(e.what()).find(why) != std::string::npos);
+    }
+    CHECK_NOTHROW((void)tx::to_host(result));  // reported once
+  };
+  sd::fail_solver_call(1, 2);  // the second getrf: an exactly zero pivot at order 2
+  tx::tensor<double, 3, tx::cuda> x = tx::linalg::solve(a, b);
+  expect_error(x, "solve", "singular");
+  sd::fail_solver_call(1, 2);  // the second syevd did not converge
+  tx::tensor<double, 2, tx::cuda> w = tx::linalg::eigvalsh(a);
+  expect_error(w, "eigvalsh", "did not converge");
+  sd::fail_solver_call(1, 2);
+  tx::tensor<double, 2, tx::cuda> we = tx::linalg::eigh(a).eigenvalues;
+  expect_error(we, "eigh", "did not converge");
+}
+
+TEST_CASE("cuda slogdet of a singular matrix: no error (the kernel writes sign 0, -inf)") {
+  const tx::tensor<float, 3, tx::cuda> a = tx::random::normal<float, tx::cuda>({3, 4, 4}, 12);
+  sd::fail_solver_call(1, 2);
+  tx::tensor<float, 1, tx::cuda> sign = tx::linalg::slogdet(a).sign;
+  const sd::scope h;
+  CHECK_NOTHROW((void)tx::to_host(sign));
+  CHECK(h.taken().syncs.size() == 1);  // no info check pending
+}
+
+TEST_CASE("cuda lu_factor and lu_solve: getrf of A's columns and a packing kernel; getrs (N) with the pivots widened") {
+  for (int type : {0, 1}) {
+    INFO("type " << type);
+    auto run = [&]<class T>() {
+      const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({4, 8, 8}, 17);
+      const tx::tensor<T, 3, tx::cuda> b = tx::random::normal<T, tx::cuda>({4, 8, 3}, 18);
+      steady([&] { return tx::linalg::lu_factor(a).lu; },
+             [&](const sd::record& r) {
+               CHECK(calls_named(r, "cusolverDnXgetrf_bufferSize") == 1);
+               CHECK(calls_named(r, "cusolverDnXgetrf") == 4);
+               CHECK(r.solver_calls.size() == 5);
+               for (const auto& c : r.solver_calls) CHECK((c.n == 8 && c.type == type));
+               CHECK(launches_of(r, "cuda_impl::transpose_matrices") == 1);
+               CHECK(launches_of(r, "cuda_impl::pack_lu") == 1);
+             },
+             2);
+      const tx::tensor<T, 3, tx::cuda> lu = tx::linalg::lu_factor(a).lu;
+      const tx::tensor<std::int32_t, 2, tx::cuda> pivots = tx::linalg::lu_factor(a).pivots;
+      (void)tx::to_host(pivots);  // lu_factor's info checks
+      steady([&] { return tx::linalg::lu_solve(lu, pivots, b); },
+             [&](const sd::record& r) {
+               CHECK(calls_named(r, "cusolverDnXgetrs") == 4);
+               CHECK(r.solver_calls.size() == 4);
+               for (const auto& c : r.solver_calls) CHECK((c.n == 8 && c.type == type && c.trans == 0 && c.nrhs == 3 && c.pivots));
+               CHECK(launches_of(r, "cuda_impl::transpose_matrices") == 3);  // LU and B to columns, X back
+               CHECK(launches_of(r, "cuda_impl::widen_pivots") == 1);
+             },
+             2);
+    };
+    if (type == 0) run.template operator()<float>();
+    else run.template operator()<double>();
+  }
+}
+
+TEST_CASE("cuda linalg of empty batches and empty matrices: no cuSOLVER call") {
+  const tx::tensor<float, 3, tx::cuda> none = tx::random::normal<float, tx::cuda>({0, 3, 3}, 13);
+  const tx::tensor<float, 3, tx::cuda> none_b = tx::random::normal<float, tx::cuda>({0, 3, 2}, 14);
+  const tx::tensor<float, 3, tx::cuda> empty = tx::random::normal<float, tx::cuda>({2, 0, 0}, 15);
+  const tx::tensor<float, 3, tx::cuda> empty_b = tx::random::normal<float, tx::cuda>({2, 0, 3}, 16);
+  const sd::scope s;
+  tx::tensor<float, 3, tx::cuda> x = tx::linalg::solve(none, none_b);
+  tx::tensor<float, 3, tx::cuda> y = tx::linalg::solve(empty, empty_b);
+  tx::tensor<float, 2, tx::cuda> v = tx::linalg::eigh(empty).eigenvalues;
+  tx::tensor<float, 2, tx::cuda> w = tx::linalg::eigvalsh(none);
+  tx::tensor<float, 1, tx::cuda> d = tx::linalg::slogdet(none).sign;
+  const auto r = s.taken();
+  CHECK(r.solver_calls.empty());
+  CHECK(launches_of(r, "cuda_impl::slogdet_from_lu") == 0);
+  CHECK(x.size() == 0);
+  CHECK(y.size() == 0);
+  CHECK(v.size() == 0);
+  CHECK(w.size() == 0);
+  CHECK(d.size() == 0);
+  // slogdet of empty matrices: no cuSOLVER call, the kernel writes [1, 0] (det of an empty matrix is 1)
+  const sd::scope e;
+  tx::tensor<float, 1, tx::cuda> sign = tx::linalg::slogdet(empty).sign;
+  const auto re = e.taken();
+  CHECK(re.solver_calls.empty());
+  CHECK(launches_of(re, "cuda_impl::slogdet_from_lu") == 1);
+  CHECK(sign.size() == 2);
 }

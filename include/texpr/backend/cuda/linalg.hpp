@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The cuda linear algebra rows (texpr/linalg.hpp includes this): cuSOLVER's dense API (link texpr::linalg, which
-// links CUDA::cusolver where CUDA is enabled). cuSOLVER is column-major and texpr row-major: a row-major lower factor
-// is cuSOLVER's upper one, as on the host. `info` is never read during evaluation: it goes to a device buffer whose
-// check runs at the next copy to the host (memory.hpp's deferred_checks), so an evaluation enqueues no host wait.
+// The cuda linear algebra rows (texpr/linalg.hpp includes this): cuSOLVER's dense 64-bit API (link texpr::linalg,
+// which links CUDA::cusolver where CUDA is enabled). cuSOLVER is column-major and texpr row-major: a row-major matrix
+// is its transpose to cuSOLVER, as to LAPACK on the host, so a row-major lower triangle is cuSOLVER's upper one, the
+// LU of Aᵀ solves A X = B by getrs's transposed solve, and right-hand sides are transposed to columns and back.
+// `info` is never read by the host during evaluation: it goes to a device buffer whose check runs at the next copy
+// to the host (memory.hpp's deferred_checks), or that a kernel reads (slogdet), so an evaluation enqueues no host wait.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -10,8 +12,10 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -23,6 +27,7 @@
 #include "texpr/backend/cuda/registry.hpp"
 #include "texpr/core/context.hpp"
 #include "texpr/core/kernel_log.hpp"
+#include "texpr/core/shape.hpp"
 #include "texpr/eval/read.hpp"
 #include "texpr/expr/linalg.hpp"
 #include "texpr/tensor/view.hpp"
@@ -79,6 +84,105 @@ __global__ void zero_above_diagonal(T* a, index_t n, index_t total) {
     const index_t r = (e / n) % n, c = e % n;
     if (c > r) a[e] = T(0);
   }
+}
+
+/// The order m of the square matrices in the last two axes of s and their count (a tensor's extents: their product
+/// was checked when it was made).
+template <std::size_t R> void square_batch(const shape_t<R>& s, index_t& m, index_t& batches) {
+  m = s[R - 1];
+  batches = 1;
+  for (std::size_t d = 0; d + 2 < R; ++d) batches *= s[d];
+}
+
+/// out[q] = in[q]ᵀ for a batch of row-major rows x cols matrices: a row-major matrix into the column-major layout
+/// cuSOLVER reads (out[q] is then cols x rows, row-major), and back with rows and cols swapped.
+template <class T>
+__global__ void transpose_matrices(const T* in, T* out, index_t rows, index_t cols, index_t total) {
+  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t per = rows * cols, q = e / per, rest = e % per;
+    const index_t c = rest / rows, r = rest % rows;  // out[q]'s element (c, r) is in[q]'s (r, c)
+    out[e] = in[q * per + r * cols + c];
+  }
+}
+
+/// Enqueues transpose_matrices over `batches` matrices (nothing when they are empty).
+template <class T>
+void transpose_batch(const T* in, T* out, index_t rows, index_t cols, index_t batches, stream_t stream) {
+  const index_t total = batches * rows * cols;
+  if (total == 0) return;
+  transpose_matrices<T><<<grid_for(ceil_div(total, block_threads)), block_threads, 0, stream>>>(in, out, rows, cols, total);
+  TEXPR_CUDA_CHECK_LAUNCH();
+}
+
+/// [sign, log|det|] of each matrix from getrf's LU (n x n; U's diagonal is the same in either layout), its 1-based
+/// pivots and its info: det = prod(U's diagonal) (-1)^(row swaps), summed as logs in double so that no product
+/// overflows, as on the host; info > 0 (an exactly zero pivot) gives sign 0 and -inf. A thread per matrix.
+template <class T>
+__global__ void slogdet_from_lu(const T* lu, const std::int64_t* pivots, const int* info, index_t n, index_t batches,
+                                T* out) {
+  for (index_t q = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; q < batches;
+       q += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    if (n > 0 && info[q] > 0) {
+      out[2 * q] = T(0);
+      out[2 * q + 1] = -std::numeric_limits<T>::infinity();
+      continue;
+    }
+    double log_sum = 0;
+    bool negative = false;
+    for (index_t i = 0; i < n; ++i) {
+      const T u = lu[(q * n + i) * n + i];
+      negative = negative != (u < T(0));
+      negative = negative != (pivots[q * n + i] != i + 1);
+      log_sum += ::log(::fabs(static_cast<double>(u)));
+    }
+    out[2 * q] = negative ? T(-1) : T(1);
+    out[2 * q + 1] = static_cast<T>(log_sum);
+  }
+}
+
+/// eigh's packed result, m rows of [w_r, v_r] per matrix, from syevd's eigenvalues w (m per matrix) and eigenvectors
+/// v (the columns of a column-major m x m matrix: eigenvector r is v[q][r m .. r m + m), contiguous).
+template <class T>
+__global__ void pack_eigh(const T* w, const T* v, T* out, index_t m, index_t total) {
+  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t width = m + 1, per = m * width, q = e / per, rest = e % per, r = rest / width, c = rest % width;
+    out[e] = c == 0 ? w[q * m + r] : v[(q * m + r) * m + c - 1];
+  }
+}
+
+/// lu_factor's packed result, per matrix m rows of [LU's row i, pivot i], from getrf's column-major LU (of A itself)
+/// and its 1-based pivots, written as values of the dtype (exact below order 2^24).
+template <class T>
+__global__ void pack_lu(const T* lu, const std::int64_t* pivots, T* out, index_t m, index_t total) {
+  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t width = m + 1, per = m * width, q = e / per, rest = e % per, i = rest / width, j = rest % width;
+    out[e] = j < m ? lu[(q * m + j) * m + i] : static_cast<T>(pivots[q * m + i]);
+  }
+}
+
+/// getrs's pivots (int64) from lu_solve's int32 ones, a thread per matrix; a pivot outside 1..m becomes the identity
+/// swap (getrs never reads out of bounds), and bad[q] the first such pivot's position + 1 (0: all are rows).
+template <class P>
+__global__ void widen_pivots(const P* in, std::int64_t* out, int* bad, index_t m, index_t batches) {
+  for (index_t q = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; q < batches;
+       q += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    int first = 0;
+    for (index_t i = 0; i < m; ++i) {
+      const std::int64_t v = in[q * m + i];
+      const bool row = v >= 1 && v <= m;
+      out[q * m + i] = row ? v : i + 1;
+      if (!row && first == 0) first = static_cast<int>(i + 1);
+    }
+    bad[q] = first;
+  }
+}
+
+/// Device memory for `count` ints of `info` from texpr's cache (defer_info_check releases it).
+inline int* allocate_info(index_t count, stream_t stream) {
+  return static_cast<int*>(memory<cuda>::allocate(sizeof(int) * static_cast<std::size_t>(count), stream));
 }
 
 /// Adds the check of a batch's `info` (one int per matrix, device memory from texpr's cache, released by the
@@ -146,6 +250,261 @@ void cusolver_potrf::run(const N& n, const view<T, R, cuda>& dest, context<cuda>
     throw;
   }
   ci::defer_info_check(op::cholesky::name, info, batches, stream, "the matrix is not positive definite");
+}
+
+template <class N, class T, std::size_t R>
+void cusolver_getrf_getrs::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's getrf takes float or double");
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  const auto b = detail::materialize_contiguous(detail::get<1>(n.operands()), ctx);
+  index_t m = 0, batches = 0;
+  ci::square_batch(a.shape(), m, batches);
+  const index_t k = b.shape()[R - 1];
+  if (batches == 0 || m == 0 || k == 0) return;  // an empty result
+  const stream_t stream = detail::resolve_stream(ctx.stream);
+  T* out = dest.data();
+  cusolverDnHandle_t h = ci::cusolver_handle();
+  cusolverDnParams_t params = ci::cusolver_params();
+  TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
+  constexpr cudaDataType_t type = ci::solver_type<T>;
+  // The row-major A is column-major Aᵀ: getrf factors Aᵀ = P L U in a copy of A, and getrs with CUBLAS_OP_T solves
+  // (Aᵀ)ᵀ X = A X = B, B as columns (k == 1: a column is its own layout, so B is solved in dest itself).
+  const std::size_t matrix_bytes = sizeof(T) * static_cast<std::size_t>(batches * m * m);
+  const detail::device_scratch lu(matrix_bytes, stream);
+  const detail::device_scratch pivots(sizeof(std::int64_t) * static_cast<std::size_t>(batches * m), stream);
+  const detail::device_scratch columns(k == 1 ? 0 : sizeof(T) * static_cast<std::size_t>(batches * m * k), stream);
+  T* factors = static_cast<T*>(lu.p);
+  auto* swaps = static_cast<std::int64_t*>(pivots.p);
+  T* rhs = k == 1 ? out : static_cast<T*>(columns.p);
+  detail::memory<cuda>::copy(factors, a.data(), matrix_bytes, stream);
+  if (k != 1) ci::transpose_batch(b.data(), rhs, m, k, batches, stream);
+  else if (out != b.data()) detail::memory<cuda>::copy(out, b.data(), sizeof(T) * static_cast<std::size_t>(batches * m), stream);
+  std::size_t device_bytes = 0, host_bytes = 0;
+  TEXPR_CUDA_CHECK(
+      cusolverDnXgetrf_bufferSize(h, params, m, m, type, factors, m, type, &device_bytes, &host_bytes));
+  const detail::device_scratch workspace(device_bytes, stream);
+  std::vector<unsigned char> host_workspace(host_bytes);
+  // getrf's info (checked: > 0 is a zero pivot), then getrs's (< 0 only, a bad argument, which its status reports too)
+  int* info = ci::allocate_info(2 * batches, stream);
+  try {
+    for (index_t q = 0; q < batches; ++q) {
+      T* f = factors + q * m * m;
+      std::int64_t* p = swaps + q * m;
+      TEXPR_CUDA_CHECK(cusolverDnXgetrf(h, params, m, m, type, f, m, p, type, workspace.p, device_bytes,
+                                        host_bytes ? host_workspace.data() : nullptr, host_bytes, info + q));
+      TEXPR_CUDA_CHECK(cusolverDnXgetrs(h, params, CUBLAS_OP_T, m, k, type, f, m, p, type, rhs + q * m * k, m,
+                                        info + batches + q));
+    }
+    if (k != 1) ci::transpose_batch(rhs, out, k, m, batches, stream);
+  } catch (...) {
+    detail::memory<cuda>::release(info, stream);
+    throw;
+  }
+  ci::defer_info_check(op::solve::name, info, batches, stream, "the matrix is singular (an exactly zero pivot)");
+}
+
+template <class N, class T, std::size_t R>
+void cusolver_getrf_det::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's getrf takes float or double");
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, batches = 0;
+  ci::square_batch(a.shape(), m, batches);
+  if (batches == 0) return;
+  const stream_t stream = detail::resolve_stream(ctx.stream);
+  // Aᵀ (the row-major A to cuSOLVER) has A's determinant. A singular matrix is a result here, not an error, so
+  // `info` stays in scratch memory, read only by the kernel.
+  const std::size_t matrix_bytes = sizeof(T) * static_cast<std::size_t>(batches * m * m);
+  const detail::device_scratch lu(matrix_bytes, stream);
+  const detail::device_scratch pivots(sizeof(std::int64_t) * static_cast<std::size_t>(batches * m), stream);
+  const detail::device_scratch info(m == 0 ? 0 : sizeof(int) * static_cast<std::size_t>(batches), stream);
+  T* factors = static_cast<T*>(lu.p);
+  auto* swaps = static_cast<std::int64_t*>(pivots.p);
+  auto* infos = static_cast<int*>(info.p);
+  if (m > 0) {  // an empty matrix's determinant is 1: the kernel alone writes [1, 0]
+    cusolverDnHandle_t h = ci::cusolver_handle();
+    cusolverDnParams_t params = ci::cusolver_params();
+    TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
+    constexpr cudaDataType_t type = ci::solver_type<T>;
+    detail::memory<cuda>::copy(factors, a.data(), matrix_bytes, stream);
+    std::size_t device_bytes = 0, host_bytes = 0;
+    TEXPR_CUDA_CHECK(
+        cusolverDnXgetrf_bufferSize(h, params, m, m, type, factors, m, type, &device_bytes, &host_bytes));
+    const detail::device_scratch workspace(device_bytes, stream);
+    std::vector<unsigned char> host_workspace(host_bytes);
+    for (index_t q = 0; q < batches; ++q)
+      TEXPR_CUDA_CHECK(cusolverDnXgetrf(h, params, m, m, type, factors + q * m * m, m, swaps + q * m, type, workspace.p,
+                                        device_bytes, host_bytes ? host_workspace.data() : nullptr, host_bytes,
+                                        infos + q));
+  }
+  ci::slogdet_from_lu<T><<<ci::grid_for(ci::ceil_div(batches, ci::block_threads)), ci::block_threads, 0, stream>>>(
+      factors, swaps, infos, m, batches, dest.data());
+  TEXPR_CUDA_CHECK_LAUNCH();
+}
+
+template <class N, class T, std::size_t R>
+void cusolver_syevd::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's syevd takes float or double");
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, batches = 0;
+  ci::square_batch(a.shape(), m, batches);
+  if (batches == 0 || m == 0) return;  // an empty result
+  const stream_t stream = detail::resolve_stream(ctx.stream);
+  cusolverDnHandle_t h = ci::cusolver_handle();
+  cusolverDnParams_t params = ci::cusolver_params();
+  TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
+  constexpr cudaDataType_t type = ci::solver_type<T>;
+  // The row-major A is column-major Aᵀ, whose upper triangle is A's lower one (the triangle eigh reads); syevd
+  // overwrites it with the eigenvectors as columns, each contiguous, which pack_eigh copies into the packed rows.
+  const std::size_t matrix_bytes = sizeof(T) * static_cast<std::size_t>(batches * m * m);
+  const detail::device_scratch vectors(matrix_bytes, stream);
+  const detail::device_scratch values(sizeof(T) * static_cast<std::size_t>(batches * m), stream);
+  T* v = static_cast<T*>(vectors.p);
+  T* w = static_cast<T*>(values.p);
+  detail::memory<cuda>::copy(v, a.data(), matrix_bytes, stream);
+  std::size_t device_bytes = 0, host_bytes = 0;
+  TEXPR_CUDA_CHECK(cusolverDnXsyevd_bufferSize(h, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, m, type, v,
+                                               m, type, w, type, &device_bytes, &host_bytes));
+  const detail::device_scratch workspace(device_bytes, stream);
+  std::vector<unsigned char> host_workspace(host_bytes);
+  int* info = ci::allocate_info(batches, stream);
+  try {
+    for (index_t q = 0; q < batches; ++q)
+      TEXPR_CUDA_CHECK(cusolverDnXsyevd(h, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, m, type,
+                                        v + q * m * m, m, type, w + q * m, type, workspace.p, device_bytes,
+                                        host_bytes ? host_workspace.data() : nullptr, host_bytes, info + q));
+    const index_t total = batches * m * (m + 1);
+    ci::pack_eigh<T><<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(
+        w, v, dest.data(), m, total);
+    TEXPR_CUDA_CHECK_LAUNCH();
+  } catch (...) {
+    detail::memory<cuda>::release(info, stream);
+    throw;
+  }
+  ci::defer_info_check(op::eigh::name, info, batches, stream, "the eigenvalue algorithm did not converge");
+}
+
+template <class N, class T, std::size_t R>
+void cusolver_syevd_values::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's syevd takes float or double");
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, batches = 0;
+  ci::square_batch(a.shape(), m, batches);
+  if (batches == 0 || m == 0) return;  // an empty result
+  const stream_t stream = detail::resolve_stream(ctx.stream);
+  cusolverDnHandle_t h = ci::cusolver_handle();
+  cusolverDnParams_t params = ci::cusolver_params();
+  TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
+  constexpr cudaDataType_t type = ci::solver_type<T>;
+  // As cusolver_syevd (upper = the row-major lower triangle), the eigenvalues straight into dest, m per matrix.
+  const std::size_t matrix_bytes = sizeof(T) * static_cast<std::size_t>(batches * m * m);
+  const detail::device_scratch scratch(matrix_bytes, stream);
+  T* v = static_cast<T*>(scratch.p);
+  T* out = dest.data();
+  detail::memory<cuda>::copy(v, a.data(), matrix_bytes, stream);
+  std::size_t device_bytes = 0, host_bytes = 0;
+  TEXPR_CUDA_CHECK(cusolverDnXsyevd_bufferSize(h, params, CUSOLVER_EIG_MODE_NOVECTOR, CUBLAS_FILL_MODE_UPPER, m, type,
+                                               v, m, type, out, type, &device_bytes, &host_bytes));
+  const detail::device_scratch workspace(device_bytes, stream);
+  std::vector<unsigned char> host_workspace(host_bytes);
+  int* info = ci::allocate_info(batches, stream);
+  try {
+    for (index_t q = 0; q < batches; ++q)
+      TEXPR_CUDA_CHECK(cusolverDnXsyevd(h, params, CUSOLVER_EIG_MODE_NOVECTOR, CUBLAS_FILL_MODE_UPPER, m, type,
+                                        v + q * m * m, m, type, out + q * m, type, workspace.p, device_bytes,
+                                        host_bytes ? host_workspace.data() : nullptr, host_bytes, info + q));
+  } catch (...) {
+    detail::memory<cuda>::release(info, stream);
+    throw;
+  }
+  ci::defer_info_check(op::eigvalsh::name, info, batches, stream, "the eigenvalue algorithm did not converge");
+}
+
+template <class N, class T, std::size_t R>
+void cusolver_getrf::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's getrf takes float or double");
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, batches = 0;
+  ci::square_batch(a.shape(), m, batches);
+  if (batches == 0 || m == 0) return;  // an empty result
+  const stream_t stream = detail::resolve_stream(ctx.stream);
+  cusolverDnHandle_t h = ci::cusolver_handle();
+  cusolverDnParams_t params = ci::cusolver_params();
+  TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
+  constexpr cudaDataType_t type = ci::solver_type<T>;
+  // The LU of A itself, whose row swaps are A's rows (as the host's and torch's): the row-major A transposed to
+  // columns for getrf, then LU's rows and the pivots packed back into dest.
+  const detail::device_scratch columns(sizeof(T) * static_cast<std::size_t>(batches * m * m), stream);
+  const detail::device_scratch pivots(sizeof(std::int64_t) * static_cast<std::size_t>(batches * m), stream);
+  T* lu = static_cast<T*>(columns.p);
+  auto* swaps = static_cast<std::int64_t*>(pivots.p);
+  ci::transpose_batch(a.data(), lu, m, m, batches, stream);
+  std::size_t device_bytes = 0, host_bytes = 0;
+  TEXPR_CUDA_CHECK(cusolverDnXgetrf_bufferSize(h, params, m, m, type, lu, m, type, &device_bytes, &host_bytes));
+  const detail::device_scratch workspace(device_bytes, stream);
+  std::vector<unsigned char> host_workspace(host_bytes);
+  int* info = ci::allocate_info(batches, stream);
+  try {
+    for (index_t q = 0; q < batches; ++q)
+      TEXPR_CUDA_CHECK(cusolverDnXgetrf(h, params, m, m, type, lu + q * m * m, m, swaps + q * m, type, workspace.p,
+                                        device_bytes, host_bytes ? host_workspace.data() : nullptr, host_bytes,
+                                        info + q));
+    const index_t total = batches * m * (m + 1);
+    ci::pack_lu<T><<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(
+        lu, swaps, dest.data(), m, total);
+    TEXPR_CUDA_CHECK_LAUNCH();
+  } catch (...) {
+    detail::memory<cuda>::release(info, stream);
+    throw;
+  }
+  ci::defer_info_check(op::lu_factor::name, info, batches, stream, "the matrix is singular (an exactly zero pivot)");
+}
+
+template <class N, class T, std::size_t R>
+void cusolver_getrs::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's getrs takes float or double");
+  const auto lu = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  const auto pivots = detail::materialize_contiguous(detail::get<1>(n.operands()), ctx);
+  const auto b = detail::materialize_contiguous(detail::get<2>(n.operands()), ctx);
+  index_t m = 0, batches = 0;
+  ci::square_batch(lu.shape(), m, batches);
+  const index_t k = b.shape()[R - 1];
+  if (batches == 0 || m == 0 || k == 0) return;  // an empty result
+  const stream_t stream = detail::resolve_stream(ctx.stream);
+  cusolverDnHandle_t h = ci::cusolver_handle();
+  cusolverDnParams_t params = ci::cusolver_params();
+  TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
+  constexpr cudaDataType_t type = ci::solver_type<T>;
+  // lu holds A's factors (of A itself) row-major; getrs (CUBLAS_OP_N) reads them column-major, so LU and B are
+  // transposed to columns and X back.
+  const detail::device_scratch factors(sizeof(T) * static_cast<std::size_t>(batches * m * m), stream);
+  const detail::device_scratch columns(sizeof(T) * static_cast<std::size_t>(batches * m * k), stream);
+  const detail::device_scratch wide(sizeof(std::int64_t) * static_cast<std::size_t>(batches * m), stream);
+  const detail::device_scratch getrs_info(sizeof(int) * static_cast<std::size_t>(batches), stream);  // < 0 only
+  T* f = static_cast<T*>(factors.p);
+  T* rhs = static_cast<T*>(columns.p);
+  auto* swaps = static_cast<std::int64_t*>(wide.p);
+  ci::transpose_batch(lu.data(), f, m, m, batches, stream);
+  ci::transpose_batch(b.data(), rhs, m, k, batches, stream);
+  int* bad = ci::allocate_info(batches, stream);
+  try {
+    ci::widen_pivots<<<ci::grid_for(ci::ceil_div(batches, ci::block_threads)), ci::block_threads, 0, stream>>>(
+        pivots.data(), swaps, bad, m, batches);
+    TEXPR_CUDA_CHECK_LAUNCH();
+    for (index_t q = 0; q < batches; ++q)
+      TEXPR_CUDA_CHECK(cusolverDnXgetrs(h, params, CUBLAS_OP_N, m, k, type, f + q * m * m, m, swaps + q * m, type,
+                                        rhs + q * m * k, m, static_cast<int*>(getrs_info.p) + q));
+    ci::transpose_batch(rhs, dest.data(), k, m, batches, stream);
+  } catch (...) {
+    detail::memory<cuda>::release(bad, stream);
+    throw;
+  }
+  ci::defer_info_check(op::lu_solve::name, bad, batches, stream, "a pivot is not a row of 1..n (not lu_factor's)");
 }
 
 }  // namespace texpr::cuda_kernels
