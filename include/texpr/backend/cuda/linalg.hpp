@@ -206,6 +206,66 @@ inline void defer_info_check(std::string_view op, int* info, index_t batches, st
   });
 }
 
+/// The thread's cached cuSOLVER handle and 64-bit params, the handle's stream set to `stream`.
+struct solver_session {
+  cusolverDnHandle_t h;
+  cusolverDnParams_t params;
+};
+inline solver_session solver_on(stream_t stream) {
+  const solver_session s{cusolver_handle(), cusolver_params()};
+  TEXPR_CUDA_CHECK(cusolverDnSetStream(s.h, stream));
+  return s;
+}
+
+/// The device and host workspace sizes a 64-bit API's *_bufferSize reports.
+struct workspace_sizes {
+  std::size_t device = 0, host = 0;
+};
+
+/// A call's workspaces: the device one from texpr's cache, the host one (most calls need none) on the heap.
+struct solver_workspace {
+  workspace_sizes bytes;
+  device_scratch device;
+  std::vector<unsigned char> host;
+  solver_workspace(workspace_sizes b, stream_t stream) : bytes(b), device(b.device, stream), host(b.host) {}
+  void* host_data() { return bytes.host ? host.data() : nullptr; }
+};
+
+/// Runs calls(info) with `count` ints of device `info`, then defers the check of its first `batches` (op and why as
+/// defer_info_check's); info goes back to the cache if calls throws.
+template <class Calls>
+void with_info(std::string_view op, index_t count, index_t batches, stream_t stream, const char* why, Calls&& calls) {
+  int* info = allocate_info(count, stream);
+  try {
+    calls(info);
+  } catch (...) {
+    memory<cuda>::release(info, stream);
+    throw;
+  }
+  defer_info_check(op, info, batches, stream, why);
+}
+
+/// syevd over a batch of m x m matrices in v (overwritten by the eigenvectors when `mode` asks for them), the
+/// eigenvalues into w, m per matrix; then `after` (enqueued before the info check is deferred).
+template <class T, class After>
+void syevd_batch(std::string_view op, cusolverEigMode_t mode, T* v, T* w, index_t m, index_t batches, stream_t stream,
+                 After&& after) {
+  const auto s = solver_on(stream);
+  constexpr cudaDataType_t type = solver_type<T>;
+  // The row-major A is column-major Aᵀ, whose upper triangle is A's lower one (the triangle eigh reads).
+  workspace_sizes sizes;
+  TEXPR_CUDA_CHECK(cusolverDnXsyevd_bufferSize(s.h, s.params, mode, CUBLAS_FILL_MODE_UPPER, m, type, v, m, type, w,
+                                               type, &sizes.device, &sizes.host));
+  solver_workspace ws(sizes, stream);
+  with_info(op, batches, batches, stream, "the eigenvalue algorithm did not converge", [&](int* info) {
+    for (index_t q = 0; q < batches; ++q)
+      TEXPR_CUDA_CHECK(cusolverDnXsyevd(s.h, s.params, mode, CUBLAS_FILL_MODE_UPPER, m, type, v + q * m * m, m, type,
+                                        w + q * m, type, ws.device.p, sizes.device, ws.host_data(), sizes.host,
+                                        info + q));
+    after();
+  });
+}
+
 }  // namespace cuda_impl
 }  // namespace texpr::detail
 
@@ -216,40 +276,28 @@ void cusolver_potrf::run(const N& n, const view<T, R, cuda>& dest, context<cuda>
   namespace ci = detail::cuda_impl;
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's potrf takes float or double");
   const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
-  const auto s = n.shape();
-  const index_t m = s[R - 1];
-  index_t batches = 1;
-  for (std::size_t d = 0; d + 2 < R; ++d) batches *= s[d];  // a tensor's extents: their product was checked
+  index_t m = 0, batches = 0;
+  ci::square_batch(a.shape(), m, batches);
   const stream_t stream = detail::resolve_stream(ctx.stream);
   T* out = dest.data();
   const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(batches * m * m);
   if (out != a.data()) detail::memory<cuda>::copy(out, a.data(), bytes, stream);
   if (batches == 0 || m == 0) return;
-  cusolverDnHandle_t h = ci::cusolver_handle();
-  cusolverDnParams_t params = ci::cusolver_params();
-  TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
+  const auto s = ci::solver_on(stream);
   constexpr cudaDataType_t type = ci::solver_type<T>;
-  std::size_t device_bytes = 0, host_bytes = 0;
-  TEXPR_CUDA_CHECK(cusolverDnXpotrf_bufferSize(h, params, CUBLAS_FILL_MODE_UPPER, m, type, out, m, type, &device_bytes,
-                                               &host_bytes));
-  const detail::device_scratch workspace(device_bytes, stream);
-  std::vector<unsigned char> host_workspace(host_bytes);
-  auto* info =
-      static_cast<int*>(detail::memory<cuda>::allocate(sizeof(int) * static_cast<std::size_t>(batches), stream));
-  try {
+  ci::workspace_sizes sizes;
+  TEXPR_CUDA_CHECK(cusolverDnXpotrf_bufferSize(s.h, s.params, CUBLAS_FILL_MODE_UPPER, m, type, out, m, type,
+                                               &sizes.device, &sizes.host));
+  ci::solver_workspace ws(sizes, stream);
+  ci::with_info(op::cholesky::name, batches, batches, stream, "the matrix is not positive definite", [&](int* info) {
     for (index_t q = 0; q < batches; ++q)  // row-major lower = cuSOLVER's upper
-      TEXPR_CUDA_CHECK(cusolverDnXpotrf(h, params, CUBLAS_FILL_MODE_UPPER, m, type, out + q * m * m, m, type,
-                                        workspace.p, device_bytes, host_bytes ? host_workspace.data() : nullptr,
-                                        host_bytes, info + q));
+      TEXPR_CUDA_CHECK(cusolverDnXpotrf(s.h, s.params, CUBLAS_FILL_MODE_UPPER, m, type, out + q * m * m, m, type,
+                                        ws.device.p, sizes.device, ws.host_data(), sizes.host, info + q));
     const index_t total = batches * m * m;
     ci::zero_above_diagonal<T>
         <<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(out, m, total);
     TEXPR_CUDA_CHECK_LAUNCH();
-  } catch (...) {
-    detail::memory<cuda>::release(info, stream);
-    throw;
-  }
-  ci::defer_info_check(op::cholesky::name, info, batches, stream, "the matrix is not positive definite");
+  });
 }
 
 template <class N, class T, std::size_t R>
@@ -264,9 +312,7 @@ void cusolver_getrf_getrs::run(const N& n, const view<T, R, cuda>& dest, context
   if (batches == 0 || m == 0 || k == 0) return;  // an empty result
   const stream_t stream = detail::resolve_stream(ctx.stream);
   T* out = dest.data();
-  cusolverDnHandle_t h = ci::cusolver_handle();
-  cusolverDnParams_t params = ci::cusolver_params();
-  TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
+  const auto s = ci::solver_on(stream);
   constexpr cudaDataType_t type = ci::solver_type<T>;
   // The row-major A is column-major Aᵀ: getrf factors Aᵀ = P L U in a copy of A, and getrs with CUBLAS_OP_T solves
   // (Aᵀ)ᵀ X = A X = B, B as columns (k == 1: a column is its own layout, so B is solved in dest itself).
@@ -280,28 +326,23 @@ void cusolver_getrf_getrs::run(const N& n, const view<T, R, cuda>& dest, context
   detail::memory<cuda>::copy(factors, a.data(), matrix_bytes, stream);
   if (k != 1) ci::transpose_batch(b.data(), rhs, m, k, batches, stream);
   else if (out != b.data()) detail::memory<cuda>::copy(out, b.data(), sizeof(T) * static_cast<std::size_t>(batches * m), stream);
-  std::size_t device_bytes = 0, host_bytes = 0;
+  ci::workspace_sizes sizes;
   TEXPR_CUDA_CHECK(
-      cusolverDnXgetrf_bufferSize(h, params, m, m, type, factors, m, type, &device_bytes, &host_bytes));
-  const detail::device_scratch workspace(device_bytes, stream);
-  std::vector<unsigned char> host_workspace(host_bytes);
+      cusolverDnXgetrf_bufferSize(s.h, s.params, m, m, type, factors, m, type, &sizes.device, &sizes.host));
+  ci::solver_workspace ws(sizes, stream);
   // getrf's info (checked: > 0 is a zero pivot), then getrs's (< 0 only, a bad argument, which its status reports too)
-  int* info = ci::allocate_info(2 * batches, stream);
-  try {
-    for (index_t q = 0; q < batches; ++q) {
-      T* f = factors + q * m * m;
-      std::int64_t* p = swaps + q * m;
-      TEXPR_CUDA_CHECK(cusolverDnXgetrf(h, params, m, m, type, f, m, p, type, workspace.p, device_bytes,
-                                        host_bytes ? host_workspace.data() : nullptr, host_bytes, info + q));
-      TEXPR_CUDA_CHECK(cusolverDnXgetrs(h, params, CUBLAS_OP_T, m, k, type, f, m, p, type, rhs + q * m * k, m,
-                                        info + batches + q));
-    }
-    if (k != 1) ci::transpose_batch(rhs, out, k, m, batches, stream);
-  } catch (...) {
-    detail::memory<cuda>::release(info, stream);
-    throw;
-  }
-  ci::defer_info_check(op::solve::name, info, batches, stream, "the matrix is singular (an exactly zero pivot)");
+  ci::with_info(op::solve::name, 2 * batches, batches, stream, "the matrix is singular (an exactly zero pivot)",
+                [&](int* info) {
+                  for (index_t q = 0; q < batches; ++q) {
+                    T* f = factors + q * m * m;
+                    std::int64_t* p = swaps + q * m;
+                    TEXPR_CUDA_CHECK(cusolverDnXgetrf(s.h, s.params, m, m, type, f, m, p, type, ws.device.p,
+                                                      sizes.device, ws.host_data(), sizes.host, info + q));
+                    TEXPR_CUDA_CHECK(cusolverDnXgetrs(s.h, s.params, CUBLAS_OP_T, m, k, type, f, m, p, type,
+                                                      rhs + q * m * k, m, info + batches + q));
+                  }
+                  if (k != 1) ci::transpose_batch(rhs, out, k, m, batches, stream);
+                });
 }
 
 template <class N, class T, std::size_t R>
@@ -323,20 +364,16 @@ void cusolver_getrf_det::run(const N& n, const view<T, R, cuda>& dest, context<c
   auto* swaps = static_cast<std::int64_t*>(pivots.p);
   auto* infos = static_cast<int*>(info.p);
   if (m > 0) {  // an empty matrix's determinant is 1: the kernel alone writes [1, 0]
-    cusolverDnHandle_t h = ci::cusolver_handle();
-    cusolverDnParams_t params = ci::cusolver_params();
-    TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
+    const auto s = ci::solver_on(stream);
     constexpr cudaDataType_t type = ci::solver_type<T>;
     detail::memory<cuda>::copy(factors, a.data(), matrix_bytes, stream);
-    std::size_t device_bytes = 0, host_bytes = 0;
+    ci::workspace_sizes sizes;
     TEXPR_CUDA_CHECK(
-        cusolverDnXgetrf_bufferSize(h, params, m, m, type, factors, m, type, &device_bytes, &host_bytes));
-    const detail::device_scratch workspace(device_bytes, stream);
-    std::vector<unsigned char> host_workspace(host_bytes);
+        cusolverDnXgetrf_bufferSize(s.h, s.params, m, m, type, factors, m, type, &sizes.device, &sizes.host));
+    ci::solver_workspace ws(sizes, stream);
     for (index_t q = 0; q < batches; ++q)
-      TEXPR_CUDA_CHECK(cusolverDnXgetrf(h, params, m, m, type, factors + q * m * m, m, swaps + q * m, type, workspace.p,
-                                        device_bytes, host_bytes ? host_workspace.data() : nullptr, host_bytes,
-                                        infos + q));
+      TEXPR_CUDA_CHECK(cusolverDnXgetrf(s.h, s.params, m, m, type, factors + q * m * m, m, swaps + q * m, type,
+                                        ws.device.p, sizes.device, ws.host_data(), sizes.host, infos + q));
   }
   ci::slogdet_from_lu<T><<<ci::grid_for(ci::ceil_div(batches, ci::block_threads)), ci::block_threads, 0, stream>>>(
       factors, swaps, infos, m, batches, dest.data());
@@ -352,38 +389,20 @@ void cusolver_syevd::run(const N& n, const view<T, R, cuda>& dest, context<cuda>
   ci::square_batch(a.shape(), m, batches);
   if (batches == 0 || m == 0) return;  // an empty result
   const stream_t stream = detail::resolve_stream(ctx.stream);
-  cusolverDnHandle_t h = ci::cusolver_handle();
-  cusolverDnParams_t params = ci::cusolver_params();
-  TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
-  constexpr cudaDataType_t type = ci::solver_type<T>;
-  // The row-major A is column-major Aᵀ, whose upper triangle is A's lower one (the triangle eigh reads); syevd
-  // overwrites it with the eigenvectors as columns, each contiguous, which pack_eigh copies into the packed rows.
+  // syevd overwrites a copy of A with the eigenvectors as columns, each contiguous, which pack_eigh copies into the
+  // packed rows.
   const std::size_t matrix_bytes = sizeof(T) * static_cast<std::size_t>(batches * m * m);
   const detail::device_scratch vectors(matrix_bytes, stream);
   const detail::device_scratch values(sizeof(T) * static_cast<std::size_t>(batches * m), stream);
   T* v = static_cast<T*>(vectors.p);
   T* w = static_cast<T*>(values.p);
   detail::memory<cuda>::copy(v, a.data(), matrix_bytes, stream);
-  std::size_t device_bytes = 0, host_bytes = 0;
-  TEXPR_CUDA_CHECK(cusolverDnXsyevd_bufferSize(h, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, m, type, v,
-                                               m, type, w, type, &device_bytes, &host_bytes));
-  const detail::device_scratch workspace(device_bytes, stream);
-  std::vector<unsigned char> host_workspace(host_bytes);
-  int* info = ci::allocate_info(batches, stream);
-  try {
-    for (index_t q = 0; q < batches; ++q)
-      TEXPR_CUDA_CHECK(cusolverDnXsyevd(h, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, m, type,
-                                        v + q * m * m, m, type, w + q * m, type, workspace.p, device_bytes,
-                                        host_bytes ? host_workspace.data() : nullptr, host_bytes, info + q));
+  ci::syevd_batch(op::eigh::name, CUSOLVER_EIG_MODE_VECTOR, v, w, m, batches, stream, [&] {
     const index_t total = batches * m * (m + 1);
     ci::pack_eigh<T><<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(
         w, v, dest.data(), m, total);
     TEXPR_CUDA_CHECK_LAUNCH();
-  } catch (...) {
-    detail::memory<cuda>::release(info, stream);
-    throw;
-  }
-  ci::defer_info_check(op::eigh::name, info, batches, stream, "the eigenvalue algorithm did not converge");
+  });
 }
 
 template <class N, class T, std::size_t R>
@@ -395,32 +414,12 @@ void cusolver_syevd_values::run(const N& n, const view<T, R, cuda>& dest, contex
   ci::square_batch(a.shape(), m, batches);
   if (batches == 0 || m == 0) return;  // an empty result
   const stream_t stream = detail::resolve_stream(ctx.stream);
-  cusolverDnHandle_t h = ci::cusolver_handle();
-  cusolverDnParams_t params = ci::cusolver_params();
-  TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
-  constexpr cudaDataType_t type = ci::solver_type<T>;
-  // As cusolver_syevd (upper = the row-major lower triangle), the eigenvalues straight into dest, m per matrix.
+  // The eigenvalues straight into dest, m per matrix; a copy of A is the scratch syevd overwrites.
   const std::size_t matrix_bytes = sizeof(T) * static_cast<std::size_t>(batches * m * m);
   const detail::device_scratch scratch(matrix_bytes, stream);
   T* v = static_cast<T*>(scratch.p);
-  T* out = dest.data();
   detail::memory<cuda>::copy(v, a.data(), matrix_bytes, stream);
-  std::size_t device_bytes = 0, host_bytes = 0;
-  TEXPR_CUDA_CHECK(cusolverDnXsyevd_bufferSize(h, params, CUSOLVER_EIG_MODE_NOVECTOR, CUBLAS_FILL_MODE_UPPER, m, type,
-                                               v, m, type, out, type, &device_bytes, &host_bytes));
-  const detail::device_scratch workspace(device_bytes, stream);
-  std::vector<unsigned char> host_workspace(host_bytes);
-  int* info = ci::allocate_info(batches, stream);
-  try {
-    for (index_t q = 0; q < batches; ++q)
-      TEXPR_CUDA_CHECK(cusolverDnXsyevd(h, params, CUSOLVER_EIG_MODE_NOVECTOR, CUBLAS_FILL_MODE_UPPER, m, type,
-                                        v + q * m * m, m, type, out + q * m, type, workspace.p, device_bytes,
-                                        host_bytes ? host_workspace.data() : nullptr, host_bytes, info + q));
-  } catch (...) {
-    detail::memory<cuda>::release(info, stream);
-    throw;
-  }
-  ci::defer_info_check(op::eigvalsh::name, info, batches, stream, "the eigenvalue algorithm did not converge");
+  ci::syevd_batch(op::eigvalsh::name, CUSOLVER_EIG_MODE_NOVECTOR, v, dest.data(), m, batches, stream, [] {});
 }
 
 template <class N, class T, std::size_t R>
@@ -432,9 +431,7 @@ void cusolver_getrf::run(const N& n, const view<T, R, cuda>& dest, context<cuda>
   ci::square_batch(a.shape(), m, batches);
   if (batches == 0 || m == 0) return;  // an empty result
   const stream_t stream = detail::resolve_stream(ctx.stream);
-  cusolverDnHandle_t h = ci::cusolver_handle();
-  cusolverDnParams_t params = ci::cusolver_params();
-  TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
+  const auto s = ci::solver_on(stream);
   constexpr cudaDataType_t type = ci::solver_type<T>;
   // The LU of A itself, whose row swaps are A's rows (as the host's and torch's): the row-major A transposed to
   // columns for getrf, then LU's rows and the pivots packed back into dest.
@@ -443,25 +440,21 @@ void cusolver_getrf::run(const N& n, const view<T, R, cuda>& dest, context<cuda>
   T* lu = static_cast<T*>(columns.p);
   auto* swaps = static_cast<std::int64_t*>(pivots.p);
   ci::transpose_batch(a.data(), lu, m, m, batches, stream);
-  std::size_t device_bytes = 0, host_bytes = 0;
-  TEXPR_CUDA_CHECK(cusolverDnXgetrf_bufferSize(h, params, m, m, type, lu, m, type, &device_bytes, &host_bytes));
-  const detail::device_scratch workspace(device_bytes, stream);
-  std::vector<unsigned char> host_workspace(host_bytes);
-  int* info = ci::allocate_info(batches, stream);
-  try {
-    for (index_t q = 0; q < batches; ++q)
-      TEXPR_CUDA_CHECK(cusolverDnXgetrf(h, params, m, m, type, lu + q * m * m, m, swaps + q * m, type, workspace.p,
-                                        device_bytes, host_bytes ? host_workspace.data() : nullptr, host_bytes,
-                                        info + q));
-    const index_t total = batches * m * (m + 1);
-    ci::pack_lu<T><<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(
-        lu, swaps, dest.data(), m, total);
-    TEXPR_CUDA_CHECK_LAUNCH();
-  } catch (...) {
-    detail::memory<cuda>::release(info, stream);
-    throw;
-  }
-  ci::defer_info_check(op::lu_factor::name, info, batches, stream, "the matrix is singular (an exactly zero pivot)");
+  ci::workspace_sizes sizes;
+  TEXPR_CUDA_CHECK(cusolverDnXgetrf_bufferSize(s.h, s.params, m, m, type, lu, m, type, &sizes.device, &sizes.host));
+  ci::solver_workspace ws(sizes, stream);
+  ci::with_info(op::lu_factor::name, batches, batches, stream, "the matrix is singular (an exactly zero pivot)",
+                [&](int* info) {
+                  for (index_t q = 0; q < batches; ++q)
+                    TEXPR_CUDA_CHECK(cusolverDnXgetrf(s.h, s.params, m, m, type, lu + q * m * m, m, swaps + q * m,
+                                                      type, ws.device.p, sizes.device, ws.host_data(), sizes.host,
+                                                      info + q));
+                  const index_t total = batches * m * (m + 1);
+                  ci::pack_lu<T>
+                      <<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(
+                          lu, swaps, dest.data(), m, total);
+                  TEXPR_CUDA_CHECK_LAUNCH();
+                });
 }
 
 template <class N, class T, std::size_t R>
@@ -476,9 +469,7 @@ void cusolver_getrs::run(const N& n, const view<T, R, cuda>& dest, context<cuda>
   const index_t k = b.shape()[R - 1];
   if (batches == 0 || m == 0 || k == 0) return;  // an empty result
   const stream_t stream = detail::resolve_stream(ctx.stream);
-  cusolverDnHandle_t h = ci::cusolver_handle();
-  cusolverDnParams_t params = ci::cusolver_params();
-  TEXPR_CUDA_CHECK(cusolverDnSetStream(h, stream));
+  const auto s = ci::solver_on(stream);
   constexpr cudaDataType_t type = ci::solver_type<T>;
   // lu holds A's factors (of A itself) row-major; getrs (CUBLAS_OP_N) reads them column-major, so LU and B are
   // transposed to columns and X back.
@@ -491,20 +482,18 @@ void cusolver_getrs::run(const N& n, const view<T, R, cuda>& dest, context<cuda>
   auto* swaps = static_cast<std::int64_t*>(wide.p);
   ci::transpose_batch(lu.data(), f, m, m, batches, stream);
   ci::transpose_batch(b.data(), rhs, m, k, batches, stream);
-  int* bad = ci::allocate_info(batches, stream);
-  try {
-    ci::widen_pivots<<<ci::grid_for(ci::ceil_div(batches, ci::block_threads)), ci::block_threads, 0, stream>>>(
-        pivots.data(), swaps, bad, m, batches);
-    TEXPR_CUDA_CHECK_LAUNCH();
-    for (index_t q = 0; q < batches; ++q)
-      TEXPR_CUDA_CHECK(cusolverDnXgetrs(h, params, CUBLAS_OP_N, m, k, type, f + q * m * m, m, swaps + q * m, type,
-                                        rhs + q * m * k, m, static_cast<int*>(getrs_info.p) + q));
-    ci::transpose_batch(rhs, dest.data(), k, m, batches, stream);
-  } catch (...) {
-    detail::memory<cuda>::release(bad, stream);
-    throw;
-  }
-  ci::defer_info_check(op::lu_solve::name, bad, batches, stream, "a pivot is not a row of 1..n (not lu_factor's)");
+  // `info` here is widen_pivots' report of a pivot outside 1..m (getrs's own info is < 0 only, as its status)
+  ci::with_info(op::lu_solve::name, batches, batches, stream, "a pivot is not a row of 1..n (not lu_factor's)",
+                [&](int* bad) {
+                  ci::widen_pivots<<<ci::grid_for(ci::ceil_div(batches, ci::block_threads)), ci::block_threads, 0,
+                                     stream>>>(pivots.data(), swaps, bad, m, batches);
+                  TEXPR_CUDA_CHECK_LAUNCH();
+                  for (index_t q = 0; q < batches; ++q)
+                    TEXPR_CUDA_CHECK(cusolverDnXgetrs(s.h, s.params, CUBLAS_OP_N, m, k, type, f + q * m * m, m,
+                                                      swaps + q * m, type, rhs + q * m * k, m,
+                                                      static_cast<int*>(getrs_info.p) + q));
+                  ci::transpose_batch(rhs, dest.data(), k, m, batches, stream);
+                });
 }
 
 }  // namespace texpr::cuda_kernels
