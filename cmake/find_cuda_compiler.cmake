@@ -15,5 +15,11 @@ if(CMAKE_CUDA_COMPILER)
   endif()
   unset(_texpr_nvcc)
 else()
+  # check_language() (CMake 3.25) probes in a sub-project that does not see -DCMAKE_CUDA_HOST_COMPILER and then
+  # overwrites that entry with the sub-project's empty one, so nvcc would silently use its default host compiler.
+  # CUDAHOSTCXX, which the sub-project and enable_language() both read, carries the choice across.
+  if(CMAKE_CUDA_HOST_COMPILER AND NOT DEFINED ENV{CUDAHOSTCXX})
+    set(ENV{CUDAHOSTCXX} "${CMAKE_CUDA_HOST_COMPILER}")
+  endif()
   check_language(CUDA)
 endif()
