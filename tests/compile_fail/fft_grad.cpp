@@ -16,4 +16,5 @@ int main() {
   auto g = tx::grad(tx::sum(tx::abs(p)), p);
 #endif
   (void)g;
+  return 0;
 }
