@@ -3,7 +3,9 @@
 #   consumer.install                    cmake --install into a fresh prefix (fixture for the package cases)
 #   consumer.host_only.<cxx>            a host consumer's dependency list names no CUDA header
 #   consumer.<mode>.<cxx>               configure, build and run consumer.cpp with g++ and clang++
-#   consumer.<mode>.nvcc                compile consumer_cuda.cu with nvcc (never run), when nvcc exists
+#   consumer.<mode>.nvcc                compile consumer_cuda.cu with nvcc (never run), when nvcc exists: package,
+#                                       subdirectory and single_header (fetchcontent adds texpr exactly as
+#                                       subdirectory does, so its .cu case would repeat that one's 23 s of nvcc)
 # Pattern: nlohmann/json's tests/cmake_*, CCCL's install fixture.
 set(_texpr_consumer_src "${CMAKE_CURRENT_LIST_DIR}")
 set(_texpr_consumer_bin "${PROJECT_BINARY_DIR}/consumer")
@@ -52,7 +54,9 @@ if(TEXPR_ENABLE_CUDA)
   include("${PROJECT_SOURCE_DIR}/cmake/find_cuda_compiler.cmake")
 endif()
 if(TEXPR_ENABLE_CUDA AND CMAKE_CUDA_COMPILER)
-  foreach(_mode IN LISTS _texpr_consumer_modes)
+  set(_texpr_nvcc_modes ${_texpr_consumer_modes})
+  list(REMOVE_ITEM _texpr_nvcc_modes fetchcontent)
+  foreach(_mode IN LISTS _texpr_nvcc_modes)
     set(_bin "${_texpr_consumer_bin}/${_mode}-nvcc")
     add_test(NAME consumer.${_mode}.nvcc
       COMMAND "${CMAKE_CTEST_COMMAND}" --build-and-test "${_texpr_consumer_src}" "${_bin}"
