@@ -4894,7 +4894,7 @@ namespace texpr::host_kernels {
 struct fused_elementwise {
   static constexpr std::string_view name = "fused_elementwise";  ///< Shown by tx::placement.
   /// One element of an elementwise op (16-bit floats computed in float).
-  template <class Op, class R, class... V> static R apply(V... v) { return detail::apply_op<Op, R>(v...); }
+  template <class Op, class R, class... V> TEXPR_HOST_DEVICE static R apply(V... v) { return detail::apply_op<Op, R>(v...); }
   /// dest = acc, elementwise; dest may be strided.
   template <class T, std::size_t R, class Acc> static void assign(const view<T, R, host>& dest, const Acc& acc, context<host>& ctx);
 };

@@ -500,3 +500,12 @@ TEST_CASE("stream tickets: one counter per stream, zeroed by one memset at its f
   if (g) (void)cudaGraphDestroy(g);
   for (cudaStream_t s : {s1, s2, s3}) (void)cudaStreamDestroy(s);
 }
+
+TEST_CASE("host evaluation in an nvcc unit: ops read element by element (a cast to int32) compile and run") {
+  // The host kernel's per-element apply is called from the host-device accessors: host-only, it was nvcc's error
+  // 20014 under -Werror=all-warnings in any .cu file that cast a host float tensor to an integer.
+  tx::tensor<float, 2> x({2, 3}, {-2.75f, -1.5f, -0.25f, 0.5f, 1.75f, 3.0f});
+  const tx::tensor<std::int32_t, 2> i = tx::cast<std::int32_t>(tx::transpose(x));
+  const std::int32_t expect[] = {-2, 0, -1, 1, 0, 3};  // float -> int32 truncates toward zero, as static_cast
+  for (int e = 0; e < 6; ++e) CHECK(i.data()[e] == expect[e]);
+}
