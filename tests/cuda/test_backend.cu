@@ -4,8 +4,8 @@
 // strided and aliased destinations, empty inputs, NaN in reductions, the reduction paths by line length and by
 // column layout, tensors of more than 2^31 elements, TF32 and half/bfloat16 matmul at larger sizes, 16-bit
 // elementwise bitwise against the per-element rule on every path, broadcast elementwise on the rows kernel and its
-// fallbacks, bias gradients written beside the delta they sum, and the cuSOLVER linalg rows against the host's
-// LAPACK ones.
+// fallbacks, bias gradients written beside the delta they sum, and the cuSOLVER (and cuBLAS trsm) linalg rows
+// against the host's LAPACK ones.
 #include "cuda/support.cuh"
 
 #include <texpr/linalg.hpp>
@@ -1467,6 +1467,62 @@ TEST_CASE("solve, slogdet, eigh and eigvalsh on cuda (cuSOLVER getrf, getrs, sye
       CHECK(e.op_name == "solve");
       CHECK(e.batch_index == 3);
       CHECK(e.library_info > 0);
+    }
+  };
+  check.template operator()<float>(2e-4);
+  check.template operator()<double>(1e-10);
+}
+
+TEST_CASE("solve_triangular on cuda (cuBLAS trsm) matches the host's, and a zero on the diagonal throws at the next to_host") {
+  constexpr tx::index_t batches = 5, n = 33, k = 4;
+  auto check = [&]<class T>(double tol) {
+    std::mt19937_64 g(14);
+    std::normal_distribution<double> nd;
+    tx::tensor<T, 3> a({batches, n, n}), b({batches, n, k});
+    for (tx::index_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<T>(nd(g));
+    for (tx::index_t i = 0; i < b.size(); ++i) b.data()[i] = static_cast<T>(nd(g));
+    for (tx::index_t q = 0; q < batches; ++q)  // a dominant diagonal: well conditioned either triangle
+      for (tx::index_t i = 0; i < n; ++i) a(q, i, i) = static_cast<T>(n + nd(g));
+    const tx::tensor<T, 3, tx::cuda> a_dev = cutest::dev(a);
+    for (const bool upper : {false, true})
+      for (const tx::index_t cols : {k, tx::index_t(1)}) {
+        INFO((upper ? "upper" : "lower") << " with " << cols << " right-hand sides");
+        const auto which = upper ? tx::linalg::triangle::upper : tx::linalg::triangle::lower;
+        const auto b_cols = tx::tensor<T, 3>(tx::eval(tx::slice(b, 2, 0, cols)));
+        const tx::tensor<T, 3> x = tx::to_host(tx::linalg::solve_triangular(a_dev, cutest::dev(b_cols), which));
+        REQUIRE(x.shape() == b_cols.shape());
+#if defined(TEXPR_TEST_HAS_LAPACK)
+        const tx::tensor<T, 3> want = tx::linalg::solve_triangular(a, b_cols, which);  // LAPACK's trtrs
+#endif
+        for (tx::index_t q = 0; q < batches; ++q)
+          for (tx::index_t i = 0; i < n; ++i)
+            for (tx::index_t c = 0; c < cols; ++c) {
+              INFO("matrix " << q << " (" << i << ", " << c << ")");
+#if defined(TEXPR_TEST_HAS_LAPACK)
+              REQUIRE(std::abs(static_cast<double>(x(q, i, c)) - want(q, i, c)) <= tol * (1 + std::abs(static_cast<double>(want(q, i, c)))));
+#endif
+              long double ax = 0, mag = 0;  // only the triangle is read: the other one is noise
+              for (tx::index_t j = upper ? i : 0; j <= (upper ? n - 1 : i); ++j)
+                ax += static_cast<long double>(a(q, i, j)) * x(q, j, c), mag += std::fabs(static_cast<long double>(a(q, i, j)) * x(q, j, c));
+              REQUIRE(std::abs(static_cast<double>(ax - b_cols(q, i, c))) <= tol * static_cast<double>(1 + mag));
+            }
+      }
+    // an empty batch and empty matrices
+    const auto none = cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{0, 3, 3}));
+    CHECK(tx::to_host(tx::linalg::solve_triangular(none, cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{0, 3, 2})), tx::linalg::triangle::lower)).size() == 0);
+    const auto empty = cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{2, 0, 0}));
+    CHECK(tx::to_host(tx::linalg::solve_triangular(empty, cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{2, 0, 3})), tx::linalg::triangle::upper)).size() == 0);
+    // a zero on matrix 2's diagonal at row 6: evaluation does not throw, the next copy to the host does (trtrs's info)
+    tx::tensor<T, 3> bad = a.clone();
+    bad(2, 6, 6) = T(0);
+    tx::tensor<T, 3, tx::cuda> x_bad = tx::linalg::solve_triangular(cutest::dev(bad), cutest::dev(b), tx::linalg::triangle::upper);
+    try {
+      (void)tx::to_host(x_bad);
+      FAIL("no linalg_error");
+    } catch (const tx::linalg_error& e) {
+      CHECK(e.op_name == "solve_triangular");
+      CHECK(e.batch_index == 2);
+      CHECK(e.library_info == 7);
     }
   };
   check.template operator()<float>(2e-4);

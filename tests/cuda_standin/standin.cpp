@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The CUDA stand-in: the CUDA runtime, cuBLAS and cuSOLVER (dense potrf, getrf, getrs, syevd) entry points texpr uses, plus nvcc's
+// The CUDA stand-in: the CUDA runtime, cuBLAS (GEMMs, trsm) and cuSOLVER (dense potrf, getrf, getrs, syevd) entry points texpr uses, plus nvcc's
 // kernel registration and launch plumbing, defined so that an nvcc-built test links against this instead of
 // libcudart, libcublas and libcusolver and runs on
 // a machine without a GPU or driver. Every call is recorded (texpr_standin::snapshot) and nothing executes: kernels
@@ -91,6 +91,7 @@ void* allocate(std::size_t bytes, bool stream_ordered) {
   const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + alignment - 1) / alignment * alignment;
   void* p = std::aligned_alloc(alignment, rounded);
   if (!p) return nullptr;
+  std::memset(p, 0, rounded);  // what a kernel would have written (an info, a flag) reads as 0, not heap garbage
   state& s = the_state();
   std::lock_guard lock(s.mutex);
   s.rec.allocations.push_back({bytes, stream_ordered});
@@ -766,6 +767,50 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
                                           void*, cudaDataType c_type, int, long long, int batch,
                                           cublasComputeType_t compute, cublasGemmAlgo_t) {
   texpr_standin::record_gemm(handle, transa, transb, m, n, k, batch, a_type, b_type, c_type, static_cast<int>(compute));
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+namespace texpr_standin {
+namespace {
+/// Records a cuBLAS trsm (side, uplo, trans, diag; m x n B) as a solver_call: n = the order of A, nrhs = B's other
+/// extent (texpr's right-hand sides whichever the side).
+void record_trsm(const char* function, cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,
+                 cublasOperation_t trans, int64_t m, int64_t n, int type, int64_t lda, int64_t ldb) {
+  solver_call c;
+  c.function = function;
+  c.side = static_cast<int>(side);
+  c.uplo = static_cast<int>(uplo);
+  c.trans = static_cast<int>(trans);
+  c.n = side == CUBLAS_SIDE_LEFT ? m : n;
+  c.nrhs = side == CUBLAS_SIDE_LEFT ? n : m;
+  c.type = type;
+  c.lda = lda;
+  c.ldb = ldb;
+  c.workspace = h ? h->workspace : 0;
+  state& s = the_state();
+  std::lock_guard lock(s.mutex);
+  c.stream = h ? h->stream : nullptr;
+  c.handle = h;
+  c.order = s.work++;
+  s.rec.solver_calls.push_back(std::move(c));
+  add_node(s, h ? h->stream : nullptr);
+}
+}  // namespace
+}  // namespace texpr_standin
+
+cublasStatus_t cublasStrsm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
+                                 cublasOperation_t trans, cublasDiagType_t diag, int64_t m, int64_t n, const float*,
+                                 const float*, int64_t lda, float*, int64_t ldb) {
+  if (diag != CUBLAS_DIAG_NON_UNIT) return CUBLAS_STATUS_NOT_SUPPORTED;  // texpr never asks for a unit diagonal
+  texpr_standin::record_trsm("cublasStrsm_v2_64", handle, side, uplo, trans, m, n, 0, lda, ldb);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDtrsm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
+                                 cublasOperation_t trans, cublasDiagType_t diag, int64_t m, int64_t n, const double*,
+                                 const double*, int64_t lda, double*, int64_t ldb) {
+  if (diag != CUBLAS_DIAG_NON_UNIT) return CUBLAS_STATUS_NOT_SUPPORTED;
+  texpr_standin::record_trsm("cublasDtrsm_v2_64", handle, side, uplo, trans, m, n, 1, lda, ldb);
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -3,7 +3,8 @@
 // one cusolverDnXpotrf per matrix (upper, as a row-major lower factor is column-major upper) and one kernel zeroing
 // the strict upper triangles; solve: getrf and getrs (transposed) per matrix, right-hand sides transposed to columns
 // and back; slogdet: getrf per matrix and one kernel; eigh and eigvalsh: syevd per matrix (upper), eigh's packing
-// kernel; lu_factor: getrf of A's columns and a packing kernel; lu_solve: getrs (N) with the pivots widened. For each, the handle made once; no allocation and no host wait after the first evaluation; `info` read at
+// kernel; lu_factor: getrf of A's columns and a packing kernel; lu_solve: getrs (N) with the pivots widened;
+// solve_triangular: cuBLAS's trsm per matrix (right side: no transposes) and a kernel finding zeros on the diagonal; For each, the handle made once; no allocation and no host wait after the first evaluation; `info` read at
 // the next copy to the host, where a failing matrix becomes tx::linalg_error naming op, batch index and info
 // (slogdet's singular matrix is a result, not an error).
 #include <doctest/doctest.h>
@@ -20,6 +21,12 @@ namespace tx = texpr;
 namespace sd = texpr_standin;
 
 namespace {
+
+/// Hands texpr's cached device blocks back to the stand-in after a case that injected a failing `info`: the stand-in
+/// runs no kernel, so an info or flag a kernel would write (lu_solve's widen_pivots, solve_triangular's
+/// first_zero_diagonal) reads its block's old contents, and a reused block could still hold the injected info.
+/// Fresh stand-in allocations are zeroed.
+void forget_injected_infos() { tx::detail::device_block_cache::instance().release_all(); }
 
 std::size_t calls_named(const sd::record& r, const std::string& function) {
   std::size_t n = 0;
@@ -198,6 +205,57 @@ TEST_CASE("cuda cholesky: cuSOLVER potrf per matrix, handle and workspace made o
   CHECK(f.solver_calls.size() == d.solver_calls.size());
 }
 
+TEST_CASE("cuda solve_triangular: cuBLAS trsm (right side, no transpose) per matrix, handle made once, no wait") {
+  auto run = [&]<class T>(int type, const char* function) {
+    const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({4, 8, 8}, 19);
+    const tx::tensor<T, 3, tx::cuda> b = tx::random::normal<T, tx::cuda>({4, 8, 3}, 20);
+    for (const bool upper : {false, true}) {
+      INFO("type " << type << (upper ? " upper" : " lower"));
+      const auto which = upper ? tx::linalg::triangle::upper : tx::linalg::triangle::lower;
+      steady([&] { return tx::linalg::solve_triangular(a, b, which); },
+             [&](const sd::record& r) {
+               CHECK(calls_named(r, function) == 4);
+               CHECK(r.solver_calls.size() == 4);  // no cuSOLVER call, no size query
+               for (const auto& c : r.solver_calls) {
+                 CHECK(c.side == 1);   // CUBLAS_SIDE_RIGHT: Xᵀ Aᵀ = Bᵀ, B and X as stored
+                 CHECK(c.trans == 0);  // CUBLAS_OP_N: Aᵀ as stored
+                 CHECK(c.uplo == (upper ? 0 : 1));  // Aᵀ's triangle is A's other one
+                 CHECK((c.n == 8 && c.nrhs == 3 && c.lda == 8 && c.ldb == 3));
+                 CHECK(c.type == type);
+                 CHECK(c.workspace > 0);  // texpr's cuBLAS workspace is bound to the stream
+               }
+               CHECK(r.launches.size() == 1);  // first_zero_diagonal, and no transpose
+               CHECK(launches_of(r, "cuda_impl::first_zero_diagonal") == 1);
+               CHECK(r.copies_of(sd::copy_kind::device_to_device) == 1);  // B into the result, solved there
+             },
+             2);  // the result, and the pending info check
+    }
+    CHECK(tx::placement(tx::linalg::solve_triangular(a, b, tx::linalg::triangle::lower)).find("cublas_trsm") !=
+          std::string::npos);
+    static_assert(tx::runs_on<decltype(tx::linalg::solve_triangular(a, b, tx::linalg::triangle::lower)), tx::cuda>);
+  };
+  run.template operator()<float>(0, "cublasStrsm_v2_64");
+  run.template operator()<double>(1, "cublasDtrsm_v2_64");
+  // an empty batch: nothing enqueued; no right-hand sides: the diagonal checked (as trtrs), no trsm
+  const tx::tensor<float, 3, tx::cuda> none = tx::random::normal<float, tx::cuda>({0, 3, 3}, 21);
+  const tx::tensor<float, 3, tx::cuda> none_b = tx::random::normal<float, tx::cuda>({0, 3, 2}, 22);
+  const tx::tensor<float, 3, tx::cuda> a = tx::random::normal<float, tx::cuda>({2, 3, 3}, 23);
+  const tx::tensor<float, 3, tx::cuda> no_b = tx::random::normal<float, tx::cuda>({2, 3, 0}, 24);
+  const sd::scope s;
+  tx::tensor<float, 3, tx::cuda> x = tx::linalg::solve_triangular(none, none_b, tx::linalg::triangle::upper);
+  const auto r = s.taken();
+  CHECK(r.solver_calls.empty());
+  CHECK(r.launches.empty());
+  CHECK(x.size() == 0);
+  const sd::scope e;
+  tx::tensor<float, 3, tx::cuda> y = tx::linalg::solve_triangular(a, no_b, tx::linalg::triangle::lower);
+  const auto re = e.taken();
+  CHECK(re.solver_calls.empty());
+  CHECK(launches_of(re, "cuda_impl::first_zero_diagonal") == 1);
+  CHECK(y.size() == 0);
+  (void)tx::to_host(a);  // runs the pending info check (an empty copy to the host does not)
+}
+
 TEST_CASE("cuda cholesky: placement names cusolver_potrf") {
   const tx::tensor<float, 2, tx::cuda> a = tx::random::normal<float, tx::cuda>({5, 5}, 2);
   const std::string report = tx::placement(tx::linalg::cholesky(a));
@@ -220,6 +278,7 @@ TEST_CASE("cuda cholesky: a failing matrix is a linalg_error at the next copy to
     CHECK(std::string(e.what()).find("not positive definite") != std::string::npos);
   }
   CHECK_NOTHROW((void)tx::to_host(l));  // reported once
+  forget_injected_infos();
 }
 
 TEST_CASE("cuda cholesky of an empty batch: no cuSOLVER call") {
@@ -281,6 +340,7 @@ TEST_CASE("cuda solve and eigh: a failing matrix is a linalg_error at the next c
   sd::fail_solver_call(1, 2);
   tx::tensor<double, 2, tx::cuda> we = tx::linalg::eigh(a).eigenvalues;
   expect_error(we, "eigh", "did not converge");
+  forget_injected_infos();
 }
 
 TEST_CASE("cuda slogdet of a singular matrix: no error (the kernel writes sign 0, -inf)") {
@@ -290,6 +350,7 @@ TEST_CASE("cuda slogdet of a singular matrix: no error (the kernel writes sign 0
   const sd::scope h;
   CHECK_NOTHROW((void)tx::to_host(sign));
   CHECK(h.taken().syncs.size() == 1);  // no info check pending
+  forget_injected_infos();
 }
 
 TEST_CASE("cuda lu_factor and lu_solve: getrf of A's columns and a packing kernel; getrs (N) with the pivots widened") {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The cuda linear algebra rows (texpr/linalg.hpp includes this): cuSOLVER's dense 64-bit API (link texpr::linalg,
-// which links CUDA::cusolver where CUDA is enabled). cuSOLVER is column-major and texpr row-major: a row-major matrix
+// which links CUDA::cusolver where CUDA is enabled), and cuBLAS's trsm for solve_triangular. cuSOLVER is column-major and texpr row-major: a row-major matrix
 // is its transpose to cuSOLVER, as to LAPACK on the host, so a row-major lower triangle is cuSOLVER's upper one, the
 // LU of Aᵀ solves A X = B by getrs's transposed solve, and right-hand sides are transposed to columns and back.
 // `info` is never read by the host during evaluation: it goes to a device buffer whose check runs at the next copy
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "texpr/backend/cuda/error.hpp"
+#include "texpr/backend/cuda/gemm.hpp"
 #include "texpr/backend/cuda/launch.hpp"
 #include "texpr/backend/cuda/memory.hpp"
 #include "texpr/backend/cuda/registry.hpp"
@@ -180,6 +181,33 @@ __global__ void widen_pivots(const P* in, std::int64_t* out, int* bad, index_t m
   }
 }
 
+/// solve_triangular's `info`, a thread per matrix: the 1-based position of the first exact zero on the diagonal of
+/// each n x n matrix (0: none), what LAPACK's trtrs reports on the host (cuBLAS's trsm checks nothing).
+template <class T>
+__global__ void first_zero_diagonal(const T* a, index_t n, index_t batches, int* info) {
+  for (index_t q = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; q < batches;
+       q += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    int first = 0;
+    for (index_t i = 0; i < n && first == 0; ++i)
+      if (a[(q * n + i) * n + i] == T(0)) first = static_cast<int>(i + 1);
+    info[q] = first;
+  }
+}
+
+/// cuBLAS's 64-bit trsm, non-unit diagonal, alpha 1 (host pointer mode), for float and double.
+inline cublasStatus_t trsm(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, cublasOperation_t op,
+                           std::int64_t m, std::int64_t n, const float* a, std::int64_t lda, float* b,
+                           std::int64_t ldb) {
+  const float one = 1;
+  return cublasStrsm_64(h, side, uplo, op, CUBLAS_DIAG_NON_UNIT, m, n, &one, a, lda, b, ldb);
+}
+inline cublasStatus_t trsm(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, cublasOperation_t op,
+                           std::int64_t m, std::int64_t n, const double* a, std::int64_t lda, double* b,
+                           std::int64_t ldb) {
+  const double one = 1;
+  return cublasDtrsm_64(h, side, uplo, op, CUBLAS_DIAG_NON_UNIT, m, n, &one, a, lda, b, ldb);
+}
+
 /// Device memory for `count` ints of `info` from texpr's cache (defer_info_check releases it).
 inline int* allocate_info(index_t count, stream_t stream) {
   return static_cast<int*>(memory<cuda>::allocate(sizeof(int) * static_cast<std::size_t>(count), stream));
@@ -270,6 +298,38 @@ void syevd_batch(std::string_view op, cusolverEigMode_t mode, T* v, T* w, index_
 }  // namespace texpr::detail
 
 namespace texpr::cuda_kernels {
+
+template <class N, class T, std::size_t R>
+void cublas_trsm::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuBLAS's trsm takes float or double");
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  const auto b = detail::materialize_contiguous(detail::get<1>(n.operands()), ctx);
+  index_t m = 0, batches = 0;
+  ci::square_batch(a.shape(), m, batches);
+  const index_t k = b.shape()[R - 1];
+  if (batches == 0 || m == 0) return;  // an empty result (k == 0 still checks the diagonal, as trtrs does)
+  const stream_t stream = detail::resolve_stream(ctx.stream);
+  T* out = dest.data();
+  if (out != b.data() && k > 0)
+    detail::memory<cuda>::copy(out, b.data(), sizeof(T) * static_cast<std::size_t>(batches * m * k), stream);
+  // No transposes: the row-major B and X (m x k) are column-major Bᵀ and Xᵀ (k x m), the row-major A is column-major
+  // Aᵀ, and A X = B is Xᵀ Aᵀ = Bᵀ, trsm's right-side solve with Aᵀ as stored; Aᵀ's triangle is A's other one.
+  const cublasFillMode_t uplo = n.upper() ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+  cublasHandle_t h = ci::cublas_handle();
+  ci::bind_cublas(h, stream);
+  ci::with_info(op::solve_triangular::name, batches, batches, stream, "the triangular matrix has a zero on its diagonal",
+                [&](int* info) {
+                  ci::first_zero_diagonal<T>
+                      <<<ci::grid_for(ci::ceil_div(batches, ci::block_threads)), ci::block_threads, 0, stream>>>(
+                          a.data(), m, batches, info);
+                  TEXPR_CUDA_CHECK_LAUNCH();
+                  if (k == 0) return;
+                  for (index_t q = 0; q < batches; ++q)
+                    TEXPR_CUDA_CHECK(ci::trsm(h, CUBLAS_SIDE_RIGHT, uplo, CUBLAS_OP_N, k, m, a.data() + q * m * m, m,
+                                              out + q * m * k, k));
+                });
+}
 
 template <class N, class T, std::size_t R>
 void cusolver_potrf::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
