@@ -5602,6 +5602,16 @@ struct cublaslt_gemm {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// solve_triangular through cuBLAS's 64-bit trsm, a call per matrix on the thread's cached cuBLAS handle: the row-major
+/// A, B and X are column-major Aᵀ, Bᵀ and Xᵀ, so each matrix is the right-side solve Xᵀ Aᵀ = Bᵀ in the result, with
+/// no transpose (linalg.hpp). trsm checks nothing, so a kernel writes each matrix's first zero on the diagonal as
+/// `info`: tx::linalg_error at the next copy to the host, as LAPACK's trtrs on the host.
+struct cublas_trsm {
+  static constexpr std::string_view name = "cublas_trsm";  ///< Shown by tx::placement.
+  /// dest = the solve_triangular node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 /// cuSOLVER's 64-bit generic potrf (cusolverDnXpotrf), a call per matrix of the batch on one cached handle per
 /// device and thread, its workspace from texpr's device cache; `info` stays on the device until the next copy to
 /// the host (memory.hpp's deferred_checks), where a failure becomes tx::linalg_error (linalg.hpp, with
@@ -5674,8 +5684,9 @@ struct cusolver_getrs {
 /// from the host table, all deliberate (tests/core/test_registry.cpp checks that there are no others): every op
 /// that computes in floating point also takes the 16-bit floats (computed and accumulated in float), and matmul
 /// has no integer kernel (cuBLAS has none), and scaled_matmul has no float8_e5m2 one (cuBLASLt pairs E5M2 only with
-/// E4M3), and the linear algebra family (cuSOLVER, with texpr/linalg.hpp) has rows for cholesky, solve, slogdet, eigh,
-/// eigvalsh, lu_factor and lu_solve only, without 16-bit floats (cuSOLVER has no 16-bit factorisation). cuBLAS has bfloat16 GEMMs from
+/// E4M3), and the linear algebra family (cuSOLVER and cuBLAS's trsm, with texpr/linalg.hpp) has rows for cholesky,
+/// solve_triangular, solve, slogdet, eigh, eigvalsh, lu_factor and lu_solve only, without 16-bit floats (cuSOLVER has
+/// no 16-bit factorisation). cuBLAS has bfloat16 GEMMs from
 /// sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
 #define TEXPR_CUDA_REGISTRY(X) \
   X(add,            declared + half_floats,                    fused_elementwise,  any_arch) \
@@ -5783,6 +5794,7 @@ struct cusolver_getrs {
   X(matmul,         declared + half_floats - signed_integral - complex_dtypes, cublas_gemm, sm_80(dtype_set<bfloat16>{})) \
   X(scaled_matmul,  declared - dtype_set<float8_e5m2>{},       cublaslt_gemm,      sm_75(dtype_set<std::int8_t>{}) + sm_89(float8)) \
   X(cholesky,       declared,                                  cusolver_potrf,     any_arch) \
+  X(solve_triangular, declared,                                cublas_trsm,        any_arch) \
   X(solve,          declared,                                  cusolver_getrf_getrs, any_arch) \
   X(slogdet,        declared,                                  cusolver_getrf_det, any_arch) \
   X(eigh,           declared,                                  cusolver_syevd,     any_arch) \
