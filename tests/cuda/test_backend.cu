@@ -1529,6 +1529,63 @@ TEST_CASE("solve_triangular on cuda (cuBLAS trsm) matches the host's, and a zero
   check.template operator()<double>(1e-10);
 }
 
+TEST_CASE("qr on cuda (cuSOLVER geqrf, orgqr) matches the host's, tall and wide") {
+  constexpr tx::index_t batches = 4;
+  auto check = [&]<class T>(double tol, tx::index_t m, tx::index_t n) {
+    INFO(m << " x " << n);
+    const tx::index_t k = std::min(m, n);
+    std::mt19937_64 g(15);
+    std::normal_distribution<double> nd;
+    tx::tensor<T, 3> a({batches, m, n});
+    for (tx::index_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<T>(nd(g));
+    const tx::tensor<T, 3, tx::cuda> a_dev = cutest::dev(a);
+    auto [q_of, r_of] = tx::linalg::qr(a_dev);
+    const tx::tensor<T, 3> q = tx::to_host(tx::tensor<T, 3, tx::cuda>(q_of)), r = tx::to_host(tx::tensor<T, 3, tx::cuda>(r_of));
+    REQUIRE(q.shape() == tx::shape_t<3>{batches, m, k});
+    REQUIRE(r.shape() == tx::shape_t<3>{batches, k, n});
+#if defined(TEXPR_TEST_HAS_LAPACK)
+    auto [hq_of, hr_of] = tx::linalg::qr(a);  // LAPACK's geqrf and orgqr
+    const tx::tensor<T, 3> hq = hq_of, hr = hr_of;
+#endif
+    for (tx::index_t b = 0; b < batches; ++b) {
+      for (tx::index_t i = 0; i < m; ++i)
+        for (tx::index_t j = 0; j < n; ++j) {  // Q R = A
+          long double qr = 0, mag = 0;
+          for (tx::index_t l = 0; l < k; ++l) qr += static_cast<long double>(q(b, i, l)) * r(b, l, j), mag += std::fabs(static_cast<long double>(q(b, i, l)) * r(b, l, j));
+          INFO("matrix " << b << " (" << i << ", " << j << ")");
+          REQUIRE(std::abs(static_cast<double>(qr - a(b, i, j))) <= tol * k * static_cast<double>(1 + mag));
+        }
+      for (tx::index_t c = 0; c < k; ++c) {
+        INFO("matrix " << b << ", column " << c);
+        for (tx::index_t j = 0; j < c; ++j) REQUIRE(r(b, c, j) == T(0));  // upper triangular
+        for (tx::index_t d = 0; d < k; ++d) {  // Qᵀ Q = I
+          long double dot = 0;
+          for (tx::index_t i = 0; i < m; ++i) dot += static_cast<long double>(q(b, i, c)) * q(b, i, d);
+          REQUIRE(std::abs(static_cast<double>(dot) - (c == d ? 1 : 0)) <= tol * m);
+        }
+#if defined(TEXPR_TEST_HAS_LAPACK)
+        // the host's Q column and R row, up to one sign for the pair (Householder's sign is the same convention in
+        // both libraries, but a sign is not what this test is about)
+        long double dot = 0;
+        for (tx::index_t i = 0; i < m; ++i) dot += static_cast<long double>(q(b, i, c)) * hq(b, i, c);
+        const double sign = dot < 0 ? -1 : 1;
+        for (tx::index_t i = 0; i < m; ++i) CHECK(std::abs(sign * q(b, i, c) - hq(b, i, c)) <= tol * 10 * m);
+        for (tx::index_t j = 0; j < n; ++j) CHECK(std::abs(sign * r(b, c, j) - hr(b, c, j)) <= tol * 10 * m * (1 + std::abs(static_cast<double>(hr(b, c, j)))));
+#endif
+      }
+    }
+    // an empty batch and empty matrices
+    const auto none = cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{0, m, n}));
+    CHECK(tx::to_host(tx::tensor<T, 3, tx::cuda>(tx::linalg::qr(none).r)).shape() == tx::shape_t<3>{0, k, n});
+    const auto empty = cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{2, 0, n}));
+    CHECK(tx::to_host(tx::tensor<T, 3, tx::cuda>(tx::linalg::qr(empty).q)).shape() == tx::shape_t<3>{2, 0, 0});
+  };
+  for (const auto& shape : {std::pair<tx::index_t, tx::index_t>{29, 17}, {17, 29}, {12, 12}}) {
+    check.template operator()<float>(2e-5, shape.first, shape.second);
+    check.template operator()<double>(1e-13, shape.first, shape.second);
+  }
+}
+
 TEST_CASE("lu_factor and lu_solve on cuda (cuSOLVER getrf, getrs) match the host's") {
   constexpr tx::index_t batches = 4, n = 29, k = 3;
   auto check = [&]<class T>(double tol) {

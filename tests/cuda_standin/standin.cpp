@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The CUDA stand-in: the CUDA runtime, cuBLAS (GEMMs, trsm) and cuSOLVER (dense potrf, getrf, getrs, syevd) entry points texpr uses, plus nvcc's
+// The CUDA stand-in: the CUDA runtime, cuBLAS (GEMMs, trsm) and cuSOLVER (dense potrf, getrf, getrs, syevd, geqrf, orgqr) entry points texpr uses, plus nvcc's
 // kernel registration and launch plumbing, defined so that an nvcc-built test links against this instead of
 // libcudart, libcublas and libcusolver and runs on
 // a machine without a GPU or driver. Every call is recorded (texpr_standin::snapshot) and nothing executes: kernels
@@ -972,5 +972,78 @@ cusolverStatus_t cusolverDnXsyevd(cusolverDnHandle_t handle, cusolverDnParams_t,
   c.workspace = device_bytes;
   texpr_standin::record_solver(std::move(c), handle);
   *info = texpr_standin::next_info();
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnXgeqrf_bufferSize(cusolverDnHandle_t handle, cusolverDnParams_t, int64_t m, int64_t n,
+                                             cudaDataType type, const void*, int64_t, cudaDataType, const void*,
+                                             cudaDataType, size_t* device_bytes, size_t* host_bytes) {
+  texpr_standin::solver_call c;
+  c.function = "cusolverDnXgeqrf_bufferSize";
+  c.m = m;
+  c.n = n;
+  c.type = static_cast<int>(type);
+  texpr_standin::record_solver(std::move(c), handle);
+  *device_bytes = texpr_standin::workspace_for(n);
+  *host_bytes = 0;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnXgeqrf(cusolverDnHandle_t handle, cusolverDnParams_t, int64_t m, int64_t n,
+                                  cudaDataType type, void*, int64_t, cudaDataType, void*, cudaDataType, void*,
+                                  size_t device_bytes, void*, size_t, int* info) {
+  texpr_standin::solver_call c;
+  c.function = "cusolverDnXgeqrf";
+  c.m = m;
+  c.n = n;
+  c.type = static_cast<int>(type);
+  c.workspace = device_bytes;
+  texpr_standin::record_solver(std::move(c), handle);
+  *info = texpr_standin::next_info();
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+namespace texpr_standin {
+namespace {
+/// Records a legacy orgqr call or its size query (lwork: the elements passed, 0 for the query).
+void record_orgqr(const char* function, cusolverDnHandle_t h, int m, int n, int k, int type, int lwork) {
+  solver_call c;
+  c.function = function;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  c.type = type;
+  c.lwork = lwork;
+  c.workspace = static_cast<std::size_t>(lwork) * (type == 0 ? sizeof(float) : sizeof(double));
+  record_solver(std::move(c), h);
+}
+}  // namespace
+}  // namespace texpr_standin
+
+cusolverStatus_t cusolverDnSorgqr_bufferSize(cusolverDnHandle_t handle, int m, int n, int k, const float*, int,
+                                             const float*, int* lwork) {
+  texpr_standin::record_orgqr("cusolverDnSorgqr_bufferSize", handle, m, n, k, 0, 0);
+  *lwork = static_cast<int>(texpr_standin::workspace_for(n) / sizeof(float));
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnDorgqr_bufferSize(cusolverDnHandle_t handle, int m, int n, int k, const double*, int,
+                                             const double*, int* lwork) {
+  texpr_standin::record_orgqr("cusolverDnDorgqr_bufferSize", handle, m, n, k, 1, 0);
+  *lwork = static_cast<int>(texpr_standin::workspace_for(n) / sizeof(double));
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnSorgqr(cusolverDnHandle_t handle, int m, int n, int k, float*, int, const float*, float*,
+                                  int lwork, int* info) {
+  texpr_standin::record_orgqr("cusolverDnSorgqr", handle, m, n, k, 0, lwork);
+  *info = 0;  // orgqr fails only on a bad argument
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnDorgqr(cusolverDnHandle_t handle, int m, int n, int k, double*, int, const double*, double*,
+                                  int lwork, int* info) {
+  texpr_standin::record_orgqr("cusolverDnDorgqr", handle, m, n, k, 1, lwork);
+  *info = 0;
   return CUSOLVER_STATUS_SUCCESS;
 }

@@ -49,7 +49,10 @@ struct gemm {
 /// fail_solver_call). Fields a call does not take stay at their defaults.
 struct solver_call {
   std::string function;          ///< The entry point, e.g. "cusolverDnXpotrf" or "cusolverDnXpotrf_bufferSize".
-  long long n = 0;               ///< The matrix order (getrf: its columns; the stand-in's calls are square).
+  long long n = 0;               ///< The matrix order (getrf, geqrf, orgqr: its columns).
+  long long m = 0;               ///< geqrf and orgqr: the matrix's rows; 0 for the others.
+  long long k = 0;               ///< orgqr: the reflectors; 0 for the others.
+  long long lwork = 0;           ///< orgqr (legacy API): the workspace in elements passed (0 for the size query).
   int uplo = 0;                  ///< cublasFillMode_t (0: lower, 1: upper) of potrf, syevd and trsm; 0 for the others.
   int type = 0;                  ///< cudaDataType_t of A (0: CUDA_R_32F, 1: CUDA_R_64F).
   int trans = 0;                 ///< getrs and trsm: cublasOperation_t of A (0: N, 1: T); 0 for the others.

@@ -4,16 +4,19 @@
 // the strict upper triangles; solve: getrf and getrs (transposed) per matrix, right-hand sides transposed to columns
 // and back; slogdet: getrf per matrix and one kernel; eigh and eigvalsh: syevd per matrix (upper), eigh's packing
 // kernel; lu_factor: getrf of A's columns and a packing kernel; lu_solve: getrs (N) with the pivots widened;
-// solve_triangular: cuBLAS's trsm per matrix (right side: no transposes) and a kernel finding zeros on the diagonal; For each, the handle made once; no allocation and no host wait after the first evaluation; `info` read at
+// solve_triangular: cuBLAS's trsm per matrix (right side: no transposes) and a kernel finding zeros on the diagonal;
+// qr: A to columns, geqrf (64-bit) and orgqr (legacy) per matrix, R's rows packed between them and Q's after. For each, the handle made once; no allocation and no host wait after the first evaluation; `info` read at
 // the next copy to the host, where a failing matrix becomes tx::linalg_error naming op, batch index and info
 // (slogdet's singular matrix is a result, not an error).
 #include <doctest/doctest.h>
 
 #include <texpr/linalg.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "cuda_standin/standin.hpp"
 
@@ -254,6 +257,55 @@ TEST_CASE("cuda solve_triangular: cuBLAS trsm (right side, no transpose) per mat
   CHECK(launches_of(re, "cuda_impl::first_zero_diagonal") == 1);
   CHECK(y.size() == 0);
   (void)tx::to_host(a);  // runs the pending info check (an empty copy to the host does not)
+}
+
+TEST_CASE("cuda qr: geqrf (64-bit) and orgqr (legacy) per matrix of A's columns, R and Q packed, no wait") {
+  auto run = [&]<class T>(int type, const char* orgqr) {
+    const std::string orgqr_size = std::string(orgqr) + "_bufferSize";
+    for (const auto& shape : {std::pair<tx::index_t, tx::index_t>{9, 5}, {5, 9}}) {  // tall and wide
+      const tx::index_t m = shape.first, n = shape.second, k = std::min(m, n);
+      INFO("type " << type << ", " << m << " x " << n);
+      const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({4, m, n}, 25);
+      steady([&] { return tx::linalg::qr(a).r; },
+             [&](const sd::record& r) {
+               CHECK(calls_named(r, "cusolverDnXgeqrf_bufferSize") == 1);
+               CHECK(calls_named(r, "cusolverDnXgeqrf") == 4);
+               CHECK(calls_named(r, orgqr_size) == 1);
+               CHECK(calls_named(r, orgqr) == 4);
+               CHECK(r.solver_calls.size() == 10);
+               for (const auto& c : r.solver_calls) {
+                 CHECK(c.type == type);
+                 CHECK(c.m == m);
+                 if (c.function.find("geqrf") != std::string::npos) CHECK(c.n == n);  // A itself, as columns
+                 else CHECK((c.n == k && c.k == k));                                // Q's first k columns
+                 if (c.function == "cusolverDnXgeqrf") CHECK(c.workspace > 0);
+                 if (c.function == orgqr) CHECK(c.lwork > 0);
+                 // geqrf all before the R packing, orgqr all after it
+                 if (c.function == "cusolverDnXgeqrf") CHECK(c.order < r.launches[1].order);
+                 if (c.function == orgqr) CHECK(c.order > r.launches[1].order);
+               }
+               REQUIRE(r.launches.size() >= 3);
+               CHECK(sd::kernel_family(r.launches[0].kernel) == "cuda_impl::transpose_matrices");
+               CHECK(sd::kernel_family(r.launches[1].kernel) == "cuda_impl::pack_qr_r");
+               CHECK(sd::kernel_family(r.launches[2].kernel) == "cuda_impl::pack_qr_q");
+             },
+             2);  // the result, and the pending info check
+    }
+    const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({2, 6, 4}, 26);
+    CHECK(tx::placement(tx::linalg::qr(a).q).find("cusolver_geqrf_orgqr") != std::string::npos);
+    static_assert(tx::runs_on<decltype(tx::linalg::qr(a).q), tx::cuda>);
+  };
+  run.template operator()<float>(0, "cusolverDnSorgqr");
+  run.template operator()<double>(1, "cusolverDnDorgqr");
+  // an empty batch and empty matrices: no cuSOLVER call
+  const tx::tensor<float, 3, tx::cuda> none = tx::random::normal<float, tx::cuda>({0, 4, 3}, 27);
+  const tx::tensor<float, 3, tx::cuda> empty = tx::random::normal<float, tx::cuda>({2, 0, 3}, 28);
+  const sd::scope s;
+  tx::tensor<float, 3, tx::cuda> r0 = tx::linalg::qr(none).r;
+  tx::tensor<float, 3, tx::cuda> q1 = tx::linalg::qr(empty).q;
+  CHECK(s.taken().solver_calls.empty());
+  CHECK(r0.shape() == tx::shape_t<3>{0, 3, 3});
+  CHECK(q1.shape() == tx::shape_t<3>{2, 0, 0});
 }
 
 TEST_CASE("cuda cholesky: placement names cusolver_potrf") {

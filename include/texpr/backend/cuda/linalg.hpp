@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -208,6 +210,47 @@ inline cublasStatus_t trsm(cublasHandle_t h, cublasSideMode_t side, cublasFillMo
   return cublasDtrsm_64(h, side, uplo, op, CUBLAS_DIAG_NON_UNIT, m, n, &one, a, lda, b, ldb);
 }
 
+/// R's half of qr's packed result (per matrix k rows of [Q's column r, R's row r], m + n wide) from geqrf's
+/// column-major m x n factor f: R(r, j) is f's (r, j) on and above the diagonal, zero below it.
+template <class T>
+__global__ void pack_qr_r(const T* f, T* out, index_t m, index_t n, index_t k, index_t total) {
+  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t per = k * n, q = e / per, rest = e % per, r = rest / n, j = rest % n;
+    out[(q * k + r) * (m + n) + m + j] = j >= r ? f[q * m * n + j * m + r] : T(0);
+  }
+}
+
+/// Q's half of qr's packed result from orgqr's Q, the first k columns of f (column-major: column r is contiguous).
+template <class T>
+__global__ void pack_qr_q(const T* f, T* out, index_t m, index_t n, index_t k, index_t total) {
+  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t per = k * m, q = e / per, rest = e % per, r = rest / m, i = rest % m;
+    out[(q * k + r) * (m + n) + i] = f[q * m * n + r * m + i];
+  }
+}
+
+/// cuSOLVER's orgqr workspace query (the legacy 32-bit API: the 64-bit one has no orgqr), for float and double.
+inline cusolverStatus_t orgqr_buffer(cusolverDnHandle_t h, int m, int n, int k, const float* a, int lda,
+                                     const float* tau, int* lwork) {
+  return cusolverDnSorgqr_bufferSize(h, m, n, k, a, lda, tau, lwork);
+}
+inline cusolverStatus_t orgqr_buffer(cusolverDnHandle_t h, int m, int n, int k, const double* a, int lda,
+                                     const double* tau, int* lwork) {
+  return cusolverDnDorgqr_bufferSize(h, m, n, k, a, lda, tau, lwork);
+}
+
+/// cuSOLVER's orgqr (legacy 32-bit API): Q's first n columns from geqrf's k reflectors, in place, for float and double.
+inline cusolverStatus_t orgqr(cusolverDnHandle_t h, int m, int n, int k, float* a, int lda, const float* tau,
+                              float* work, int lwork, int* info) {
+  return cusolverDnSorgqr(h, m, n, k, a, lda, tau, work, lwork, info);
+}
+inline cusolverStatus_t orgqr(cusolverDnHandle_t h, int m, int n, int k, double* a, int lda, const double* tau,
+                              double* work, int lwork, int* info) {
+  return cusolverDnDorgqr(h, m, n, k, a, lda, tau, work, lwork, info);
+}
+
 /// Device memory for `count` ints of `info` from texpr's cache (defer_info_check releases it).
 inline int* allocate_info(index_t count, stream_t stream) {
   return static_cast<int*>(memory<cuda>::allocate(sizeof(int) * static_cast<std::size_t>(count), stream));
@@ -356,6 +399,54 @@ void cusolver_potrf::run(const N& n, const view<T, R, cuda>& dest, context<cuda>
     const index_t total = batches * m * m;
     ci::zero_above_diagonal<T>
         <<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(out, m, total);
+    TEXPR_CUDA_CHECK_LAUNCH();
+  });
+}
+
+template <class N, class T, std::size_t R>
+void cusolver_geqrf_orgqr::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's geqrf takes float or double");
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  const index_t m = a.shape()[R - 2], cols = a.shape()[R - 1], k = std::min(m, cols);
+  index_t batches = 1;
+  for (std::size_t d = 0; d + 2 < R; ++d) batches *= a.shape()[d];
+  if (batches == 0 || k == 0) return;  // an empty result
+  if (m > INT_MAX || cols > INT_MAX)  // orgqr has only the legacy API's 32-bit integers
+    throw shape_error("texpr: linalg::qr of shape " + to_string(a.shape()) +
+                      " on cuda: cuSOLVER's orgqr takes 32-bit extents");
+  const stream_t stream = detail::resolve_stream(ctx.stream);
+  const auto s = ci::solver_on(stream);
+  constexpr cudaDataType_t type = ci::solver_type<T>;
+  // The QR of A itself (as on the host): A transposed to columns, geqrf there, R's rows packed before orgqr
+  // overwrites the factor with Q's first k columns, then Q's columns packed.
+  const detail::device_scratch factors(sizeof(T) * static_cast<std::size_t>(batches * m * cols), stream);
+  const detail::device_scratch taus(sizeof(T) * static_cast<std::size_t>(batches * k), stream);
+  T* f = static_cast<T*>(factors.p);
+  T* tau = static_cast<T*>(taus.p);
+  ci::transpose_batch(a.data(), f, m, cols, batches, stream);
+  ci::workspace_sizes sizes;
+  TEXPR_CUDA_CHECK(cusolverDnXgeqrf_bufferSize(s.h, s.params, m, cols, type, f, m, type, tau, type, &sizes.device,
+                                               &sizes.host));
+  ci::solver_workspace ws(sizes, stream);
+  const int rows = static_cast<int>(m), reflectors = static_cast<int>(k);
+  int lwork = 0;
+  TEXPR_CUDA_CHECK(ci::orgqr_buffer(s.h, rows, reflectors, reflectors, f, rows, tau, &lwork));
+  const detail::device_scratch orgqr_work(sizeof(T) * static_cast<std::size_t>(std::max(lwork, 1)), stream);
+  // geqrf's info, then orgqr's: both < 0 only (a bad argument, which the status reports too); geqrf's are checked
+  ci::with_info(op::qr::name, 2 * batches, batches, stream, "unreachable: Householder QR does not fail", [&](int* info) {
+    for (index_t q = 0; q < batches; ++q)
+      TEXPR_CUDA_CHECK(cusolverDnXgeqrf(s.h, s.params, m, cols, type, f + q * m * cols, m, type, tau + q * k, type,
+                                        ws.device.p, sizes.device, ws.host_data(), sizes.host, info + q));
+    const index_t r_total = batches * k * cols, q_total = batches * k * m;
+    ci::pack_qr_r<T><<<ci::grid_for(ci::ceil_div(r_total, ci::block_threads)), ci::block_threads, 0, stream>>>(
+        f, dest.data(), m, cols, k, r_total);
+    TEXPR_CUDA_CHECK_LAUNCH();
+    for (index_t q = 0; q < batches; ++q)
+      TEXPR_CUDA_CHECK(ci::orgqr(s.h, rows, reflectors, reflectors, f + q * m * cols, rows, tau + q * k,
+                                 static_cast<T*>(orgqr_work.p), lwork, info + batches + q));
+    ci::pack_qr_q<T><<<ci::grid_for(ci::ceil_div(q_total, ci::block_threads)), ci::block_threads, 0, stream>>>(
+        f, dest.data(), m, cols, k, q_total);
     TEXPR_CUDA_CHECK_LAUNCH();
   });
 }
