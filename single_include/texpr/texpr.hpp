@@ -5612,6 +5612,15 @@ struct cublas_trsm {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// qr (reduced) through cuSOLVER's 64-bit geqrf and its legacy orgqr (the 64-bit API has none), a call of each per
+/// matrix of A itself (A transposed to columns first), then two kernels packing R's rows and Q's columns as
+/// (..., k, m + n), as the host's lapack_geqrf_orgqr (linalg.hpp).
+struct cusolver_geqrf_orgqr {
+  static constexpr std::string_view name = "cusolver_geqrf_orgqr";  ///< Shown by tx::placement.
+  /// dest = the qr node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 /// cuSOLVER's 64-bit generic potrf (cusolverDnXpotrf), a call per matrix of the batch on one cached handle per
 /// device and thread, its workspace from texpr's device cache; `info` stays on the device until the next copy to
 /// the host (memory.hpp's deferred_checks), where a failure becomes tx::linalg_error (linalg.hpp, with
@@ -5685,7 +5694,7 @@ struct cusolver_getrs {
 /// that computes in floating point also takes the 16-bit floats (computed and accumulated in float), and matmul
 /// has no integer kernel (cuBLAS has none), and scaled_matmul has no float8_e5m2 one (cuBLASLt pairs E5M2 only with
 /// E4M3), and the linear algebra family (cuSOLVER and cuBLAS's trsm, with texpr/linalg.hpp) has rows for cholesky,
-/// solve_triangular, solve, slogdet, eigh, eigvalsh, lu_factor and lu_solve only, without 16-bit floats (cuSOLVER has
+/// solve_triangular, solve, slogdet, eigh, eigvalsh, lu_factor, lu_solve and qr only, without 16-bit floats (cuSOLVER has
 /// no 16-bit factorisation). cuBLAS has bfloat16 GEMMs from
 /// sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
 #define TEXPR_CUDA_REGISTRY(X) \
@@ -5800,7 +5809,8 @@ struct cusolver_getrs {
   X(eigh,           declared,                                  cusolver_syevd,     any_arch) \
   X(eigvalsh,       declared,                                  cusolver_syevd_values, any_arch) \
   X(lu_factor,      declared,                                  cusolver_getrf,     any_arch) \
-  X(lu_solve,       declared,                                  cusolver_getrs,     any_arch)
+  X(lu_solve,       declared,                                  cusolver_getrs,     any_arch) \
+  X(qr,             declared,                                  cusolver_geqrf_orgqr, any_arch)
 // clang-format on
 
 namespace texpr {
