@@ -1586,6 +1586,80 @@ TEST_CASE("qr on cuda (cuSOLVER geqrf, orgqr) matches the host's, tall and wide"
   }
 }
 
+TEST_CASE("svd and svdvals on cuda (cuSOLVER gesvd) match the host's, tall, wide and square, reduced and full") {
+  constexpr tx::index_t batches = 3;
+  auto check = [&]<class T>(double tol, tx::index_t m, tx::index_t n, bool full) {
+    INFO(m << " x " << n << (full ? ", full" : ", reduced"));
+    const tx::index_t k = std::min(m, n), ucols = full ? m : k, vrows = full ? n : k;
+    std::mt19937_64 g(16);
+    std::normal_distribution<double> nd;
+    tx::tensor<T, 3> a({batches, m, n});
+    for (tx::index_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<T>(nd(g));
+    const tx::tensor<T, 3, tx::cuda> a_dev = cutest::dev(a);
+    auto [u_of, s_of, vh_of] = tx::linalg::svd(a_dev, full);
+    const tx::tensor<T, 3> u = tx::to_host(tx::tensor<T, 3, tx::cuda>(u_of)), vh = tx::to_host(tx::tensor<T, 3, tx::cuda>(vh_of));
+    const tx::tensor<T, 2> s = tx::to_host(tx::tensor<T, 2, tx::cuda>(s_of)), values = tx::to_host(tx::linalg::svdvals(a_dev));
+    REQUIRE(u.shape() == tx::shape_t<3>{batches, m, ucols});
+    REQUIRE(vh.shape() == tx::shape_t<3>{batches, vrows, n});
+#if defined(TEXPR_TEST_HAS_LAPACK)
+    auto [hu_of, hs_of, hvh_of] = tx::linalg::svd(a, full);  // LAPACK's gesdd
+    const tx::tensor<T, 3> hu = hu_of, hvh = hvh_of;
+    const tx::tensor<T, 2> hs = hs_of;
+#endif
+    for (tx::index_t b = 0; b < batches; ++b) {
+      for (tx::index_t r = 0; r < k; ++r) {
+        INFO("matrix " << b << ", singular value " << r);
+        if (r > 0) CHECK(s(b, r - 1) >= s(b, r));
+        CHECK(std::abs(static_cast<double>(values(b, r)) - s(b, r)) <= tol * (1 + s(b, 0)));
+#if defined(TEXPR_TEST_HAS_LAPACK)
+        CHECK(std::abs(static_cast<double>(s(b, r)) - hs(b, r)) <= tol * m * (1 + hs(b, 0)));
+        // the host's singular vectors up to one sign for the pair (random A: distinct singular values)
+        long double dot = 0;
+        for (tx::index_t i = 0; i < m; ++i) dot += static_cast<long double>(u(b, i, r)) * hu(b, i, r);
+        const double sign = dot < 0 ? -1 : 1;
+        for (tx::index_t i = 0; i < m; ++i) CHECK(std::abs(sign * u(b, i, r) - hu(b, i, r)) <= tol * 100 * m);
+        for (tx::index_t j = 0; j < n; ++j) CHECK(std::abs(sign * vh(b, r, j) - hvh(b, r, j)) <= tol * 100 * m);
+#endif
+      }
+      for (tx::index_t i = 0; i < m; ++i)
+        for (tx::index_t j = 0; j < n; ++j) {  // U diag(s) Vᴴ = A
+          long double usv = 0, mag = 0;
+          for (tx::index_t l = 0; l < k; ++l) {
+            const long double t = static_cast<long double>(u(b, i, l)) * s(b, l) * vh(b, l, j);
+            usv += t, mag += std::fabs(t);
+          }
+          INFO("matrix " << b << " (" << i << ", " << j << ")");
+          REQUIRE(std::abs(static_cast<double>(usv - a(b, i, j))) <= tol * k * static_cast<double>(1 + mag));
+        }
+      auto orthonormal = [&](auto at, tx::index_t count, tx::index_t length) {  // at(vector, entry)
+        for (tx::index_t c = 0; c < count; ++c)
+          for (tx::index_t d = 0; d < count; ++d) {
+            long double dot = 0;
+            for (tx::index_t i = 0; i < length; ++i) dot += static_cast<long double>(at(c, i)) * at(d, i);
+            REQUIRE(std::abs(static_cast<double>(dot) - (c == d ? 1 : 0)) <= tol * 10 * length);
+          }
+      };
+      orthonormal([&](tx::index_t c, tx::index_t i) { return u(b, i, c); }, ucols, m);  // U's columns
+      orthonormal([&](tx::index_t r, tx::index_t j) { return vh(b, r, j); }, vrows, n);  // Vᴴ's rows
+    }
+  };
+  for (const auto& shape : {std::pair<tx::index_t, tx::index_t>{23, 11}, {11, 23}, {14, 14}})
+    for (const bool full : {false, true}) {
+      check.template operator()<float>(5e-5, shape.first, shape.second, full);
+      check.template operator()<double>(1e-12, shape.first, shape.second, full);
+    }
+  // an empty batch; empty matrices: full U and Vᴴ are identities (as the host's and NumPy's)
+  const auto none = cutest::dev(tx::tensor<float, 3>(tx::shape_t<3>{0, 4, 3}));
+  CHECK(tx::to_host(tx::linalg::svdvals(none)).shape() == tx::shape_t<2>{0, 3});
+  CHECK(tx::to_host(tx::tensor<float, 3, tx::cuda>(tx::linalg::svd(none).u)).shape() == tx::shape_t<3>{0, 4, 3});
+  const auto empty = cutest::dev(tx::tensor<float, 3>(tx::shape_t<3>{2, 0, 3}));
+  const tx::tensor<float, 3> vh = tx::to_host(tx::tensor<float, 3, tx::cuda>(tx::linalg::svd(empty, true).vh));
+  REQUIRE(vh.shape() == tx::shape_t<3>{2, 3, 3});
+  for (tx::index_t b = 0; b < 2; ++b)
+    for (tx::index_t i = 0; i < 3; ++i)
+      for (tx::index_t j = 0; j < 3; ++j) CHECK(vh(b, i, j) == (i == j ? 1.0f : 0.0f));
+}
+
 TEST_CASE("lu_factor and lu_solve on cuda (cuSOLVER getrf, getrs) match the host's") {
   constexpr tx::index_t batches = 4, n = 29, k = 3;
   auto check = [&]<class T>(double tol) {

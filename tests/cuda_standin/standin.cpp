@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The CUDA stand-in: the CUDA runtime, cuBLAS (GEMMs, trsm) and cuSOLVER (dense potrf, getrf, getrs, syevd, geqrf, orgqr) entry points texpr uses, plus nvcc's
+// The CUDA stand-in: the CUDA runtime, cuBLAS (GEMMs, trsm) and cuSOLVER (dense potrf, getrf, getrs, syevd, geqrf, orgqr, gesvd) entry points texpr uses, plus nvcc's
 // kernel registration and launch plumbing, defined so that an nvcc-built test links against this instead of
 // libcudart, libcublas and libcusolver and runs on
 // a machine without a GPU or driver. Every call is recorded (texpr_standin::snapshot) and nothing executes: kernels
@@ -1045,5 +1045,44 @@ cusolverStatus_t cusolverDnDorgqr(cusolverDnHandle_t handle, int m, int n, int k
                                   int lwork, int* info) {
   texpr_standin::record_orgqr("cusolverDnDorgqr", handle, m, n, k, 1, lwork);
   *info = 0;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnXgesvd_bufferSize(cusolverDnHandle_t handle, cusolverDnParams_t, signed char jobu,
+                                             signed char jobvt, int64_t m, int64_t n, cudaDataType type, const void*,
+                                             int64_t, cudaDataType, const void*, cudaDataType, const void* u,
+                                             int64_t ldu, cudaDataType, const void* vt, int64_t, cudaDataType,
+                                             size_t* device_bytes, size_t* host_bytes) {
+  texpr_standin::solver_call c;
+  c.function = "cusolverDnXgesvd_bufferSize";
+  c.m = m;
+  c.n = n;
+  c.type = static_cast<int>(type);
+  c.jobu = static_cast<char>(jobu);
+  c.jobvt = static_cast<char>(jobvt);
+  c.ldu = ldu;
+  c.vectors = u != nullptr && vt != nullptr;
+  texpr_standin::record_solver(std::move(c), handle);
+  *device_bytes = texpr_standin::workspace_for(m);
+  *host_bytes = 0;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnXgesvd(cusolverDnHandle_t handle, cusolverDnParams_t, signed char jobu, signed char jobvt,
+                                  int64_t m, int64_t n, cudaDataType type, void*, int64_t, cudaDataType, void*,
+                                  cudaDataType, void* u, int64_t ldu, cudaDataType, void* vt, int64_t, cudaDataType,
+                                  void*, size_t device_bytes, void*, size_t, int* info) {
+  texpr_standin::solver_call c;
+  c.function = "cusolverDnXgesvd";
+  c.m = m;
+  c.n = n;
+  c.type = static_cast<int>(type);
+  c.jobu = static_cast<char>(jobu);
+  c.jobvt = static_cast<char>(jobvt);
+  c.ldu = ldu;
+  c.vectors = u != nullptr && vt != nullptr;
+  c.workspace = device_bytes;
+  texpr_standin::record_solver(std::move(c), handle);
+  *info = texpr_standin::next_info();
   return CUSOLVER_STATUS_SUCCESS;
 }

@@ -50,7 +50,7 @@ struct gemm {
 struct solver_call {
   std::string function;          ///< The entry point, e.g. "cusolverDnXpotrf" or "cusolverDnXpotrf_bufferSize".
   long long n = 0;               ///< The matrix order (getrf, geqrf, orgqr: its columns).
-  long long m = 0;               ///< geqrf and orgqr: the matrix's rows; 0 for the others.
+  long long m = 0;               ///< geqrf, orgqr and gesvd: the matrix's rows; 0 for the others.
   long long k = 0;               ///< orgqr: the reflectors; 0 for the others.
   long long lwork = 0;           ///< orgqr (legacy API): the workspace in elements passed (0 for the size query).
   int uplo = 0;                  ///< cublasFillMode_t (0: lower, 1: upper) of potrf, syevd and trsm; 0 for the others.
@@ -61,6 +61,10 @@ struct solver_call {
   long long lda = 0;             ///< trsm: A's leading dimension; 0 for the others.
   long long ldb = 0;             ///< trsm: B's leading dimension; 0 for the others.
   int jobz = 0;                  ///< syevd: cusolverEigMode_t (0: eigenvalues only, 1: and eigenvectors).
+  char jobu = 0;                 ///< gesvd: 'N', 'S' or 'A' (U's columns: none, min(m, n), m); 0 for the others.
+  char jobvt = 0;                ///< gesvd: the same for Vᵀ's rows; 0 for the others.
+  long long ldu = 0;             ///< gesvd: U's leading dimension; 0 for the others.
+  bool vectors = false;          ///< gesvd: U and VT were passed (non-null).
   bool pivots = false;           ///< getrf and getrs: a pivot array was passed (null: no pivoting).
   const void* stream = nullptr;  ///< The stream the handle was set to.
   std::size_t workspace = 0;     ///< Bytes of the device workspace passed (0 for the size query).
@@ -127,7 +131,7 @@ struct record {
 /// A copy of everything recorded since the last reset().
 record snapshot();
 
-/// Makes the `call`-th factorisation (cusolverDnXpotrf, cusolverDnXgetrf or cusolverDnXsyevd) from now (0: the next)
+/// Makes the `call`-th factorisation (cusolverDnXpotrf, Xgetrf, Xsyevd, Xgeqrf or Xgesvd) from now (0: the next)
 /// write `info` instead of 0 (one at a time).
 void fail_solver_call(std::size_t call, int info);
 

@@ -5,7 +5,9 @@
 // and back; slogdet: getrf per matrix and one kernel; eigh and eigvalsh: syevd per matrix (upper), eigh's packing
 // kernel; lu_factor: getrf of A's columns and a packing kernel; lu_solve: getrs (N) with the pivots widened;
 // solve_triangular: cuBLAS's trsm per matrix (right side: no transposes) and a kernel finding zeros on the diagonal;
-// qr: A to columns, geqrf (64-bit) and orgqr (legacy) per matrix, R's rows packed between them and Q's after. For each, the handle made once; no allocation and no host wait after the first evaluation; `info` read at
+// qr: A to columns, geqrf (64-bit) and orgqr (legacy) per matrix, R's rows packed between them and Q's after;
+// svd and svdvals: gesvd per matrix of the tall column-major layout (A's memory, or A to columns when tall), svd's
+// packing kernel. For each, the handle made once; no allocation and no host wait after the first evaluation; `info` read at
 // the next copy to the host, where a failing matrix becomes tx::linalg_error naming op, batch index and info
 // (slogdet's singular matrix is a result, not an error).
 #include <doctest/doctest.h>
@@ -306,6 +308,92 @@ TEST_CASE("cuda qr: geqrf (64-bit) and orgqr (legacy) per matrix of A's columns,
   CHECK(s.taken().solver_calls.empty());
   CHECK(r0.shape() == tx::shape_t<3>{0, 3, 3});
   CHECK(q1.shape() == tx::shape_t<3>{2, 0, 0});
+}
+
+TEST_CASE("cuda svd and svdvals: gesvd (64-bit) per matrix of the tall column-major layout, one packing kernel, no wait") {
+  auto run = [&]<class T>(int type) {
+    for (const auto& shape : {std::pair<tx::index_t, tx::index_t>{9, 5}, {5, 9}, {6, 6}}) {
+      const tx::index_t m = shape.first, n = shape.second, k = std::min(m, n), p = std::max(m, n);
+      const bool tall = m > n;  // transposed to columns; otherwise A's memory is the tall Aᵀ
+      const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({4, m, n}, 29);
+      auto check_calls = [&](const sd::record& r, char jobu, char jobvt, bool vectors) {
+        CHECK(calls_named(r, "cusolverDnXgesvd_bufferSize") == 1);
+        CHECK(calls_named(r, "cusolverDnXgesvd") == 4);
+        CHECK(r.solver_calls.size() == 5);
+        for (const auto& c : r.solver_calls) {
+          CHECK(c.m == p);  // gesvd takes m >= n only
+          CHECK(c.n == k);
+          CHECK(c.ldu == p);
+          CHECK(c.type == type);
+          CHECK((c.jobu == jobu && c.jobvt == jobvt && c.vectors == vectors));
+          if (c.function == "cusolverDnXgesvd") CHECK(c.workspace > 0);
+        }
+        CHECK(launches_of(r, "cuda_impl::transpose_matrices") == (tall ? 1u : 0u));
+        CHECK(r.copies_of(sd::copy_kind::device_to_device) == (tall ? 0u : 1u));  // gesvd destroys its input
+      };
+      for (const bool full : {false, true}) {
+        INFO("type " << type << ", " << m << " x " << n << (full ? ", full" : ""));
+        steady([&] { return tx::linalg::svd(a, full).s; },
+               [&](const sd::record& r) {
+                 check_calls(r, full ? 'A' : 'S', 'S', true);
+                 CHECK(launches_of(r, "cuda_impl::pack_svd") == 1);
+               },
+               2);  // the result, and the pending info check
+      }
+      INFO("svdvals, type " << type << ", " << m << " x " << n);
+      steady([&] { return tx::linalg::svdvals(a); },
+             [&](const sd::record& r) {
+               check_calls(r, 'N', 'N', false);
+               CHECK(r.launches.size() == (tall ? 1u : 0u));  // the values straight into the result
+             },
+             2);
+    }
+    const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({2, 6, 4}, 30);
+    CHECK(tx::placement(tx::linalg::svd(a).u).find("cusolver_gesvd") != std::string::npos);
+    CHECK(tx::placement(tx::linalg::svdvals(a)).find("cusolver_gesvd_values") != std::string::npos);
+    static_assert(tx::runs_on<decltype(tx::linalg::svd(a).vh), tx::cuda>);
+    static_assert(tx::runs_on<decltype(tx::linalg::svdvals(a)), tx::cuda>);
+    // matrix_norm's nuc and two are reductions of svdvals: on cuda now too
+    static_assert(tx::runs_on<decltype(tx::linalg::matrix_norm(a, tx::linalg::nuc)), tx::cuda>);
+    static_assert(tx::runs_on<decltype(tx::linalg::matrix_norm(a, tx::linalg::two)), tx::cuda>);
+    CHECK(tx::placement(tx::linalg::matrix_norm(a, tx::linalg::two)).find("cusolver_gesvd_values") != std::string::npos);
+  };
+  run.template operator()<float>(0);
+  run.template operator()<double>(1);
+  // an empty batch: nothing; empty matrices with full matrices: no cuSOLVER call, the kernel writes the identities
+  const tx::tensor<float, 3, tx::cuda> none = tx::random::normal<float, tx::cuda>({0, 4, 3}, 31);
+  const tx::tensor<float, 3, tx::cuda> empty = tx::random::normal<float, tx::cuda>({2, 0, 3}, 32);
+  const sd::scope s;
+  tx::tensor<float, 2, tx::cuda> v0 = tx::linalg::svdvals(none);
+  tx::tensor<float, 2, tx::cuda> v1 = tx::linalg::svdvals(empty);
+  tx::tensor<float, 3, tx::cuda> u0 = tx::linalg::svd(none).u;
+  const auto r = s.taken();
+  CHECK(r.solver_calls.empty());
+  CHECK(r.launches.size() <= 1);  // at most u's copy out of the (empty) packed value
+  CHECK((v0.size() == 0 && v1.size() == 0 && u0.size() == 0));
+  const sd::scope e;
+  tx::tensor<float, 3, tx::cuda> vh = tx::linalg::svd(empty, true).vh;
+  const auto re = e.taken();
+  CHECK(re.solver_calls.empty());
+  CHECK(launches_of(re, "cuda_impl::pack_svd") == 1);
+  CHECK(vh.shape() == tx::shape_t<3>{2, 3, 3});
+}
+
+TEST_CASE("cuda svdvals: a failing matrix is a linalg_error at the next copy to the host") {
+  const tx::tensor<double, 3, tx::cuda> a = tx::random::normal<double, tx::cuda>({3, 4, 6}, 33);
+  sd::fail_solver_call(1, 2);  // the second gesvd: two superdiagonals did not converge
+  tx::tensor<double, 2, tx::cuda> s = tx::linalg::svdvals(a);
+  try {
+    (void)tx::to_host(s);
+    FAIL("no linalg_error");
+  } catch (const tx::linalg_error& e) {
+    CHECK(e.op_name == "svdvals");
+    CHECK(e.batch_index == 1);
+    CHECK(e.library_info == 2);
+    CHECK(std::string(e.what()).find("did not converge") != std::string::npos);
+  }
+  CHECK_NOTHROW((void)tx::to_host(s));  // reported once
+  forget_injected_infos();
 }
 
 TEST_CASE("cuda cholesky: placement names cusolver_potrf") {

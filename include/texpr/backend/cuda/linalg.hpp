@@ -97,6 +97,15 @@ template <std::size_t R> void square_batch(const shape_t<R>& s, index_t& m, inde
   for (std::size_t d = 0; d + 2 < R; ++d) batches *= s[d];
 }
 
+/// The rows m and columns n of the matrices in the last two axes of s and their count (the operand's shape: a result
+/// may have another rank, as svdvals').
+template <std::size_t R> void matrix_batch(const shape_t<R>& s, index_t& m, index_t& n, index_t& batches) {
+  m = s[R - 2];
+  n = s[R - 1];
+  batches = 1;
+  for (std::size_t d = 0; d + 2 < R; ++d) batches *= s[d];
+}
+
 /// out[q] = in[q]ᵀ for a batch of row-major rows x cols matrices: a row-major matrix into the column-major layout
 /// cuSOLVER reads (out[q] is then cols x rows, row-major), and back with rows and cols swapped.
 template <class T>
@@ -251,6 +260,35 @@ inline cusolverStatus_t orgqr(cusolverDnHandle_t h, int m, int n, int k, double*
   return cusolverDnDorgqr(h, m, n, k, a, lda, tau, work, lwork, info);
 }
 
+/// svd's packed result, per matrix `rows` rows of [U's column r, s_r, Vᴴ's row r] (m + 1 + n wide; zero where U has
+/// fewer columns or Vᴴ fewer rows), from gesvd of the tall column-major M (p x k, p = max(m, n), k = min(m, n)):
+/// M = A transposed to columns when A is tall (`tall`: U = U', Vᴴ = VT'), else the row-major A's own memory, Aᵀ
+/// (A = V' S U'ᵀ: U = VT'ᵀ, Vᴴ = U'ᵀ). u (p x p with full matrices, else p x k; leading dimension p), vt (k x k,
+/// leading dimension k), s (k) per matrix. With k == 0 (full matrices of an empty A; u, s, vt null), U and Vᴴ are
+/// identities, as the host's and NumPy's.
+template <class T>
+__global__ void pack_svd(const T* u, const T* s, const T* vt, T* out, index_t m, index_t n, index_t rows, bool tall,
+                         bool full, index_t total) {
+  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t k = m < n ? m : n, p = m < n ? n : m, width = m + 1 + n, per = rows * width;
+    const index_t q = e / per, rest = e % per, r = rest / width, c = rest % width;
+    const index_t ucols = full ? m : k, vrows = full ? n : k, u_per = p * (full ? p : k);
+    T v = T(0);
+    if (k == 0) {
+      v = (c < m && c == r) || (c > m && c - m - 1 == r) ? T(1) : T(0);
+    } else if (c < m) {  // U's column r, entry c
+      if (r < ucols) v = tall ? u[q * u_per + r * p + c] : vt[q * k * k + r + c * k];
+    } else if (c == m) {
+      if (r < k) v = s[q * k + r];
+    } else if (r < vrows) {  // Vᴴ's row r, entry c - m - 1
+      const index_t j = c - m - 1;
+      v = tall ? vt[q * k * k + r + j * k] : u[q * u_per + r * p + j];
+    }
+    out[e] = v;
+  }
+}
+
 /// Device memory for `count` ints of `info` from texpr's cache (defer_info_check releases it).
 inline int* allocate_info(index_t count, stream_t stream) {
   return static_cast<int*>(memory<cuda>::allocate(sizeof(int) * static_cast<std::size_t>(count), stream));
@@ -333,6 +371,37 @@ void syevd_batch(std::string_view op, cusolverEigMode_t mode, T* v, T* w, index_
       TEXPR_CUDA_CHECK(cusolverDnXsyevd(s.h, s.params, mode, CUBLAS_FILL_MODE_UPPER, m, type, v + q * m * m, m, type,
                                         w + q * m, type, ws.device.p, sizes.device, ws.host_data(), sizes.host,
                                         info + q));
+    after();
+  });
+}
+
+/// svd (u and vt non-null) or svdvals (null) of each m x n row-major matrix of a, through gesvd (m >= n only) of the
+/// tall column-major M: A transposed to columns when m > n, else A's memory as it is (Aᵀ, n x m); the singular
+/// values into s (k per matrix); then `after` (enqueued before the info check is deferred). `full`: U' is p x p.
+template <class T, class After>
+void gesvd_batch(std::string_view op, const T* a, index_t m, index_t n, index_t batches, bool full, T* s, T* u, T* vt,
+                 stream_t stream, After&& after) {
+  const index_t k = std::min(m, n), p = std::max(m, n);
+  const auto session = solver_on(stream);
+  constexpr cudaDataType_t type = solver_type<T>;
+  const std::size_t matrix_bytes = sizeof(T) * static_cast<std::size_t>(batches * m * n);
+  const device_scratch tall_copy(matrix_bytes, stream);  // gesvd destroys its input
+  T* mat = static_cast<T*>(tall_copy.p);
+  if (m > n) transpose_batch(a, mat, m, n, batches, stream);
+  else memory<cuda>::copy(mat, a, matrix_bytes, stream);
+  const bool vectors = u != nullptr;
+  const signed char jobu = vectors ? (full ? 'A' : 'S') : 'N', jobvt = vectors ? 'S' : 'N';  // VT' is k x k: 'S' = 'A'
+  const index_t ldu = p, ldvt = k, u_per = vectors ? p * (full ? p : k) : 0;  // valid leading dimensions even unused
+  workspace_sizes sizes;
+  TEXPR_CUDA_CHECK(cusolverDnXgesvd_bufferSize(session.h, session.params, jobu, jobvt, p, k, type, mat, p, type, s,
+                                               type, u, ldu, type, vt, ldvt, type, &sizes.device, &sizes.host));
+  solver_workspace ws(sizes, stream);
+  with_info(op, batches, batches, stream, "the singular value iteration did not converge", [&](int* info) {
+    for (index_t q = 0; q < batches; ++q)
+      TEXPR_CUDA_CHECK(cusolverDnXgesvd(session.h, session.params, jobu, jobvt, p, k, type, mat + q * m * n, p, type,
+                                        s + q * k, type, vectors ? u + q * u_per : nullptr, ldu, type,
+                                        vectors ? vt + q * k * k : nullptr, ldvt, type, ws.device.p, sizes.device,
+                                        ws.host_data(), sizes.host, info + q));
     after();
   });
 }
@@ -449,6 +518,47 @@ void cusolver_geqrf_orgqr::run(const N& n, const view<T, R, cuda>& dest, context
         f, dest.data(), m, cols, k, q_total);
     TEXPR_CUDA_CHECK_LAUNCH();
   });
+}
+
+template <class N, class T, std::size_t R>
+void cusolver_gesvd::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's gesvd takes float or double");
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, cols = 0, batches = 0;
+  ci::matrix_batch(a.shape(), m, cols, batches);
+  const index_t k = std::min(m, cols), p = std::max(m, cols);
+  const index_t rows = dest.shape()[R - 2];  // k, or max(m, n) with full matrices
+  const index_t total = batches * rows * (m + 1 + cols);
+  if (total == 0) return;  // an empty result
+  const stream_t stream = detail::resolve_stream(ctx.stream);
+  const bool full = n.full_matrices();
+  auto pack = [&](const T* u, const T* s, const T* vt) {
+    ci::pack_svd<T><<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(
+        u, s, vt, dest.data(), m, cols, rows, m > cols, full, total);
+    TEXPR_CUDA_CHECK_LAUNCH();
+  };
+  if (k == 0) return pack(nullptr, nullptr, nullptr);  // full identities, no factorisation
+  const detail::device_scratch u(sizeof(T) * static_cast<std::size_t>(batches * p * (full ? p : k)), stream);
+  const detail::device_scratch vt(sizeof(T) * static_cast<std::size_t>(batches * k * k), stream);
+  const detail::device_scratch s(sizeof(T) * static_cast<std::size_t>(batches * k), stream);
+  T* u_p = static_cast<T*>(u.p);
+  T* vt_p = static_cast<T*>(vt.p);
+  T* s_p = static_cast<T*>(s.p);
+  ci::gesvd_batch(op::svd::name, a.data(), m, cols, batches, full, s_p, u_p, vt_p, stream, [&] { pack(u_p, s_p, vt_p); });
+}
+
+template <class N, class T, std::size_t R>
+void cusolver_gesvd_values::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's gesvd takes float or double");
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, cols = 0, batches = 0;
+  ci::matrix_batch(a.shape(), m, cols, batches);  // dest has one axis fewer
+  if (batches == 0 || m == 0 || cols == 0) return;  // an empty result
+  // the values straight into dest, k per matrix
+  ci::gesvd_batch<T>(op::svdvals::name, a.data(), m, cols, batches, false, dest.data(), nullptr, nullptr,
+                     detail::resolve_stream(ctx.stream), [] {});
 }
 
 template <class N, class T, std::size_t R>
