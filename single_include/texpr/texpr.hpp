@@ -5621,6 +5621,23 @@ struct cusolver_geqrf_orgqr {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// svd through cuSOLVER's 64-bit gesvd per matrix, which takes m >= n only: a wide (or square) row-major A is a tall
+/// column-major Aᵀ as it is, whose U' and V' are A's V and U; a tall A is transposed to columns first. One kernel packs
+/// [U's column r, s_r, Vᴴ's row r] as the host's lapack_gesdd (linalg.hpp). Non-convergence becomes
+/// tx::linalg_error at the next copy to the host.
+struct cusolver_gesvd {
+  static constexpr std::string_view name = "cusolver_gesvd";  ///< Shown by tx::placement.
+  /// dest = the svd node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// svdvals through cuSOLVER's 64-bit gesvd without vectors, the values straight into the result (linalg.hpp).
+struct cusolver_gesvd_values {
+  static constexpr std::string_view name = "cusolver_gesvd_values";  ///< Shown by tx::placement.
+  /// dest = the svdvals node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 /// cuSOLVER's 64-bit generic potrf (cusolverDnXpotrf), a call per matrix of the batch on one cached handle per
 /// device and thread, its workspace from texpr's device cache; `info` stays on the device until the next copy to
 /// the host (memory.hpp's deferred_checks), where a failure becomes tx::linalg_error (linalg.hpp, with
@@ -5694,7 +5711,7 @@ struct cusolver_getrs {
 /// that computes in floating point also takes the 16-bit floats (computed and accumulated in float), and matmul
 /// has no integer kernel (cuBLAS has none), and scaled_matmul has no float8_e5m2 one (cuBLASLt pairs E5M2 only with
 /// E4M3), and the linear algebra family (cuSOLVER and cuBLAS's trsm, with texpr/linalg.hpp) has rows for cholesky,
-/// solve_triangular, solve, slogdet, eigh, eigvalsh, lu_factor, lu_solve and qr only, without 16-bit floats (cuSOLVER has
+/// solve_triangular, solve, slogdet, eigh, eigvalsh, lu_factor, lu_solve, qr, svd and svdvals only, without 16-bit floats (cuSOLVER has
 /// no 16-bit factorisation). cuBLAS has bfloat16 GEMMs from
 /// sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
 #define TEXPR_CUDA_REGISTRY(X) \
@@ -5810,7 +5827,9 @@ struct cusolver_getrs {
   X(eigvalsh,       declared,                                  cusolver_syevd_values, any_arch) \
   X(lu_factor,      declared,                                  cusolver_getrf,     any_arch) \
   X(lu_solve,       declared,                                  cusolver_getrs,     any_arch) \
-  X(qr,             declared,                                  cusolver_geqrf_orgqr, any_arch)
+  X(qr,             declared,                                  cusolver_geqrf_orgqr, any_arch) \
+  X(svd,            declared,                                  cusolver_gesvd,     any_arch) \
+  X(svdvals,        declared,                                  cusolver_gesvd_values, any_arch)
 // clang-format on
 
 namespace texpr {
