@@ -3,9 +3,10 @@
 // solve, inv, slogdet, det, eigh, eigvalsh, svd, svdvals, qr, lstsq, matrix_norm, lu_factor and lu_solve, batched
 // over leading axes, with gradients (not lu_factor's and lu_solve's yet). The host rows call LAPACK: link
 // texpr::linalg (CMake), which links the LAPACK CMake finds (Debian: liblapack-dev, or OpenBLAS's). The rows are in
-// the host registry table as usual. On cuda cholesky, solve (inv), slogdet (det), eigh, eigvalsh, lu_factor and
-// lu_solve have rows (float, double: cuSOLVER's potrf, getrf/getrs, syevd; texpr::linalg links CUDA::cusolver there);
-// any other op, or a 16-bit dtype, on cuda is the usual compile error naming op, dtype, cuda.
+// the host registry table as usual. On cuda cholesky, solve_triangular, solve (inv), slogdet (det), eigh, eigvalsh,
+// lu_factor, lu_solve, qr, svd and svdvals have rows (float, double: cuSOLVER's potrf, getrf/getrs, syevd,
+// geqrf/orgqr, gesvd, and cuBLAS's trsm; texpr::linalg links CUDA::cusolver there); any other op, or a 16-bit
+// dtype, on cuda is the usual compile error naming op, dtype, cuda.
 #pragma once
 
 #include <algorithm>

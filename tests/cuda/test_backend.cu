@@ -4,8 +4,8 @@
 // strided and aliased destinations, empty inputs, NaN in reductions, the reduction paths by line length and by
 // column layout, tensors of more than 2^31 elements, TF32 and half/bfloat16 matmul at larger sizes, 16-bit
 // elementwise bitwise against the per-element rule on every path, broadcast elementwise on the rows kernel and its
-// fallbacks, bias gradients written beside the delta they sum, and the cuSOLVER linalg rows against the host's
-// LAPACK ones.
+// fallbacks, bias gradients written beside the delta they sum, and the cuSOLVER (and cuBLAS trsm) linalg rows
+// against the host's LAPACK ones.
 #include "cuda/support.cuh"
 
 #include <texpr/linalg.hpp>
@@ -1471,6 +1471,193 @@ TEST_CASE("solve, slogdet, eigh and eigvalsh on cuda (cuSOLVER getrf, getrs, sye
   };
   check.template operator()<float>(2e-4);
   check.template operator()<double>(1e-10);
+}
+
+TEST_CASE("solve_triangular on cuda (cuBLAS trsm) matches the host's, and a zero on the diagonal throws at the next to_host") {
+  constexpr tx::index_t batches = 5, n = 33, k = 4;
+  auto check = [&]<class T>(double tol) {
+    std::mt19937_64 g(14);
+    std::normal_distribution<double> nd;
+    tx::tensor<T, 3> a({batches, n, n}), b({batches, n, k});
+    for (tx::index_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<T>(nd(g));
+    for (tx::index_t i = 0; i < b.size(); ++i) b.data()[i] = static_cast<T>(nd(g));
+    for (tx::index_t q = 0; q < batches; ++q)  // a dominant diagonal: well conditioned either triangle
+      for (tx::index_t i = 0; i < n; ++i) a(q, i, i) = static_cast<T>(n + nd(g));
+    const tx::tensor<T, 3, tx::cuda> a_dev = cutest::dev(a);
+    for (const bool upper : {false, true})
+      for (const tx::index_t cols : {k, tx::index_t(1)}) {
+        INFO((upper ? "upper" : "lower") << " with " << cols << " right-hand sides");
+        const auto which = upper ? tx::linalg::triangle::upper : tx::linalg::triangle::lower;
+        const auto b_cols = tx::tensor<T, 3>(tx::eval(tx::slice(b, 2, 0, cols)));
+        const tx::tensor<T, 3> x = tx::to_host(tx::linalg::solve_triangular(a_dev, cutest::dev(b_cols), which));
+        REQUIRE(x.shape() == b_cols.shape());
+#if defined(TEXPR_TEST_HAS_LAPACK)
+        const tx::tensor<T, 3> want = tx::linalg::solve_triangular(a, b_cols, which);  // LAPACK's trtrs
+#endif
+        for (tx::index_t q = 0; q < batches; ++q)
+          for (tx::index_t i = 0; i < n; ++i)
+            for (tx::index_t c = 0; c < cols; ++c) {
+              INFO("matrix " << q << " (" << i << ", " << c << ")");
+#if defined(TEXPR_TEST_HAS_LAPACK)
+              REQUIRE(std::abs(static_cast<double>(x(q, i, c)) - want(q, i, c)) <= tol * (1 + std::abs(static_cast<double>(want(q, i, c)))));
+#endif
+              long double ax = 0, mag = 0;  // only the triangle is read: the other one is noise
+              for (tx::index_t j = upper ? i : 0; j <= (upper ? n - 1 : i); ++j)
+                ax += static_cast<long double>(a(q, i, j)) * x(q, j, c), mag += std::fabs(static_cast<long double>(a(q, i, j)) * x(q, j, c));
+              REQUIRE(std::abs(static_cast<double>(ax - b_cols(q, i, c))) <= tol * static_cast<double>(1 + mag));
+            }
+      }
+    // an empty batch and empty matrices
+    const auto none = cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{0, 3, 3}));
+    CHECK(tx::to_host(tx::linalg::solve_triangular(none, cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{0, 3, 2})), tx::linalg::triangle::lower)).size() == 0);
+    const auto empty = cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{2, 0, 0}));
+    CHECK(tx::to_host(tx::linalg::solve_triangular(empty, cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{2, 0, 3})), tx::linalg::triangle::upper)).size() == 0);
+    // a zero on matrix 2's diagonal at row 6: evaluation does not throw, the next copy to the host does (trtrs's info)
+    tx::tensor<T, 3> bad = a.clone();
+    bad(2, 6, 6) = T(0);
+    tx::tensor<T, 3, tx::cuda> x_bad = tx::linalg::solve_triangular(cutest::dev(bad), cutest::dev(b), tx::linalg::triangle::upper);
+    try {
+      (void)tx::to_host(x_bad);
+      FAIL("no linalg_error");
+    } catch (const tx::linalg_error& e) {
+      CHECK(e.op_name == "solve_triangular");
+      CHECK(e.batch_index == 2);
+      CHECK(e.library_info == 7);
+    }
+  };
+  check.template operator()<float>(2e-4);
+  check.template operator()<double>(1e-10);
+}
+
+TEST_CASE("qr on cuda (cuSOLVER geqrf, orgqr) matches the host's, tall and wide") {
+  constexpr tx::index_t batches = 4;
+  auto check = [&]<class T>(double tol, tx::index_t m, tx::index_t n) {
+    INFO(m << " x " << n);
+    const tx::index_t k = std::min(m, n);
+    std::mt19937_64 g(15);
+    std::normal_distribution<double> nd;
+    tx::tensor<T, 3> a({batches, m, n});
+    for (tx::index_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<T>(nd(g));
+    const tx::tensor<T, 3, tx::cuda> a_dev = cutest::dev(a);
+    auto [q_of, r_of] = tx::linalg::qr(a_dev);
+    const tx::tensor<T, 3> q = tx::to_host(tx::tensor<T, 3, tx::cuda>(q_of)), r = tx::to_host(tx::tensor<T, 3, tx::cuda>(r_of));
+    REQUIRE(q.shape() == tx::shape_t<3>{batches, m, k});
+    REQUIRE(r.shape() == tx::shape_t<3>{batches, k, n});
+#if defined(TEXPR_TEST_HAS_LAPACK)
+    auto [hq_of, hr_of] = tx::linalg::qr(a);  // LAPACK's geqrf and orgqr
+    const tx::tensor<T, 3> hq = hq_of, hr = hr_of;
+#endif
+    for (tx::index_t b = 0; b < batches; ++b) {
+      for (tx::index_t i = 0; i < m; ++i)
+        for (tx::index_t j = 0; j < n; ++j) {  // Q R = A
+          long double qr = 0, mag = 0;
+          for (tx::index_t l = 0; l < k; ++l) qr += static_cast<long double>(q(b, i, l)) * r(b, l, j), mag += std::fabs(static_cast<long double>(q(b, i, l)) * r(b, l, j));
+          INFO("matrix " << b << " (" << i << ", " << j << ")");
+          REQUIRE(std::abs(static_cast<double>(qr - a(b, i, j))) <= tol * k * static_cast<double>(1 + mag));
+        }
+      for (tx::index_t c = 0; c < k; ++c) {
+        INFO("matrix " << b << ", column " << c);
+        for (tx::index_t j = 0; j < c; ++j) REQUIRE(r(b, c, j) == T(0));  // upper triangular
+        for (tx::index_t d = 0; d < k; ++d) {  // Qᵀ Q = I
+          long double dot = 0;
+          for (tx::index_t i = 0; i < m; ++i) dot += static_cast<long double>(q(b, i, c)) * q(b, i, d);
+          REQUIRE(std::abs(static_cast<double>(dot) - (c == d ? 1 : 0)) <= tol * m);
+        }
+#if defined(TEXPR_TEST_HAS_LAPACK)
+        // the host's Q column and R row, up to one sign for the pair (Householder's sign is the same convention in
+        // both libraries, but a sign is not what this test is about)
+        long double dot = 0;
+        for (tx::index_t i = 0; i < m; ++i) dot += static_cast<long double>(q(b, i, c)) * hq(b, i, c);
+        const double sign = dot < 0 ? -1 : 1;
+        for (tx::index_t i = 0; i < m; ++i) CHECK(std::abs(sign * q(b, i, c) - hq(b, i, c)) <= tol * 10 * m);
+        for (tx::index_t j = 0; j < n; ++j) CHECK(std::abs(sign * r(b, c, j) - hr(b, c, j)) <= tol * 10 * m * (1 + std::abs(static_cast<double>(hr(b, c, j)))));
+#endif
+      }
+    }
+    // an empty batch and empty matrices
+    const auto none = cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{0, m, n}));
+    CHECK(tx::to_host(tx::tensor<T, 3, tx::cuda>(tx::linalg::qr(none).r)).shape() == tx::shape_t<3>{0, k, n});
+    const auto empty = cutest::dev(tx::tensor<T, 3>(tx::shape_t<3>{2, 0, n}));
+    CHECK(tx::to_host(tx::tensor<T, 3, tx::cuda>(tx::linalg::qr(empty).q)).shape() == tx::shape_t<3>{2, 0, 0});
+  };
+  for (const auto& shape : {std::pair<tx::index_t, tx::index_t>{29, 17}, {17, 29}, {12, 12}}) {
+    check.template operator()<float>(2e-5, shape.first, shape.second);
+    check.template operator()<double>(1e-13, shape.first, shape.second);
+  }
+}
+
+TEST_CASE("svd and svdvals on cuda (cuSOLVER gesvd) match the host's, tall, wide and square, reduced and full") {
+  constexpr tx::index_t batches = 3;
+  auto check = [&]<class T>(double tol, tx::index_t m, tx::index_t n, bool full) {
+    INFO(m << " x " << n << (full ? ", full" : ", reduced"));
+    const tx::index_t k = std::min(m, n), ucols = full ? m : k, vrows = full ? n : k;
+    std::mt19937_64 g(16);
+    std::normal_distribution<double> nd;
+    tx::tensor<T, 3> a({batches, m, n});
+    for (tx::index_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<T>(nd(g));
+    const tx::tensor<T, 3, tx::cuda> a_dev = cutest::dev(a);
+    auto [u_of, s_of, vh_of] = tx::linalg::svd(a_dev, full);
+    const tx::tensor<T, 3> u = tx::to_host(tx::tensor<T, 3, tx::cuda>(u_of)), vh = tx::to_host(tx::tensor<T, 3, tx::cuda>(vh_of));
+    const tx::tensor<T, 2> s = tx::to_host(tx::tensor<T, 2, tx::cuda>(s_of)), values = tx::to_host(tx::linalg::svdvals(a_dev));
+    REQUIRE(u.shape() == tx::shape_t<3>{batches, m, ucols});
+    REQUIRE(vh.shape() == tx::shape_t<3>{batches, vrows, n});
+#if defined(TEXPR_TEST_HAS_LAPACK)
+    auto [hu_of, hs_of, hvh_of] = tx::linalg::svd(a, full);  // LAPACK's gesdd
+    const tx::tensor<T, 3> hu = hu_of, hvh = hvh_of;
+    const tx::tensor<T, 2> hs = hs_of;
+#endif
+    for (tx::index_t b = 0; b < batches; ++b) {
+      for (tx::index_t r = 0; r < k; ++r) {
+        INFO("matrix " << b << ", singular value " << r);
+        if (r > 0) CHECK(s(b, r - 1) >= s(b, r));
+        CHECK(std::abs(static_cast<double>(values(b, r)) - s(b, r)) <= tol * (1 + s(b, 0)));
+#if defined(TEXPR_TEST_HAS_LAPACK)
+        CHECK(std::abs(static_cast<double>(s(b, r)) - hs(b, r)) <= tol * m * (1 + hs(b, 0)));
+        // the host's singular vectors up to one sign for the pair (random A: distinct singular values)
+        long double dot = 0;
+        for (tx::index_t i = 0; i < m; ++i) dot += static_cast<long double>(u(b, i, r)) * hu(b, i, r);
+        const double sign = dot < 0 ? -1 : 1;
+        for (tx::index_t i = 0; i < m; ++i) CHECK(std::abs(sign * u(b, i, r) - hu(b, i, r)) <= tol * 100 * m);
+        for (tx::index_t j = 0; j < n; ++j) CHECK(std::abs(sign * vh(b, r, j) - hvh(b, r, j)) <= tol * 100 * m);
+#endif
+      }
+      for (tx::index_t i = 0; i < m; ++i)
+        for (tx::index_t j = 0; j < n; ++j) {  // U diag(s) Vᴴ = A
+          long double usv = 0, mag = 0;
+          for (tx::index_t l = 0; l < k; ++l) {
+            const long double t = static_cast<long double>(u(b, i, l)) * s(b, l) * vh(b, l, j);
+            usv += t, mag += std::fabs(t);
+          }
+          INFO("matrix " << b << " (" << i << ", " << j << ")");
+          REQUIRE(std::abs(static_cast<double>(usv - a(b, i, j))) <= tol * k * static_cast<double>(1 + mag));
+        }
+      auto orthonormal = [&](auto at, tx::index_t count, tx::index_t length) {  // at(vector, entry)
+        for (tx::index_t c = 0; c < count; ++c)
+          for (tx::index_t d = 0; d < count; ++d) {
+            long double dot = 0;
+            for (tx::index_t i = 0; i < length; ++i) dot += static_cast<long double>(at(c, i)) * at(d, i);
+            REQUIRE(std::abs(static_cast<double>(dot) - (c == d ? 1 : 0)) <= tol * 10 * length);
+          }
+      };
+      orthonormal([&](tx::index_t c, tx::index_t i) { return u(b, i, c); }, ucols, m);  // U's columns
+      orthonormal([&](tx::index_t r, tx::index_t j) { return vh(b, r, j); }, vrows, n);  // Vᴴ's rows
+    }
+  };
+  for (const auto& shape : {std::pair<tx::index_t, tx::index_t>{23, 11}, {11, 23}, {14, 14}})
+    for (const bool full : {false, true}) {
+      check.template operator()<float>(5e-5, shape.first, shape.second, full);
+      check.template operator()<double>(1e-12, shape.first, shape.second, full);
+    }
+  // an empty batch; empty matrices: full U and Vᴴ are identities (as the host's and NumPy's)
+  const auto none = cutest::dev(tx::tensor<float, 3>(tx::shape_t<3>{0, 4, 3}));
+  CHECK(tx::to_host(tx::linalg::svdvals(none)).shape() == tx::shape_t<2>{0, 3});
+  CHECK(tx::to_host(tx::tensor<float, 3, tx::cuda>(tx::linalg::svd(none).u)).shape() == tx::shape_t<3>{0, 4, 3});
+  const auto empty = cutest::dev(tx::tensor<float, 3>(tx::shape_t<3>{2, 0, 3}));
+  const tx::tensor<float, 3> vh = tx::to_host(tx::tensor<float, 3, tx::cuda>(tx::linalg::svd(empty, true).vh));
+  REQUIRE(vh.shape() == tx::shape_t<3>{2, 3, 3});
+  for (tx::index_t b = 0; b < 2; ++b)
+    for (tx::index_t i = 0; i < 3; ++i)
+      for (tx::index_t j = 0; j < 3; ++j) CHECK(vh(b, i, j) == (i == j ? 1.0f : 0.0f));
 }
 
 TEST_CASE("lu_factor and lu_solve on cuda (cuSOLVER getrf, getrs) match the host's") {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The CUDA stand-in: the CUDA runtime, cuBLAS and cuSOLVER (dense potrf, getrf, getrs, syevd) entry points texpr uses, plus nvcc's
+// The CUDA stand-in: the CUDA runtime, cuBLAS (GEMMs, trsm) and cuSOLVER (dense potrf, getrf, getrs, syevd, geqrf, orgqr, gesvd) entry points texpr uses, plus nvcc's
 // kernel registration and launch plumbing, defined so that an nvcc-built test links against this instead of
 // libcudart, libcublas and libcusolver and runs on
 // a machine without a GPU or driver. Every call is recorded (texpr_standin::snapshot) and nothing executes: kernels
@@ -91,6 +91,7 @@ void* allocate(std::size_t bytes, bool stream_ordered) {
   const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + alignment - 1) / alignment * alignment;
   void* p = std::aligned_alloc(alignment, rounded);
   if (!p) return nullptr;
+  std::memset(p, 0, rounded);  // what a kernel would have written (an info, a flag) reads as 0, not heap garbage
   state& s = the_state();
   std::lock_guard lock(s.mutex);
   s.rec.allocations.push_back({bytes, stream_ordered});
@@ -769,6 +770,50 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
   return CUBLAS_STATUS_SUCCESS;
 }
 
+namespace texpr_standin {
+namespace {
+/// Records a cuBLAS trsm (side, uplo, trans, diag; m x n B) as a solver_call: n = the order of A, nrhs = B's other
+/// extent (texpr's right-hand sides whichever the side).
+void record_trsm(const char* function, cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,
+                 cublasOperation_t trans, int64_t m, int64_t n, int type, int64_t lda, int64_t ldb) {
+  solver_call c;
+  c.function = function;
+  c.side = static_cast<int>(side);
+  c.uplo = static_cast<int>(uplo);
+  c.trans = static_cast<int>(trans);
+  c.n = side == CUBLAS_SIDE_LEFT ? m : n;
+  c.nrhs = side == CUBLAS_SIDE_LEFT ? n : m;
+  c.type = type;
+  c.lda = lda;
+  c.ldb = ldb;
+  c.workspace = h ? h->workspace : 0;
+  state& s = the_state();
+  std::lock_guard lock(s.mutex);
+  c.stream = h ? h->stream : nullptr;
+  c.handle = h;
+  c.order = s.work++;
+  s.rec.solver_calls.push_back(std::move(c));
+  add_node(s, h ? h->stream : nullptr);
+}
+}  // namespace
+}  // namespace texpr_standin
+
+cublasStatus_t cublasStrsm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
+                                 cublasOperation_t trans, cublasDiagType_t diag, int64_t m, int64_t n, const float*,
+                                 const float*, int64_t lda, float*, int64_t ldb) {
+  if (diag != CUBLAS_DIAG_NON_UNIT) return CUBLAS_STATUS_NOT_SUPPORTED;  // texpr never asks for a unit diagonal
+  texpr_standin::record_trsm("cublasStrsm_v2_64", handle, side, uplo, trans, m, n, 0, lda, ldb);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDtrsm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
+                                 cublasOperation_t trans, cublasDiagType_t diag, int64_t m, int64_t n, const double*,
+                                 const double*, int64_t lda, double*, int64_t ldb) {
+  if (diag != CUBLAS_DIAG_NON_UNIT) return CUBLAS_STATUS_NOT_SUPPORTED;
+  texpr_standin::record_trsm("cublasDtrsm_v2_64", handle, side, uplo, trans, m, n, 1, lda, ldb);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 // ---- cuSOLVER dense (cusolverDn.h): handles, the 64-bit API's params, potrf, getrf, getrs and syevd ----
 
 namespace texpr_standin {
@@ -924,6 +969,118 @@ cusolverStatus_t cusolverDnXsyevd(cusolverDnHandle_t handle, cusolverDnParams_t,
   c.uplo = static_cast<int>(uplo);
   c.type = static_cast<int>(type);
   c.jobz = static_cast<int>(jobz);
+  c.workspace = device_bytes;
+  texpr_standin::record_solver(std::move(c), handle);
+  *info = texpr_standin::next_info();
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnXgeqrf_bufferSize(cusolverDnHandle_t handle, cusolverDnParams_t, int64_t m, int64_t n,
+                                             cudaDataType type, const void*, int64_t, cudaDataType, const void*,
+                                             cudaDataType, size_t* device_bytes, size_t* host_bytes) {
+  texpr_standin::solver_call c;
+  c.function = "cusolverDnXgeqrf_bufferSize";
+  c.m = m;
+  c.n = n;
+  c.type = static_cast<int>(type);
+  texpr_standin::record_solver(std::move(c), handle);
+  *device_bytes = texpr_standin::workspace_for(n);
+  *host_bytes = 0;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnXgeqrf(cusolverDnHandle_t handle, cusolverDnParams_t, int64_t m, int64_t n,
+                                  cudaDataType type, void*, int64_t, cudaDataType, void*, cudaDataType, void*,
+                                  size_t device_bytes, void*, size_t, int* info) {
+  texpr_standin::solver_call c;
+  c.function = "cusolverDnXgeqrf";
+  c.m = m;
+  c.n = n;
+  c.type = static_cast<int>(type);
+  c.workspace = device_bytes;
+  texpr_standin::record_solver(std::move(c), handle);
+  *info = texpr_standin::next_info();
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+namespace texpr_standin {
+namespace {
+/// Records a legacy orgqr call or its size query (lwork: the elements passed, 0 for the query).
+void record_orgqr(const char* function, cusolverDnHandle_t h, int m, int n, int k, int type, int lwork) {
+  solver_call c;
+  c.function = function;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  c.type = type;
+  c.lwork = lwork;
+  c.workspace = static_cast<std::size_t>(lwork) * (type == 0 ? sizeof(float) : sizeof(double));
+  record_solver(std::move(c), h);
+}
+}  // namespace
+}  // namespace texpr_standin
+
+cusolverStatus_t cusolverDnSorgqr_bufferSize(cusolverDnHandle_t handle, int m, int n, int k, const float*, int,
+                                             const float*, int* lwork) {
+  texpr_standin::record_orgqr("cusolverDnSorgqr_bufferSize", handle, m, n, k, 0, 0);
+  *lwork = static_cast<int>(texpr_standin::workspace_for(n) / sizeof(float));
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnDorgqr_bufferSize(cusolverDnHandle_t handle, int m, int n, int k, const double*, int,
+                                             const double*, int* lwork) {
+  texpr_standin::record_orgqr("cusolverDnDorgqr_bufferSize", handle, m, n, k, 1, 0);
+  *lwork = static_cast<int>(texpr_standin::workspace_for(n) / sizeof(double));
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnSorgqr(cusolverDnHandle_t handle, int m, int n, int k, float*, int, const float*, float*,
+                                  int lwork, int* info) {
+  texpr_standin::record_orgqr("cusolverDnSorgqr", handle, m, n, k, 0, lwork);
+  *info = 0;  // orgqr fails only on a bad argument
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnDorgqr(cusolverDnHandle_t handle, int m, int n, int k, double*, int, const double*, double*,
+                                  int lwork, int* info) {
+  texpr_standin::record_orgqr("cusolverDnDorgqr", handle, m, n, k, 1, lwork);
+  *info = 0;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnXgesvd_bufferSize(cusolverDnHandle_t handle, cusolverDnParams_t, signed char jobu,
+                                             signed char jobvt, int64_t m, int64_t n, cudaDataType type, const void*,
+                                             int64_t, cudaDataType, const void*, cudaDataType, const void* u,
+                                             int64_t ldu, cudaDataType, const void* vt, int64_t, cudaDataType,
+                                             size_t* device_bytes, size_t* host_bytes) {
+  texpr_standin::solver_call c;
+  c.function = "cusolverDnXgesvd_bufferSize";
+  c.m = m;
+  c.n = n;
+  c.type = static_cast<int>(type);
+  c.jobu = static_cast<char>(jobu);
+  c.jobvt = static_cast<char>(jobvt);
+  c.ldu = ldu;
+  c.vectors = u != nullptr && vt != nullptr;
+  texpr_standin::record_solver(std::move(c), handle);
+  *device_bytes = texpr_standin::workspace_for(m);
+  *host_bytes = 0;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+cusolverStatus_t cusolverDnXgesvd(cusolverDnHandle_t handle, cusolverDnParams_t, signed char jobu, signed char jobvt,
+                                  int64_t m, int64_t n, cudaDataType type, void*, int64_t, cudaDataType, void*,
+                                  cudaDataType, void* u, int64_t ldu, cudaDataType, void* vt, int64_t, cudaDataType,
+                                  void*, size_t device_bytes, void*, size_t, int* info) {
+  texpr_standin::solver_call c;
+  c.function = "cusolverDnXgesvd";
+  c.m = m;
+  c.n = n;
+  c.type = static_cast<int>(type);
+  c.jobu = static_cast<char>(jobu);
+  c.jobvt = static_cast<char>(jobvt);
+  c.ldu = ldu;
+  c.vectors = u != nullptr && vt != nullptr;
   c.workspace = device_bytes;
   texpr_standin::record_solver(std::move(c), handle);
   *info = texpr_standin::next_info();

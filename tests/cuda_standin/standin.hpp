@@ -45,20 +45,30 @@ struct gemm {
   std::size_t workspace = 0;     ///< Bytes of the workspace set on the handle (0: cuBLAS's own pool).
 };
 
-/// One cuSOLVER dense call (its data are not touched: no factorisation runs; info is written, see fail_solver_call).
-/// Fields a call does not take stay at their defaults.
+/// One cuSOLVER dense call, or one cuBLAS trsm (its data are not touched: no factorisation runs; info is written, see
+/// fail_solver_call). Fields a call does not take stay at their defaults.
 struct solver_call {
   std::string function;          ///< The entry point, e.g. "cusolverDnXpotrf" or "cusolverDnXpotrf_bufferSize".
-  long long n = 0;               ///< The matrix order (getrf: its columns; the stand-in's calls are square).
-  int uplo = 0;                  ///< cublasFillMode_t (0: lower, 1: upper) of potrf and syevd; 0 for the others.
+  long long n = 0;               ///< The matrix order (getrf, geqrf, orgqr: its columns).
+  long long m = 0;               ///< geqrf, orgqr and gesvd: the matrix's rows; 0 for the others.
+  long long k = 0;               ///< orgqr: the reflectors; 0 for the others.
+  long long lwork = 0;           ///< orgqr (legacy API): the workspace in elements passed (0 for the size query).
+  int uplo = 0;                  ///< cublasFillMode_t (0: lower, 1: upper) of potrf, syevd and trsm; 0 for the others.
   int type = 0;                  ///< cudaDataType_t of A (0: CUDA_R_32F, 1: CUDA_R_64F).
-  int trans = 0;                 ///< getrs: cublasOperation_t of A (0: N, 1: T); 0 for the others.
-  long long nrhs = 0;            ///< getrs: the right-hand sides; 0 for the others.
+  int trans = 0;                 ///< getrs and trsm: cublasOperation_t of A (0: N, 1: T); 0 for the others.
+  long long nrhs = 0;            ///< getrs and trsm: the right-hand sides; 0 for the others.
+  int side = 0;                  ///< trsm: cublasSideMode_t (0: left, 1: right); 0 for the others.
+  long long lda = 0;             ///< trsm: A's leading dimension; 0 for the others.
+  long long ldb = 0;             ///< trsm: B's leading dimension; 0 for the others.
   int jobz = 0;                  ///< syevd: cusolverEigMode_t (0: eigenvalues only, 1: and eigenvectors).
+  char jobu = 0;                 ///< gesvd: 'N', 'S' or 'A' (U's columns: none, min(m, n), m); 0 for the others.
+  char jobvt = 0;                ///< gesvd: the same for Vᵀ's rows; 0 for the others.
+  long long ldu = 0;             ///< gesvd: U's leading dimension; 0 for the others.
+  bool vectors = false;          ///< gesvd: U and VT were passed (non-null).
   bool pivots = false;           ///< getrf and getrs: a pivot array was passed (null: no pivoting).
   const void* stream = nullptr;  ///< The stream the handle was set to.
   std::size_t workspace = 0;     ///< Bytes of the device workspace passed (0 for the size query).
-  const void* handle = nullptr;  ///< The cusolverDn handle.
+  const void* handle = nullptr;  ///< The cusolverDn handle (trsm: the cuBLAS handle).
   std::size_t order = 0;         ///< Position among all launches, GEMMs and solver calls since the program started.
 };
 
@@ -121,7 +131,7 @@ struct record {
 /// A copy of everything recorded since the last reset().
 record snapshot();
 
-/// Makes the `call`-th factorisation (cusolverDnXpotrf, cusolverDnXgetrf or cusolverDnXsyevd) from now (0: the next)
+/// Makes the `call`-th factorisation (cusolverDnXpotrf, Xgetrf, Xsyevd, Xgeqrf or Xgesvd) from now (0: the next)
 /// write `info` instead of 0 (one at a time).
 void fail_solver_call(std::size_t call, int info);
 

@@ -3,16 +3,22 @@
 // one cusolverDnXpotrf per matrix (upper, as a row-major lower factor is column-major upper) and one kernel zeroing
 // the strict upper triangles; solve: getrf and getrs (transposed) per matrix, right-hand sides transposed to columns
 // and back; slogdet: getrf per matrix and one kernel; eigh and eigvalsh: syevd per matrix (upper), eigh's packing
-// kernel; lu_factor: getrf of A's columns and a packing kernel; lu_solve: getrs (N) with the pivots widened. For each, the handle made once; no allocation and no host wait after the first evaluation; `info` read at
+// kernel; lu_factor: getrf of A's columns and a packing kernel; lu_solve: getrs (N) with the pivots widened;
+// solve_triangular: cuBLAS's trsm per matrix (right side: no transposes) and a kernel finding zeros on the diagonal;
+// qr: A to columns, geqrf (64-bit) and orgqr (legacy) per matrix, R's rows packed between them and Q's after;
+// svd and svdvals: gesvd per matrix of the tall column-major layout (A's memory, or A to columns when tall), svd's
+// packing kernel. For each, the handle made once; no allocation and no host wait after the first evaluation; `info` read at
 // the next copy to the host, where a failing matrix becomes tx::linalg_error naming op, batch index and info
 // (slogdet's singular matrix is a result, not an error).
 #include <doctest/doctest.h>
 
 #include <texpr/linalg.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "cuda_standin/standin.hpp"
 
@@ -20,6 +26,12 @@ namespace tx = texpr;
 namespace sd = texpr_standin;
 
 namespace {
+
+/// Hands texpr's cached device blocks back to the stand-in after a case that injected a failing `info`: the stand-in
+/// runs no kernel, so an info or flag a kernel would write (lu_solve's widen_pivots, solve_triangular's
+/// first_zero_diagonal) reads its block's old contents, and a reused block could still hold the injected info.
+/// Fresh stand-in allocations are zeroed.
+void forget_injected_infos() { tx::detail::device_block_cache::instance().release_all(); }
 
 std::size_t calls_named(const sd::record& r, const std::string& function) {
   std::size_t n = 0;
@@ -198,6 +210,192 @@ TEST_CASE("cuda cholesky: cuSOLVER potrf per matrix, handle and workspace made o
   CHECK(f.solver_calls.size() == d.solver_calls.size());
 }
 
+TEST_CASE("cuda solve_triangular: cuBLAS trsm (right side, no transpose) per matrix, handle made once, no wait") {
+  auto run = [&]<class T>(int type, const char* function) {
+    const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({4, 8, 8}, 19);
+    const tx::tensor<T, 3, tx::cuda> b = tx::random::normal<T, tx::cuda>({4, 8, 3}, 20);
+    for (const bool upper : {false, true}) {
+      INFO("type " << type << (upper ? " upper" : " lower"));
+      const auto which = upper ? tx::linalg::triangle::upper : tx::linalg::triangle::lower;
+      steady([&] { return tx::linalg::solve_triangular(a, b, which); },
+             [&](const sd::record& r) {
+               CHECK(calls_named(r, function) == 4);
+               CHECK(r.solver_calls.size() == 4);  // no cuSOLVER call, no size query
+               for (const auto& c : r.solver_calls) {
+                 CHECK(c.side == 1);   // CUBLAS_SIDE_RIGHT: Xᵀ Aᵀ = Bᵀ, B and X as stored
+                 CHECK(c.trans == 0);  // CUBLAS_OP_N: Aᵀ as stored
+                 CHECK(c.uplo == (upper ? 0 : 1));  // Aᵀ's triangle is A's other one
+                 CHECK((c.n == 8 && c.nrhs == 3 && c.lda == 8 && c.ldb == 3));
+                 CHECK(c.type == type);
+                 CHECK(c.workspace > 0);  // texpr's cuBLAS workspace is bound to the stream
+               }
+               CHECK(r.launches.size() == 1);  // first_zero_diagonal, and no transpose
+               CHECK(launches_of(r, "cuda_impl::first_zero_diagonal") == 1);
+               CHECK(r.copies_of(sd::copy_kind::device_to_device) == 1);  // B into the result, solved there
+             },
+             2);  // the result, and the pending info check
+    }
+    CHECK(tx::placement(tx::linalg::solve_triangular(a, b, tx::linalg::triangle::lower)).find("cublas_trsm") !=
+          std::string::npos);
+    static_assert(tx::runs_on<decltype(tx::linalg::solve_triangular(a, b, tx::linalg::triangle::lower)), tx::cuda>);
+  };
+  run.template operator()<float>(0, "cublasStrsm_v2_64");
+  run.template operator()<double>(1, "cublasDtrsm_v2_64");
+  // an empty batch: nothing enqueued; no right-hand sides: the diagonal checked (as trtrs), no trsm
+  const tx::tensor<float, 3, tx::cuda> none = tx::random::normal<float, tx::cuda>({0, 3, 3}, 21);
+  const tx::tensor<float, 3, tx::cuda> none_b = tx::random::normal<float, tx::cuda>({0, 3, 2}, 22);
+  const tx::tensor<float, 3, tx::cuda> a = tx::random::normal<float, tx::cuda>({2, 3, 3}, 23);
+  const tx::tensor<float, 3, tx::cuda> no_b = tx::random::normal<float, tx::cuda>({2, 3, 0}, 24);
+  const sd::scope s;
+  tx::tensor<float, 3, tx::cuda> x = tx::linalg::solve_triangular(none, none_b, tx::linalg::triangle::upper);
+  const auto r = s.taken();
+  CHECK(r.solver_calls.empty());
+  CHECK(r.launches.empty());
+  CHECK(x.size() == 0);
+  const sd::scope e;
+  tx::tensor<float, 3, tx::cuda> y = tx::linalg::solve_triangular(a, no_b, tx::linalg::triangle::lower);
+  const auto re = e.taken();
+  CHECK(re.solver_calls.empty());
+  CHECK(launches_of(re, "cuda_impl::first_zero_diagonal") == 1);
+  CHECK(y.size() == 0);
+  (void)tx::to_host(a);  // runs the pending info check (an empty copy to the host does not)
+}
+
+TEST_CASE("cuda qr: geqrf (64-bit) and orgqr (legacy) per matrix of A's columns, R and Q packed, no wait") {
+  auto run = [&]<class T>(int type, const char* orgqr) {
+    const std::string orgqr_size = std::string(orgqr) + "_bufferSize";
+    for (const auto& shape : {std::pair<tx::index_t, tx::index_t>{9, 5}, {5, 9}}) {  // tall and wide
+      const tx::index_t m = shape.first, n = shape.second, k = std::min(m, n);
+      INFO("type " << type << ", " << m << " x " << n);
+      const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({4, m, n}, 25);
+      steady([&] { return tx::linalg::qr(a).r; },
+             [&](const sd::record& r) {
+               CHECK(calls_named(r, "cusolverDnXgeqrf_bufferSize") == 1);
+               CHECK(calls_named(r, "cusolverDnXgeqrf") == 4);
+               CHECK(calls_named(r, orgqr_size) == 1);
+               CHECK(calls_named(r, orgqr) == 4);
+               CHECK(r.solver_calls.size() == 10);
+               for (const auto& c : r.solver_calls) {
+                 CHECK(c.type == type);
+                 CHECK(c.m == m);
+                 if (c.function.find("geqrf") != std::string::npos) CHECK(c.n == n);  // A itself, as columns
+                 else CHECK((c.n == k && c.k == k));                                // Q's first k columns
+                 if (c.function == "cusolverDnXgeqrf") CHECK(c.workspace > 0);
+                 if (c.function == orgqr) CHECK(c.lwork > 0);
+                 // geqrf all before the R packing, orgqr all after it
+                 if (c.function == "cusolverDnXgeqrf") CHECK(c.order < r.launches[1].order);
+                 if (c.function == orgqr) CHECK(c.order > r.launches[1].order);
+               }
+               REQUIRE(r.launches.size() >= 3);
+               CHECK(sd::kernel_family(r.launches[0].kernel) == "cuda_impl::transpose_matrices");
+               CHECK(sd::kernel_family(r.launches[1].kernel) == "cuda_impl::pack_qr_r");
+               CHECK(sd::kernel_family(r.launches[2].kernel) == "cuda_impl::pack_qr_q");
+             },
+             2);  // the result, and the pending info check
+    }
+    const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({2, 6, 4}, 26);
+    CHECK(tx::placement(tx::linalg::qr(a).q).find("cusolver_geqrf_orgqr") != std::string::npos);
+    static_assert(tx::runs_on<decltype(tx::linalg::qr(a).q), tx::cuda>);
+  };
+  run.template operator()<float>(0, "cusolverDnSorgqr");
+  run.template operator()<double>(1, "cusolverDnDorgqr");
+  // an empty batch and empty matrices: no cuSOLVER call
+  const tx::tensor<float, 3, tx::cuda> none = tx::random::normal<float, tx::cuda>({0, 4, 3}, 27);
+  const tx::tensor<float, 3, tx::cuda> empty = tx::random::normal<float, tx::cuda>({2, 0, 3}, 28);
+  const sd::scope s;
+  tx::tensor<float, 3, tx::cuda> r0 = tx::linalg::qr(none).r;
+  tx::tensor<float, 3, tx::cuda> q1 = tx::linalg::qr(empty).q;
+  CHECK(s.taken().solver_calls.empty());
+  CHECK(r0.shape() == tx::shape_t<3>{0, 3, 3});
+  CHECK(q1.shape() == tx::shape_t<3>{2, 0, 0});
+}
+
+TEST_CASE("cuda svd and svdvals: gesvd (64-bit) per matrix of the tall column-major layout, one packing kernel, no wait") {
+  auto run = [&]<class T>(int type) {
+    for (const auto& shape : {std::pair<tx::index_t, tx::index_t>{9, 5}, {5, 9}, {6, 6}}) {
+      const tx::index_t m = shape.first, n = shape.second, k = std::min(m, n), p = std::max(m, n);
+      const bool tall = m > n;  // transposed to columns; otherwise A's memory is the tall Aᵀ
+      const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({4, m, n}, 29);
+      auto check_calls = [&](const sd::record& r, char jobu, char jobvt, bool vectors) {
+        CHECK(calls_named(r, "cusolverDnXgesvd_bufferSize") == 1);
+        CHECK(calls_named(r, "cusolverDnXgesvd") == 4);
+        CHECK(r.solver_calls.size() == 5);
+        for (const auto& c : r.solver_calls) {
+          CHECK(c.m == p);  // gesvd takes m >= n only
+          CHECK(c.n == k);
+          CHECK(c.ldu == p);
+          CHECK(c.type == type);
+          CHECK((c.jobu == jobu && c.jobvt == jobvt && c.vectors == vectors));
+          if (c.function == "cusolverDnXgesvd") CHECK(c.workspace > 0);
+        }
+        CHECK(launches_of(r, "cuda_impl::transpose_matrices") == (tall ? 1u : 0u));
+        CHECK(r.copies_of(sd::copy_kind::device_to_device) == (tall ? 0u : 1u));  // gesvd destroys its input
+      };
+      for (const bool full : {false, true}) {
+        INFO("type " << type << ", " << m << " x " << n << (full ? ", full" : ""));
+        steady([&] { return tx::linalg::svd(a, full).s; },
+               [&](const sd::record& r) {
+                 check_calls(r, full ? 'A' : 'S', 'S', true);
+                 CHECK(launches_of(r, "cuda_impl::pack_svd") == 1);
+               },
+               2);  // the result, and the pending info check
+      }
+      INFO("svdvals, type " << type << ", " << m << " x " << n);
+      steady([&] { return tx::linalg::svdvals(a); },
+             [&](const sd::record& r) {
+               check_calls(r, 'N', 'N', false);
+               CHECK(r.launches.size() == (tall ? 1u : 0u));  // the values straight into the result
+             },
+             2);
+    }
+    const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({2, 6, 4}, 30);
+    CHECK(tx::placement(tx::linalg::svd(a).u).find("cusolver_gesvd") != std::string::npos);
+    CHECK(tx::placement(tx::linalg::svdvals(a)).find("cusolver_gesvd_values") != std::string::npos);
+    static_assert(tx::runs_on<decltype(tx::linalg::svd(a).vh), tx::cuda>);
+    static_assert(tx::runs_on<decltype(tx::linalg::svdvals(a)), tx::cuda>);
+    // matrix_norm's nuc and two are reductions of svdvals: on cuda now too
+    static_assert(tx::runs_on<decltype(tx::linalg::matrix_norm(a, tx::linalg::nuc)), tx::cuda>);
+    static_assert(tx::runs_on<decltype(tx::linalg::matrix_norm(a, tx::linalg::two)), tx::cuda>);
+    CHECK(tx::placement(tx::linalg::matrix_norm(a, tx::linalg::two)).find("cusolver_gesvd_values") != std::string::npos);
+  };
+  run.template operator()<float>(0);
+  run.template operator()<double>(1);
+  // an empty batch: nothing; empty matrices with full matrices: no cuSOLVER call, the kernel writes the identities
+  const tx::tensor<float, 3, tx::cuda> none = tx::random::normal<float, tx::cuda>({0, 4, 3}, 31);
+  const tx::tensor<float, 3, tx::cuda> empty = tx::random::normal<float, tx::cuda>({2, 0, 3}, 32);
+  const sd::scope s;
+  tx::tensor<float, 2, tx::cuda> v0 = tx::linalg::svdvals(none);
+  tx::tensor<float, 2, tx::cuda> v1 = tx::linalg::svdvals(empty);
+  tx::tensor<float, 3, tx::cuda> u0 = tx::linalg::svd(none).u;
+  const auto r = s.taken();
+  CHECK(r.solver_calls.empty());
+  CHECK(r.launches.size() <= 1);  // at most u's copy out of the (empty) packed value
+  CHECK((v0.size() == 0 && v1.size() == 0 && u0.size() == 0));
+  const sd::scope e;
+  tx::tensor<float, 3, tx::cuda> vh = tx::linalg::svd(empty, true).vh;
+  const auto re = e.taken();
+  CHECK(re.solver_calls.empty());
+  CHECK(launches_of(re, "cuda_impl::pack_svd") == 1);
+  CHECK(vh.shape() == tx::shape_t<3>{2, 3, 3});
+}
+
+TEST_CASE("cuda svdvals: a failing matrix is a linalg_error at the next copy to the host") {
+  const tx::tensor<double, 3, tx::cuda> a = tx::random::normal<double, tx::cuda>({3, 4, 6}, 33);
+  sd::fail_solver_call(1, 2);  // the second gesvd: two superdiagonals did not converge
+  tx::tensor<double, 2, tx::cuda> s = tx::linalg::svdvals(a);
+  try {
+    (void)tx::to_host(s);
+    FAIL("no linalg_error");
+  } catch (const tx::linalg_error& e) {
+    CHECK(e.op_name == "svdvals");
+    CHECK(e.batch_index == 1);
+    CHECK(e.library_info == 2);
+    CHECK(std::string(e.what()).find("did not converge") != std::string::npos);
+  }
+  CHECK_NOTHROW((void)tx::to_host(s));  // reported once
+  forget_injected_infos();
+}
+
 TEST_CASE("cuda cholesky: placement names cusolver_potrf") {
   const tx::tensor<float, 2, tx::cuda> a = tx::random::normal<float, tx::cuda>({5, 5}, 2);
   const std::string report = tx::placement(tx::linalg::cholesky(a));
@@ -220,6 +418,7 @@ TEST_CASE("cuda cholesky: a failing matrix is a linalg_error at the next copy to
     CHECK(std::string(e.what()).find("not positive definite") != std::string::npos);
   }
   CHECK_NOTHROW((void)tx::to_host(l));  // reported once
+  forget_injected_infos();
 }
 
 TEST_CASE("cuda cholesky of an empty batch: no cuSOLVER call") {
@@ -281,6 +480,7 @@ TEST_CASE("cuda solve and eigh: a failing matrix is a linalg_error at the next c
   sd::fail_solver_call(1, 2);
   tx::tensor<double, 2, tx::cuda> we = tx::linalg::eigh(a).eigenvalues;
   expect_error(we, "eigh", "did not converge");
+  forget_injected_infos();
 }
 
 TEST_CASE("cuda slogdet of a singular matrix: no error (the kernel writes sign 0, -inf)") {
@@ -290,6 +490,7 @@ TEST_CASE("cuda slogdet of a singular matrix: no error (the kernel writes sign 0
   const sd::scope h;
   CHECK_NOTHROW((void)tx::to_host(sign));
   CHECK(h.taken().syncs.size() == 1);  // no info check pending
+  forget_injected_infos();
 }
 
 TEST_CASE("cuda lu_factor and lu_solve: getrf of A's columns and a packing kernel; getrs (N) with the pivots widened") {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The cuda linear algebra rows (texpr/linalg.hpp includes this): cuSOLVER's dense 64-bit API (link texpr::linalg,
-// which links CUDA::cusolver where CUDA is enabled). cuSOLVER is column-major and texpr row-major: a row-major matrix
+// which links CUDA::cusolver where CUDA is enabled), and cuBLAS's trsm for solve_triangular. cuSOLVER is column-major and texpr row-major: a row-major matrix
 // is its transpose to cuSOLVER, as to LAPACK on the host, so a row-major lower triangle is cuSOLVER's upper one, the
 // LU of Aᵀ solves A X = B by getrs's transposed solve, and right-hand sides are transposed to columns and back.
 // `info` is never read by the host during evaluation: it goes to a device buffer whose check runs at the next copy
@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "texpr/backend/cuda/error.hpp"
+#include "texpr/backend/cuda/gemm.hpp"
 #include "texpr/backend/cuda/launch.hpp"
 #include "texpr/backend/cuda/memory.hpp"
 #include "texpr/backend/cuda/registry.hpp"
@@ -90,6 +93,15 @@ __global__ void zero_above_diagonal(T* a, index_t n, index_t total) {
 /// was checked when it was made).
 template <std::size_t R> void square_batch(const shape_t<R>& s, index_t& m, index_t& batches) {
   m = s[R - 1];
+  batches = 1;
+  for (std::size_t d = 0; d + 2 < R; ++d) batches *= s[d];
+}
+
+/// The rows m and columns n of the matrices in the last two axes of s and their count (the operand's shape: a result
+/// may have another rank, as svdvals').
+template <std::size_t R> void matrix_batch(const shape_t<R>& s, index_t& m, index_t& n, index_t& batches) {
+  m = s[R - 2];
+  n = s[R - 1];
   batches = 1;
   for (std::size_t d = 0; d + 2 < R; ++d) batches *= s[d];
 }
@@ -180,6 +192,103 @@ __global__ void widen_pivots(const P* in, std::int64_t* out, int* bad, index_t m
   }
 }
 
+/// solve_triangular's `info`, a thread per matrix: the 1-based position of the first exact zero on the diagonal of
+/// each n x n matrix (0: none), what LAPACK's trtrs reports on the host (cuBLAS's trsm checks nothing).
+template <class T>
+__global__ void first_zero_diagonal(const T* a, index_t n, index_t batches, int* info) {
+  for (index_t q = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; q < batches;
+       q += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    int first = 0;
+    for (index_t i = 0; i < n && first == 0; ++i)
+      if (a[(q * n + i) * n + i] == T(0)) first = static_cast<int>(i + 1);
+    info[q] = first;
+  }
+}
+
+/// cuBLAS's 64-bit trsm, non-unit diagonal, alpha 1 (host pointer mode), for float and double.
+inline cublasStatus_t trsm(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, cublasOperation_t op,
+                           std::int64_t m, std::int64_t n, const float* a, std::int64_t lda, float* b,
+                           std::int64_t ldb) {
+  const float one = 1;
+  return cublasStrsm_64(h, side, uplo, op, CUBLAS_DIAG_NON_UNIT, m, n, &one, a, lda, b, ldb);
+}
+inline cublasStatus_t trsm(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, cublasOperation_t op,
+                           std::int64_t m, std::int64_t n, const double* a, std::int64_t lda, double* b,
+                           std::int64_t ldb) {
+  const double one = 1;
+  return cublasDtrsm_64(h, side, uplo, op, CUBLAS_DIAG_NON_UNIT, m, n, &one, a, lda, b, ldb);
+}
+
+/// R's half of qr's packed result (per matrix k rows of [Q's column r, R's row r], m + n wide) from geqrf's
+/// column-major m x n factor f: R(r, j) is f's (r, j) on and above the diagonal, zero below it.
+template <class T>
+__global__ void pack_qr_r(const T* f, T* out, index_t m, index_t n, index_t k, index_t total) {
+  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t per = k * n, q = e / per, rest = e % per, r = rest / n, j = rest % n;
+    out[(q * k + r) * (m + n) + m + j] = j >= r ? f[q * m * n + j * m + r] : T(0);
+  }
+}
+
+/// Q's half of qr's packed result from orgqr's Q, the first k columns of f (column-major: column r is contiguous).
+template <class T>
+__global__ void pack_qr_q(const T* f, T* out, index_t m, index_t n, index_t k, index_t total) {
+  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t per = k * m, q = e / per, rest = e % per, r = rest / m, i = rest % m;
+    out[(q * k + r) * (m + n) + i] = f[q * m * n + r * m + i];
+  }
+}
+
+/// cuSOLVER's orgqr workspace query (the legacy 32-bit API: the 64-bit one has no orgqr), for float and double.
+inline cusolverStatus_t orgqr_buffer(cusolverDnHandle_t h, int m, int n, int k, const float* a, int lda,
+                                     const float* tau, int* lwork) {
+  return cusolverDnSorgqr_bufferSize(h, m, n, k, a, lda, tau, lwork);
+}
+inline cusolverStatus_t orgqr_buffer(cusolverDnHandle_t h, int m, int n, int k, const double* a, int lda,
+                                     const double* tau, int* lwork) {
+  return cusolverDnDorgqr_bufferSize(h, m, n, k, a, lda, tau, lwork);
+}
+
+/// cuSOLVER's orgqr (legacy 32-bit API): Q's first n columns from geqrf's k reflectors, in place, for float and double.
+inline cusolverStatus_t orgqr(cusolverDnHandle_t h, int m, int n, int k, float* a, int lda, const float* tau,
+                              float* work, int lwork, int* info) {
+  return cusolverDnSorgqr(h, m, n, k, a, lda, tau, work, lwork, info);
+}
+inline cusolverStatus_t orgqr(cusolverDnHandle_t h, int m, int n, int k, double* a, int lda, const double* tau,
+                              double* work, int lwork, int* info) {
+  return cusolverDnDorgqr(h, m, n, k, a, lda, tau, work, lwork, info);
+}
+
+/// svd's packed result, per matrix `rows` rows of [U's column r, s_r, Vᴴ's row r] (m + 1 + n wide; zero where U has
+/// fewer columns or Vᴴ fewer rows), from gesvd of the tall column-major M (p x k, p = max(m, n), k = min(m, n)):
+/// M = A transposed to columns when A is tall (`tall`: U = U', Vᴴ = VT'), else the row-major A's own memory, Aᵀ
+/// (A = V' S U'ᵀ: U = VT'ᵀ, Vᴴ = U'ᵀ). u (p x p with full matrices, else p x k; leading dimension p), vt (k x k,
+/// leading dimension k), s (k) per matrix. With k == 0 (full matrices of an empty A; u, s, vt null), U and Vᴴ are
+/// identities, as the host's and NumPy's.
+template <class T>
+__global__ void pack_svd(const T* u, const T* s, const T* vt, T* out, index_t m, index_t n, index_t rows, bool tall,
+                         bool full, index_t total) {
+  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t k = m < n ? m : n, p = m < n ? n : m, width = m + 1 + n, per = rows * width;
+    const index_t q = e / per, rest = e % per, r = rest / width, c = rest % width;
+    const index_t ucols = full ? m : k, vrows = full ? n : k, u_per = p * (full ? p : k);
+    T v = T(0);
+    if (k == 0) {
+      v = (c < m && c == r) || (c > m && c - m - 1 == r) ? T(1) : T(0);
+    } else if (c < m) {  // U's column r, entry c
+      if (r < ucols) v = tall ? u[q * u_per + r * p + c] : vt[q * k * k + r + c * k];
+    } else if (c == m) {
+      if (r < k) v = s[q * k + r];
+    } else if (r < vrows) {  // Vᴴ's row r, entry c - m - 1
+      const index_t j = c - m - 1;
+      v = tall ? vt[q * k * k + r + j * k] : u[q * u_per + r * p + j];
+    }
+    out[e] = v;
+  }
+}
+
 /// Device memory for `count` ints of `info` from texpr's cache (defer_info_check releases it).
 inline int* allocate_info(index_t count, stream_t stream) {
   return static_cast<int*>(memory<cuda>::allocate(sizeof(int) * static_cast<std::size_t>(count), stream));
@@ -266,10 +375,73 @@ void syevd_batch(std::string_view op, cusolverEigMode_t mode, T* v, T* w, index_
   });
 }
 
+/// svd (u and vt non-null) or svdvals (null) of each m x n row-major matrix of a, through gesvd (m >= n only) of the
+/// tall column-major M: A transposed to columns when m > n, else A's memory as it is (Aᵀ, n x m); the singular
+/// values into s (k per matrix); then `after` (enqueued before the info check is deferred). `full`: U' is p x p.
+template <class T, class After>
+void gesvd_batch(std::string_view op, const T* a, index_t m, index_t n, index_t batches, bool full, T* s, T* u, T* vt,
+                 stream_t stream, After&& after) {
+  const index_t k = std::min(m, n), p = std::max(m, n);
+  const auto session = solver_on(stream);
+  constexpr cudaDataType_t type = solver_type<T>;
+  const std::size_t matrix_bytes = sizeof(T) * static_cast<std::size_t>(batches * m * n);
+  const device_scratch tall_copy(matrix_bytes, stream);  // gesvd destroys its input
+  T* mat = static_cast<T*>(tall_copy.p);
+  if (m > n) transpose_batch(a, mat, m, n, batches, stream);
+  else memory<cuda>::copy(mat, a, matrix_bytes, stream);
+  const bool vectors = u != nullptr;
+  const signed char jobu = vectors ? (full ? 'A' : 'S') : 'N', jobvt = vectors ? 'S' : 'N';  // VT' is k x k: 'S' = 'A'
+  const index_t ldu = p, ldvt = k, u_per = vectors ? p * (full ? p : k) : 0;  // valid leading dimensions even unused
+  workspace_sizes sizes;
+  TEXPR_CUDA_CHECK(cusolverDnXgesvd_bufferSize(session.h, session.params, jobu, jobvt, p, k, type, mat, p, type, s,
+                                               type, u, ldu, type, vt, ldvt, type, &sizes.device, &sizes.host));
+  solver_workspace ws(sizes, stream);
+  with_info(op, batches, batches, stream, "the singular value iteration did not converge", [&](int* info) {
+    for (index_t q = 0; q < batches; ++q)
+      TEXPR_CUDA_CHECK(cusolverDnXgesvd(session.h, session.params, jobu, jobvt, p, k, type, mat + q * m * n, p, type,
+                                        s + q * k, type, vectors ? u + q * u_per : nullptr, ldu, type,
+                                        vectors ? vt + q * k * k : nullptr, ldvt, type, ws.device.p, sizes.device,
+                                        ws.host_data(), sizes.host, info + q));
+    after();
+  });
+}
+
 }  // namespace cuda_impl
 }  // namespace texpr::detail
 
 namespace texpr::cuda_kernels {
+
+template <class N, class T, std::size_t R>
+void cublas_trsm::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuBLAS's trsm takes float or double");
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  const auto b = detail::materialize_contiguous(detail::get<1>(n.operands()), ctx);
+  index_t m = 0, batches = 0;
+  ci::square_batch(a.shape(), m, batches);
+  const index_t k = b.shape()[R - 1];
+  if (batches == 0 || m == 0) return;  // an empty result (k == 0 still checks the diagonal, as trtrs does)
+  const stream_t stream = detail::resolve_stream(ctx.stream);
+  T* out = dest.data();
+  if (out != b.data() && k > 0)
+    detail::memory<cuda>::copy(out, b.data(), sizeof(T) * static_cast<std::size_t>(batches * m * k), stream);
+  // No transposes: the row-major B and X (m x k) are column-major Bᵀ and Xᵀ (k x m), the row-major A is column-major
+  // Aᵀ, and A X = B is Xᵀ Aᵀ = Bᵀ, trsm's right-side solve with Aᵀ as stored; Aᵀ's triangle is A's other one.
+  const cublasFillMode_t uplo = n.upper() ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+  cublasHandle_t h = ci::cublas_handle();
+  ci::bind_cublas(h, stream);
+  ci::with_info(op::solve_triangular::name, batches, batches, stream, "the triangular matrix has a zero on its diagonal",
+                [&](int* info) {
+                  ci::first_zero_diagonal<T>
+                      <<<ci::grid_for(ci::ceil_div(batches, ci::block_threads)), ci::block_threads, 0, stream>>>(
+                          a.data(), m, batches, info);
+                  TEXPR_CUDA_CHECK_LAUNCH();
+                  if (k == 0) return;
+                  for (index_t q = 0; q < batches; ++q)
+                    TEXPR_CUDA_CHECK(ci::trsm(h, CUBLAS_SIDE_RIGHT, uplo, CUBLAS_OP_N, k, m, a.data() + q * m * m, m,
+                                              out + q * m * k, k));
+                });
+}
 
 template <class N, class T, std::size_t R>
 void cusolver_potrf::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
@@ -298,6 +470,95 @@ void cusolver_potrf::run(const N& n, const view<T, R, cuda>& dest, context<cuda>
         <<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(out, m, total);
     TEXPR_CUDA_CHECK_LAUNCH();
   });
+}
+
+template <class N, class T, std::size_t R>
+void cusolver_geqrf_orgqr::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's geqrf takes float or double");
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  const index_t m = a.shape()[R - 2], cols = a.shape()[R - 1], k = std::min(m, cols);
+  index_t batches = 1;
+  for (std::size_t d = 0; d + 2 < R; ++d) batches *= a.shape()[d];
+  if (batches == 0 || k == 0) return;  // an empty result
+  if (m > INT_MAX || cols > INT_MAX)  // orgqr has only the legacy API's 32-bit integers
+    throw shape_error("texpr: linalg::qr of shape " + to_string(a.shape()) +
+                      " on cuda: cuSOLVER's orgqr takes 32-bit extents");
+  const stream_t stream = detail::resolve_stream(ctx.stream);
+  const auto s = ci::solver_on(stream);
+  constexpr cudaDataType_t type = ci::solver_type<T>;
+  // The QR of A itself (as on the host): A transposed to columns, geqrf there, R's rows packed before orgqr
+  // overwrites the factor with Q's first k columns, then Q's columns packed.
+  const detail::device_scratch factors(sizeof(T) * static_cast<std::size_t>(batches * m * cols), stream);
+  const detail::device_scratch taus(sizeof(T) * static_cast<std::size_t>(batches * k), stream);
+  T* f = static_cast<T*>(factors.p);
+  T* tau = static_cast<T*>(taus.p);
+  ci::transpose_batch(a.data(), f, m, cols, batches, stream);
+  ci::workspace_sizes sizes;
+  TEXPR_CUDA_CHECK(cusolverDnXgeqrf_bufferSize(s.h, s.params, m, cols, type, f, m, type, tau, type, &sizes.device,
+                                               &sizes.host));
+  ci::solver_workspace ws(sizes, stream);
+  const int rows = static_cast<int>(m), reflectors = static_cast<int>(k);
+  int lwork = 0;
+  TEXPR_CUDA_CHECK(ci::orgqr_buffer(s.h, rows, reflectors, reflectors, f, rows, tau, &lwork));
+  const detail::device_scratch orgqr_work(sizeof(T) * static_cast<std::size_t>(std::max(lwork, 1)), stream);
+  // geqrf's info, then orgqr's: both < 0 only (a bad argument, which the status reports too); geqrf's are checked
+  ci::with_info(op::qr::name, 2 * batches, batches, stream, "unreachable: Householder QR does not fail", [&](int* info) {
+    for (index_t q = 0; q < batches; ++q)
+      TEXPR_CUDA_CHECK(cusolverDnXgeqrf(s.h, s.params, m, cols, type, f + q * m * cols, m, type, tau + q * k, type,
+                                        ws.device.p, sizes.device, ws.host_data(), sizes.host, info + q));
+    const index_t r_total = batches * k * cols, q_total = batches * k * m;
+    ci::pack_qr_r<T><<<ci::grid_for(ci::ceil_div(r_total, ci::block_threads)), ci::block_threads, 0, stream>>>(
+        f, dest.data(), m, cols, k, r_total);
+    TEXPR_CUDA_CHECK_LAUNCH();
+    for (index_t q = 0; q < batches; ++q)
+      TEXPR_CUDA_CHECK(ci::orgqr(s.h, rows, reflectors, reflectors, f + q * m * cols, rows, tau + q * k,
+                                 static_cast<T*>(orgqr_work.p), lwork, info + batches + q));
+    ci::pack_qr_q<T><<<ci::grid_for(ci::ceil_div(q_total, ci::block_threads)), ci::block_threads, 0, stream>>>(
+        f, dest.data(), m, cols, k, q_total);
+    TEXPR_CUDA_CHECK_LAUNCH();
+  });
+}
+
+template <class N, class T, std::size_t R>
+void cusolver_gesvd::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's gesvd takes float or double");
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, cols = 0, batches = 0;
+  ci::matrix_batch(a.shape(), m, cols, batches);
+  const index_t k = std::min(m, cols), p = std::max(m, cols);
+  const index_t rows = dest.shape()[R - 2];  // k, or max(m, n) with full matrices
+  const index_t total = batches * rows * (m + 1 + cols);
+  if (total == 0) return;  // an empty result
+  const stream_t stream = detail::resolve_stream(ctx.stream);
+  const bool full = n.full_matrices();
+  auto pack = [&](const T* u, const T* s, const T* vt) {
+    ci::pack_svd<T><<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(
+        u, s, vt, dest.data(), m, cols, rows, m > cols, full, total);
+    TEXPR_CUDA_CHECK_LAUNCH();
+  };
+  if (k == 0) return pack(nullptr, nullptr, nullptr);  // full identities, no factorisation
+  const detail::device_scratch u(sizeof(T) * static_cast<std::size_t>(batches * p * (full ? p : k)), stream);
+  const detail::device_scratch vt(sizeof(T) * static_cast<std::size_t>(batches * k * k), stream);
+  const detail::device_scratch s(sizeof(T) * static_cast<std::size_t>(batches * k), stream);
+  T* u_p = static_cast<T*>(u.p);
+  T* vt_p = static_cast<T*>(vt.p);
+  T* s_p = static_cast<T*>(s.p);
+  ci::gesvd_batch(op::svd::name, a.data(), m, cols, batches, full, s_p, u_p, vt_p, stream, [&] { pack(u_p, s_p, vt_p); });
+}
+
+template <class N, class T, std::size_t R>
+void cusolver_gesvd_values::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's gesvd takes float or double");
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  index_t m = 0, cols = 0, batches = 0;
+  ci::matrix_batch(a.shape(), m, cols, batches);  // dest has one axis fewer
+  if (batches == 0 || m == 0 || cols == 0) return;  // an empty result
+  // the values straight into dest, k per matrix
+  ci::gesvd_batch<T>(op::svdvals::name, a.data(), m, cols, batches, false, dest.data(), nullptr, nullptr,
+                     detail::resolve_stream(ctx.stream), [] {});
 }
 
 template <class N, class T, std::size_t R>

@@ -187,6 +187,42 @@ struct cublaslt_gemm {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// solve_triangular through cuBLAS's 64-bit trsm, a call per matrix on the thread's cached cuBLAS handle: the row-major
+/// A, B and X are column-major Aᵀ, Bᵀ and Xᵀ, so each matrix is the right-side solve Xᵀ Aᵀ = Bᵀ in the result, with
+/// no transpose (linalg.hpp). trsm checks nothing, so a kernel writes each matrix's first zero on the diagonal as
+/// `info`: tx::linalg_error at the next copy to the host, as LAPACK's trtrs on the host.
+struct cublas_trsm {
+  static constexpr std::string_view name = "cublas_trsm";  ///< Shown by tx::placement.
+  /// dest = the solve_triangular node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// qr (reduced) through cuSOLVER's 64-bit geqrf and its legacy orgqr (the 64-bit API has none), a call of each per
+/// matrix of A itself (A transposed to columns first), then two kernels packing R's rows and Q's columns as
+/// (..., k, m + n), as the host's lapack_geqrf_orgqr (linalg.hpp).
+struct cusolver_geqrf_orgqr {
+  static constexpr std::string_view name = "cusolver_geqrf_orgqr";  ///< Shown by tx::placement.
+  /// dest = the qr node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// svd through cuSOLVER's 64-bit gesvd per matrix, which takes m >= n only: a wide (or square) row-major A is a tall
+/// column-major Aᵀ as it is, whose U' and V' are A's V and U; a tall A is transposed to columns first. One kernel packs
+/// [U's column r, s_r, Vᴴ's row r] as the host's lapack_gesdd (linalg.hpp). Non-convergence becomes
+/// tx::linalg_error at the next copy to the host.
+struct cusolver_gesvd {
+  static constexpr std::string_view name = "cusolver_gesvd";  ///< Shown by tx::placement.
+  /// dest = the svd node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
+/// svdvals through cuSOLVER's 64-bit gesvd without vectors, the values straight into the result (linalg.hpp).
+struct cusolver_gesvd_values {
+  static constexpr std::string_view name = "cusolver_gesvd_values";  ///< Shown by tx::placement.
+  /// dest = the svdvals node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 /// cuSOLVER's 64-bit generic potrf (cusolverDnXpotrf), a call per matrix of the batch on one cached handle per
 /// device and thread, its workspace from texpr's device cache; `info` stays on the device until the next copy to
 /// the host (memory.hpp's deferred_checks), where a failure becomes tx::linalg_error (linalg.hpp, with
@@ -259,8 +295,9 @@ struct cusolver_getrs {
 /// from the host table, all deliberate (tests/core/test_registry.cpp checks that there are no others): every op
 /// that computes in floating point also takes the 16-bit floats (computed and accumulated in float), and matmul
 /// has no integer kernel (cuBLAS has none), and scaled_matmul has no float8_e5m2 one (cuBLASLt pairs E5M2 only with
-/// E4M3), and the linear algebra family (cuSOLVER, with texpr/linalg.hpp) has rows for cholesky, solve, slogdet, eigh,
-/// eigvalsh, lu_factor and lu_solve only, without 16-bit floats (cuSOLVER has no 16-bit factorisation). cuBLAS has bfloat16 GEMMs from
+/// E4M3), and the linear algebra family (cuSOLVER and cuBLAS's trsm, with texpr/linalg.hpp) has rows for cholesky,
+/// solve_triangular, solve, slogdet, eigh, eigvalsh, lu_factor, lu_solve, qr, svd and svdvals only, without 16-bit floats (cuSOLVER has
+/// no 16-bit factorisation). cuBLAS has bfloat16 GEMMs from
 /// sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
 #define TEXPR_CUDA_REGISTRY(X) \
   X(add,            declared + half_floats,                    fused_elementwise,  any_arch) \
@@ -368,12 +405,16 @@ struct cusolver_getrs {
   X(matmul,         declared + half_floats - signed_integral - complex_dtypes, cublas_gemm, sm_80(dtype_set<bfloat16>{})) \
   X(scaled_matmul,  declared - dtype_set<float8_e5m2>{},       cublaslt_gemm,      sm_75(dtype_set<std::int8_t>{}) + sm_89(float8)) \
   X(cholesky,       declared,                                  cusolver_potrf,     any_arch) \
+  X(solve_triangular, declared,                                cublas_trsm,        any_arch) \
   X(solve,          declared,                                  cusolver_getrf_getrs, any_arch) \
   X(slogdet,        declared,                                  cusolver_getrf_det, any_arch) \
   X(eigh,           declared,                                  cusolver_syevd,     any_arch) \
   X(eigvalsh,       declared,                                  cusolver_syevd_values, any_arch) \
   X(lu_factor,      declared,                                  cusolver_getrf,     any_arch) \
-  X(lu_solve,       declared,                                  cusolver_getrs,     any_arch)
+  X(lu_solve,       declared,                                  cusolver_getrs,     any_arch) \
+  X(qr,             declared,                                  cusolver_geqrf_orgqr, any_arch) \
+  X(svd,            declared,                                  cusolver_gesvd,     any_arch) \
+  X(svdvals,        declared,                                  cusolver_gesvd_values, any_arch)
 // clang-format on
 
 namespace texpr {
