@@ -42,10 +42,17 @@ nocuda_configure() {  # name, expected output regex, cmake args...
   fi
   echo "ok: $name"
 }
-nocuda_configure enable-cuda-off 'Build files have been written' -DTEXPR_ENABLE_CUDA=OFF
-nocuda_configure bad-nvcc 'does not exist; ignoring it' -DCMAKE_CUDA_COMPILER=/nonexistent/nvcc
+# The three configures are independent (about 11 s each, mostly compiler checks): run side by side.
+nocuda_configure enable-cuda-off 'Build files have been written' -DTEXPR_ENABLE_CUDA=OFF &
+off=$!
+nocuda_configure bad-nvcc 'does not exist; ignoring it' -DCMAKE_CUDA_COMPILER=/nonexistent/nvcc &
+bad=$!
 nvcc_free_path=$(tr ':' '\n' <<<"$PATH" | while read -r d; do [ -x "$d/nvcc" ] || printf '%s:' "$d"; done)
-PATH=${nvcc_free_path%:} CUDACXX= nocuda_configure no-nvcc-on-path 'no CUDA compiler found'
+PATH=${nvcc_free_path%:} CUDACXX= nocuda_configure no-nvcc-on-path 'no CUDA compiler found' &
+none=$!
+for job in "$off" "$bad" "$none"; do
+  wait "$job" || fail "a configure without nvcc (above)"
+done
 
 step "3. quickstart and README samples against single_include/ alone (host; preset single-header)"
 rm -rf build/pkg-single-header

@@ -51,7 +51,16 @@ fuzz() {  # name, seconds, max_len, corpus
   echo "reliability.sh: $name finished with status $status after $(( $(date +%s) - start )) s in all"
   return "$status"
 }
+# The two fuzzers build and run side by side (CI has 2 cores; each fuzzes one process for its own budget), their
+# reports printed in turn.
+fuzz fuzz_shapes $(( seconds * 2 / 3 )) 256 tests/fuzz/corpus >"$out/fuzz_shapes.report" 2>&1 &
+shapes=$!
+fuzz fuzz_safetensors $(( seconds - seconds * 2 / 3 )) 4096 tests/fuzz/corpus_safetensors \
+  >"$out/fuzz_safetensors.report" 2>&1 &
+safetensors=$!
 status=0
-fuzz fuzz_shapes $(( seconds * 2 / 3 )) 256 tests/fuzz/corpus || status=$?
-fuzz fuzz_safetensors $(( seconds - seconds * 2 / 3 )) 4096 tests/fuzz/corpus_safetensors || status=$?
+wait "$shapes" || status=$?
+cat "$out/fuzz_shapes.report"
+wait "$safetensors" || status=$?
+cat "$out/fuzz_safetensors.report"
 exit "$status"

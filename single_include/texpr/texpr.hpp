@@ -17187,8 +17187,8 @@ class device_block_cache {
 /// enqueued on `stream`.
 /// Checks of device results the host must read to report (cuSOLVER's `info`): a row that enqueues such a result
 /// adds a check here instead of waiting for it, so its evaluation stays free of host waits (and capturable); the
-/// next memory<cuda>::copy_to_host (tx::to_host, item(), printing: the first host wait that needs device data) runs
-/// every pending check after its own wait and throws the first failure. Process-wide: a check added on one stream
+/// next memory<cuda>::copy_to_host (tx::to_host, item(), printing: the first host wait that needs device data, or a
+/// copy of an empty tensor) runs every pending check after its own wait and throws the first failure. Process-wide: a check added on one stream
 /// is run by the next copy to the host on any stream (it waits for its own stream).
 class deferred_checks {
  public:
@@ -17297,9 +17297,13 @@ template <> struct memory<cuda> {
     if (bytes) TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, resolve_stream(stream)));
   }
   /// The one synchronising operation: the host needs the bytes when this returns. Runs the deferred checks after
-  /// its wait (deferred_checks).
+  /// its wait (deferred_checks), an empty copy's too (a failure is reported at the first read of any result, as on
+  /// the host, where it throws at once).
   static void copy_to_host(void* dst, const void* src, std::size_t bytes, stream_t stream) {
-    if (!bytes) return;
+    if (!bytes) {
+      deferred_checks::instance().run();  // (each check waits for its own stream)
+      return;
+    }
     stream = resolve_stream(stream);
     TEXPR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
     TEXPR_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -258,7 +258,7 @@ TEST_CASE("cuda solve_triangular: cuBLAS trsm (right side, no transpose) per mat
   CHECK(re.solver_calls.empty());
   CHECK(launches_of(re, "cuda_impl::first_zero_diagonal") == 1);
   CHECK(y.size() == 0);
-  (void)tx::to_host(a);  // runs the pending info check (an empty copy to the host does not)
+  (void)tx::to_host(y);  // runs the pending info check: a copy of an empty tensor too
 }
 
 TEST_CASE("cuda qr: geqrf (64-bit) and orgqr (legacy) per matrix of A's columns, R and Q packed, no wait") {
@@ -417,6 +417,16 @@ TEST_CASE("cuda cholesky: a failing matrix is a linalg_error at the next copy to
     CHECK(e.library_info == 3);
     CHECK(std::string(e.what()).find("not positive definite") != std::string::npos);
   }
+  CHECK_NOTHROW((void)tx::to_host(l));  // reported once
+  forget_injected_infos();
+}
+
+TEST_CASE("cuda: copying an empty tensor to the host reports a pending failure as any copy does") {
+  const tx::tensor<double, 3, tx::cuda> a = tx::random::normal<double, tx::cuda>({2, 3, 3}, 5);
+  const tx::tensor<double, 2, tx::cuda> empty = tx::random::normal<double, tx::cuda>({0, 3}, 6);
+  sd::fail_solver_call(1, 2);  // the second matrix: not positive definite at order 2
+  tx::tensor<double, 3, tx::cuda> l = tx::linalg::cholesky(a);
+  CHECK_THROWS_AS((void)tx::to_host(empty), tx::linalg_error);
   CHECK_NOTHROW((void)tx::to_host(l));  // reported once
   forget_injected_infos();
 }
