@@ -6,11 +6,18 @@
 #include "core/reference.hpp"
 
 #include <cstddef>
+#include <random>
 
 namespace cutest {
 
 /// The device copy of a host tensor (on the default stream).
 template <class T, std::size_t R> tx::tensor<T, R, tx::cuda> dev(const tx::tensor<T, R>& h) { return tx::to_device(h); }
+
+/// Fills a host tensor in index order with draws of `dist` from `g`, rounded to its dtype.
+template <class T, std::size_t R, class Dist>
+void fill(tx::tensor<T, R>& t, Dist& dist, std::mt19937_64& g) {
+  for (tx::index_t i = 0; i < t.size(); ++i) t.data()[i] = static_cast<T>(dist(g));
+}
 
 /// Sets tx::set_cuda_tf32 for a scope and restores the previous setting when the scope ends, also when a check
 /// fails inside it (a REQUIRE throws).

@@ -1287,7 +1287,7 @@ TEST_CASE("cholesky on cuda (cuSOLVER potrf) matches the host's, and a failing m
     std::mt19937_64 g(11);
     std::normal_distribution<double> nd;
     tx::tensor<T, 3> m({batches, n, n}), a({batches, n, n});
-    for (tx::index_t i = 0; i < m.size(); ++i) m.data()[i] = static_cast<T>(nd(g));
+    cutest::fill(m, nd, g);
     for (tx::index_t q = 0; q < batches; ++q)  // m mᵀ + n I: positive definite
       for (tx::index_t i = 0; i < n; ++i)
         for (tx::index_t j = 0; j < n; ++j) {
@@ -1362,8 +1362,8 @@ TEST_CASE("solve, slogdet, eigh and eigvalsh on cuda (cuSOLVER getrf, getrs, sye
     std::mt19937_64 g(12);
     std::normal_distribution<double> nd;
     tx::tensor<T, 3> m({batches, n, n}), a({batches, n, n}), s({batches, n, n}), b({batches, n, k});
-    for (tx::index_t i = 0; i < m.size(); ++i) m.data()[i] = static_cast<T>(nd(g));
-    for (tx::index_t i = 0; i < b.size(); ++i) b.data()[i] = static_cast<T>(nd(g));
+    cutest::fill(m, nd, g);
+    cutest::fill(b, nd, g);
     for (tx::index_t q = 0; q < batches; ++q)
       for (tx::index_t i = 0; i < n; ++i)
         for (tx::index_t j = 0; j < n; ++j) {
@@ -1483,8 +1483,8 @@ TEST_CASE("solve_triangular on cuda (cuBLAS trsm) matches the host's, and a zero
     std::mt19937_64 g(14);
     std::normal_distribution<double> nd;
     tx::tensor<T, 3> a({batches, n, n}), b({batches, n, k});
-    for (tx::index_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<T>(nd(g));
-    for (tx::index_t i = 0; i < b.size(); ++i) b.data()[i] = static_cast<T>(nd(g));
+    cutest::fill(a, nd, g);
+    cutest::fill(b, nd, g);
     for (tx::index_t q = 0; q < batches; ++q)  // a dominant diagonal: well conditioned either triangle
       for (tx::index_t i = 0; i < n; ++i) a(q, i, i) = static_cast<T>(n + nd(g));
     const tx::tensor<T, 3, tx::cuda> a_dev = cutest::dev(a);
@@ -1534,7 +1534,7 @@ TEST_CASE("qr on cuda (cuSOLVER geqrf, orgqr) matches the host's, tall and wide"
     std::mt19937_64 g(15);
     std::normal_distribution<double> nd;
     tx::tensor<T, 3> a({batches, m, n});
-    for (tx::index_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<T>(nd(g));
+    cutest::fill(a, nd, g);
     const tx::tensor<T, 3, tx::cuda> a_dev = cutest::dev(a);
     auto [q_of, r_of] = tx::linalg::qr(a_dev);
     const tx::tensor<T, 3> q = tx::to_host(tx::tensor<T, 3, tx::cuda>(q_of)), r = tx::to_host(tx::tensor<T, 3, tx::cuda>(r_of));
@@ -1591,7 +1591,7 @@ TEST_CASE("svd and svdvals on cuda (cuSOLVER gesvd) match the host's, tall, wide
     std::mt19937_64 g(16);
     std::normal_distribution<double> nd;
     tx::tensor<T, 3> a({batches, m, n});
-    for (tx::index_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<T>(nd(g));
+    cutest::fill(a, nd, g);
     const tx::tensor<T, 3, tx::cuda> a_dev = cutest::dev(a);
     auto [u_of, s_of, vh_of] = tx::linalg::svd(a_dev, full);
     const tx::tensor<T, 3> u = tx::to_host(tx::tensor<T, 3, tx::cuda>(u_of)), vh = tx::to_host(tx::tensor<T, 3, tx::cuda>(vh_of));
@@ -1663,8 +1663,8 @@ TEST_CASE("lu_factor and lu_solve on cuda (cuSOLVER getrf, getrs) match the host
     std::mt19937_64 g(13);
     std::normal_distribution<double> nd;
     tx::tensor<T, 3> a({batches, n, n}), b({batches, n, k});
-    for (tx::index_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<T>(nd(g));
-    for (tx::index_t i = 0; i < b.size(); ++i) b.data()[i] = static_cast<T>(nd(g));
+    cutest::fill(a, nd, g);
+    cutest::fill(b, nd, g);
     const tx::tensor<T, 3, tx::cuda> a_dev = cutest::dev(a), b_dev = cutest::dev(b);
     auto [lu_of, pivots_of] = tx::linalg::lu_factor(a_dev);
     const tx::tensor<T, 3, tx::cuda> lu_dev = lu_of;
