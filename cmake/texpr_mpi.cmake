@@ -15,6 +15,6 @@ if(MPI_CXX_FOUND)
   if(TEXPR_SANITIZED_BUILD)
     # Open MPI's MPI_Init allocates process-lifetime state it never frees, which LeakSanitizer reports in every
     # rank; the leak check is off for the MPI programs only.
-    list(APPEND TEXPR_MPI_ENVIRONMENT ASAN_OPTIONS=detect_leaks=0)
+    list(APPEND TEXPR_MPI_ENVIRONMENT ASAN_OPTIONS=detect_leaks=0:handle_sigill=1)
   endif()
 endif()
