@@ -2,7 +2,8 @@
 # CTest cases that build tests/consumer/ every way users take texpr (TEXPR_BUILD_CONSUMER_TESTS=ON):
 #   consumer.install                    cmake --install into a fresh prefix (fixture for the package cases)
 #   consumer.host_only.<cxx>            a host consumer's dependency list names no CUDA header
-#   consumer.<mode>.<cxx>               configure, build and run consumer.cpp with g++ and clang++
+#   consumer.<mode>.<cxx>               configure, build and run consumer.cpp with g++ and clang++ (with
+#                                       texpr::linalg and texpr::fft but in single_header mode, where LAPACK is found)
 #   consumer.<mode>.nvcc                compile consumer_cuda.cu with nvcc (never run), when nvcc exists: package,
 #                                       subdirectory and single_header (fetchcontent adds texpr exactly as
 #                                       subdirectory does, so its .cu case would repeat that one's 23 s of nvcc)
@@ -29,6 +30,12 @@ if(NOT _texpr_consumer_cxx)
 endif()
 
 set(_texpr_consumer_modes package subdirectory fetchcontent single_header)
+# Where this configure found LAPACK, the package, subdirectory and fetchcontent consumers also use texpr::linalg and
+# texpr::fft (the single header holds the umbrella only).
+set(_texpr_consumer_families OFF)
+if(TARGET texpr::linalg)
+  set(_texpr_consumer_families ON)
+endif()
 foreach(_cxx IN LISTS _texpr_consumer_cxx)
   get_filename_component(_cxx_name "${_cxx}" NAME)
   add_test(NAME consumer.host_only.${_cxx_name}
@@ -37,11 +44,16 @@ foreach(_cxx IN LISTS _texpr_consumer_cxx)
             -P "${_texpr_consumer_src}/host_only.cmake")
   foreach(_mode IN LISTS _texpr_consumer_modes)
     set(_bin "${_texpr_consumer_bin}/${_mode}-${_cxx_name}")
+    set(_families ${_texpr_consumer_families})
+    if(_mode STREQUAL "single_header")
+      set(_families OFF)
+    endif()
     add_test(NAME consumer.${_mode}.${_cxx_name}
       COMMAND "${CMAKE_CTEST_COMMAND}" --build-and-test "${_texpr_consumer_src}" "${_bin}"
               --build-generator "${CMAKE_GENERATOR}"
               --build-options -DCMAKE_CXX_COMPILER=${_cxx} -DTEXPR_CONSUMER_MODE=${_mode}
                               -DTEXPR_SOURCE_DIR=${PROJECT_SOURCE_DIR} -DCMAKE_PREFIX_PATH=${_texpr_consumer_prefix}
+                              -DTEXPR_CONSUMER_FAMILIES=${_families}
               --test-command "${_bin}/consumer")
     if(_mode STREQUAL "package")
       set_tests_properties(consumer.${_mode}.${_cxx_name} PROPERTIES FIXTURES_REQUIRED texpr_installed)
