@@ -19,6 +19,8 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "cuda_standin/standin.hpp"
@@ -486,6 +488,29 @@ TEST_CASE("cuda lstsq of empty batches and matrices: no cuSOLVER call; no equati
   const auto host = tx::to_host(junk);
   REQUIRE(host.shape() == tx::shape_t<3>{2, 3, 2});
   for (tx::index_t i = 0; i < host.size(); ++i) CHECK(host.data()[i] == 0.0);
+}
+
+TEST_CASE("cuda lstsq: its gradient, built from three more lstsq, runs on cuda through the same row") {
+  const tx::tensor<double, 3, tx::cuda> a = tx::random::normal<double, tx::cuda>({2, 5, 3}, 41);
+  const tx::tensor<double, 3, tx::cuda> b = tx::random::normal<double, tx::cuda>({2, 5, 2}, 42);
+  const tx::tensor<double, 3, tx::cuda> w = tx::random::normal<double, tx::cuda>({2, 3, 2}, 43);
+  const auto pa = tx::param<struct lstsq_a>(a);
+  const auto pb = tx::param<struct lstsq_b>(b);
+  const auto grads = tx::grad(tx::sum(tx::linalg::lstsq(pa, pb) * w), pa, pb);
+  static_assert(tx::runs_on<std::tuple_element_t<0, std::remove_cvref_t<decltype(grads)>>, tx::cuda>);
+  static_assert(tx::runs_on<std::tuple_element_t<1, std::remove_cvref_t<decltype(grads)>>, tx::cuda>);
+  const sd::scope s;
+  auto [ga, gb] = tx::eval_all(grads);
+  const auto r = s.taken();
+  INFO(sd::describe(r));
+  // the forward X, the rule's Y = lstsq(Aᵀ, g) once per partial (dB's and dA's share nothing), lstsq(A, Y) and
+  // lstsq(Aᵀ, X): five evaluations of two matrices each, all through this row
+  CHECK(calls_named(r, "cusolverDnXgesvd") == 10);
+  CHECK(launches_of(r, "cuda_impl::divide_by_singular_values") == 5);
+  CHECK(tx::placement(std::get<0>(grads)).find("cusolver_gesvd_lstsq") != std::string::npos);
+  CHECK(r.syncs.empty());
+  CHECK(ga.shape() == a.shape());
+  CHECK(gb.shape() == b.shape());
 }
 
 TEST_CASE("cuda lstsq: an SVD that does not converge is a linalg_error naming lstsq at the next copy to the host") {
