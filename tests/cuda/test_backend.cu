@@ -4,8 +4,8 @@
 // strided and aliased destinations, empty inputs, NaN in reductions, the reduction paths by line length and by
 // column layout, tensors of more than 2^31 elements, TF32 and half/bfloat16 matmul at larger sizes, 16-bit
 // elementwise bitwise against the per-element rule on every path, broadcast elementwise on the rows kernel and its
-// fallbacks, bias gradients written beside the delta they sum, and the cuSOLVER (and cuBLAS trsm) linalg rows
-// against the host's LAPACK ones.
+// fallbacks, bias gradients written beside the delta they sum, and the cuSOLVER (and cuBLAS trsm, and lstsq's GEMMs)
+// linalg rows against the host's LAPACK ones.
 #include "cuda/support.cuh"
 
 #include <texpr/linalg.hpp>
