@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// lstsq of cuda float16 tensors has no kernel (its SVD is cuSOLVER's, which has no 16-bit factorisation): rejected at
-// compile time by nvcc, naming lstsq, float16 and cuda. The twin evaluates a float lstsq on cuda (cusolver_gesvd_lstsq).
+// lstsq of cuda float16 tensors has no kernel (its SVD is cuSOLVER's, which has no 16-bit factorisation): rejected
+// at compile time by nvcc, naming lstsq, float16 and cuda. The twin evaluates a float lstsq on cuda (its row:
+// cusolver_gesvd_lstsq).
 // expected-error: static assertion failed with "texpr: no kernel for this node on this backend
 // expected-errors: 1
 // expected-error: no_kernel<Op, Dtype, texpr::cuda> \[with Op=texpr::op::lstsq, Dtype=texpr::dtype::float16\]

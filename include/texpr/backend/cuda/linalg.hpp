@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The cuda linear algebra rows (texpr/linalg.hpp includes this): cuSOLVER's dense 64-bit API (link texpr::linalg,
-// which links CUDA::cusolver where CUDA is enabled), cuBLAS's trsm for solve_triangular and its GEMMs for lstsq. cuSOLVER is column-major and texpr row-major: a row-major matrix
-// is its transpose to cuSOLVER, as to LAPACK on the host, so a row-major lower triangle is cuSOLVER's upper one, the
-// LU of Aᵀ solves A X = B by getrs's transposed solve, and right-hand sides are transposed to columns and back.
-// `info` is never read by the host during evaluation: it goes to a device buffer whose check runs at the next copy
-// to the host (memory.hpp's deferred_checks), or that a kernel reads (slogdet), so an evaluation enqueues no host wait.
+// which links CUDA::cusolver where CUDA is enabled), cuBLAS's trsm for solve_triangular and its GEMMs for lstsq.
+// cuSOLVER is column-major and texpr row-major: a row-major matrix is its transpose to cuSOLVER, as to LAPACK on the
+// host, so a row-major lower triangle is cuSOLVER's upper one, the LU of Aᵀ solves A X = B by getrs's transposed solve,
+// and right-hand sides are transposed to columns and back. `info` is never read by the host during evaluation: it goes
+// to a device buffer whose check runs at the next copy to the host (memory.hpp's deferred_checks), or that a kernel
+// reads (slogdet), so an evaluation enqueues no host wait.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -434,8 +435,8 @@ void solver_gemm(cublasHandle_t h, cublasOperation_t op_a, cublasOperation_t op_
     const index_t count = std::min<index_t>(batches - q, INT_MAX);
     TEXPR_CUDA_CHECK(cublasGemmStridedBatchedEx(
         h, op_a, op_b, static_cast<int>(rows), static_cast<int>(cols), static_cast<int>(inner), &one, a + q * a_step,
-        type, static_cast<int>(lda), a_step, b + q * b_step, type, static_cast<int>(ldb), b_step, &zero,
-        c + q * c_step, type, static_cast<int>(ldc), c_step, static_cast<int>(count), compute, CUBLAS_GEMM_DEFAULT));
+        type, static_cast<int>(lda), a_step, b + q * b_step, type, static_cast<int>(ldb), b_step, &zero, c + q * c_step,
+        type, static_cast<int>(ldc), c_step, static_cast<int>(count), compute, CUBLAS_GEMM_DEFAULT));
   }
 }
 
@@ -632,8 +633,8 @@ void cusolver_gesvd_lstsq::run(const N& n, const view<T, R, cuda>& dest, context
                     tall ? p : r, tall ? p * r : r * r, c_p, k, r * k, batches, stream);
     const index_t total = batches * r * k;
     ci::divide_by_singular_values<T>
-        <<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(s_p, c_p, r, k,
-                                                                                                  rcond, total);
+        <<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(s_p, c_p, r, k, rcond,
+                                                                                                 total);
     TEXPR_CUDA_CHECK_LAUNCH();
     // X = V C (n x k) is Xᵀ = Cᵀ Vᵀ: Vᵀ is VT' (tall, n x n) or U'ᵀ (U' is n x m)
     ci::solver_gemm(h, CUBLAS_OP_N, tall ? CUBLAS_OP_N : CUBLAS_OP_T, k, cols, r, c_p, k, r * k, tall ? vt_p : u_p,
