@@ -5638,6 +5638,16 @@ struct cusolver_gesvd_values {
   template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
 };
 
+/// lstsq through cuSOLVER's 64-bit gesvd per matrix (A = U S Vᵀ, in cusolver_gesvd's tall layout), then X =
+/// V diag(s⁺) Uᵀ B by two strided-batched cuBLAS GEMMs around one kernel that divides by the singular values above
+/// NumPy's cutoff eps max(m, n) s_max (read on the device) and zeroes the rest, the minimum-norm solution as the host's
+/// lapack_gelsd (linalg.hpp). Non-convergence becomes tx::linalg_error at the next copy to the host.
+struct cusolver_gesvd_lstsq {
+  static constexpr std::string_view name = "cusolver_gesvd_lstsq";  ///< Shown by tx::placement.
+  /// dest = the lstsq node n (dest contiguous), enqueued on ctx.stream.
+  template <class N, class T, std::size_t R> static void run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx);
+};
+
 /// cuSOLVER's 64-bit generic potrf (cusolverDnXpotrf), a call per matrix of the batch on one cached handle per
 /// device and thread, its workspace from texpr's device cache; `info` stays on the device until the next copy to
 /// the host (memory.hpp's deferred_checks), where a failure becomes tx::linalg_error (linalg.hpp, with
@@ -5710,10 +5720,9 @@ struct cusolver_getrs {
 /// from the host table, all deliberate (tests/core/test_registry.cpp checks that there are no others): every op
 /// that computes in floating point also takes the 16-bit floats (computed and accumulated in float), and matmul
 /// has no integer kernel (cuBLAS has none), and scaled_matmul has no float8_e5m2 one (cuBLASLt pairs E5M2 only with
-/// E4M3), and the linear algebra family (cuSOLVER and cuBLAS's trsm, with texpr/linalg.hpp) has rows for cholesky,
-/// solve_triangular, solve, slogdet, eigh, eigvalsh, lu_factor, lu_solve, qr, svd and svdvals only, without 16-bit floats (cuSOLVER has
-/// no 16-bit factorisation). cuBLAS has bfloat16 GEMMs from
-/// sm_80 on, int8 tensor cores from sm_75, FP8 ones from sm_89.
+/// E4M3), and the linear algebra family (cuSOLVER and cuBLAS's trsm, with texpr/linalg.hpp: a row for each of its
+/// ops) has no 16-bit floats (cuSOLVER has no 16-bit factorisation). cuBLAS has bfloat16 GEMMs from sm_80 on, int8
+/// tensor cores from sm_75, FP8 ones from sm_89.
 #define TEXPR_CUDA_REGISTRY(X) \
   X(add,            declared + half_floats,                    fused_elementwise,  any_arch) \
   X(subtract,       declared + half_floats,                    fused_elementwise,  any_arch) \
@@ -5829,7 +5838,8 @@ struct cusolver_getrs {
   X(lu_solve,       declared,                                  cusolver_getrs,     any_arch) \
   X(qr,             declared,                                  cusolver_geqrf_orgqr, any_arch) \
   X(svd,            declared,                                  cusolver_gesvd,     any_arch) \
-  X(svdvals,        declared,                                  cusolver_gesvd_values, any_arch)
+  X(svdvals,        declared,                                  cusolver_gesvd_values, any_arch) \
+  X(lstsq,          declared,                                  cusolver_gesvd_lstsq, any_arch)
 // clang-format on
 
 namespace texpr {

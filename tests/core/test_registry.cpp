@@ -38,14 +38,13 @@ TEST_CASE("host and cuda tables differ only where the cuda table says they do") 
   std::set<std::string> ops;
   for (const auto& [op, d] : host) ops.insert(op);
   for (const auto& [op, d] : cuda) ops.insert(op);
-  // The linear algebra family (texpr/linalg.hpp) has cuda rows (cuSOLVER's, cuBLAS's trsm) for cholesky, solve_triangular, solve, slogdet, eigh,
-  // eigvalsh, lu_factor, lu_solve, qr, svd and svdvals only: evaluating another on cuda is the compile error naming op, dtype and cuda; cuSOLVER has no 16-bit
-  // factorisation, so those rows have no 16-bit floats (tests/compile_fail/cholesky_on_cuda.cpp).
+  // The linear algebra family (texpr/linalg.hpp) has cuda rows (cuSOLVER's, cuBLAS's trsm and GEMMs) for every op, without 16-bit floats: cuSOLVER has
+  // no 16-bit factorisation, so those are the compile error naming op, dtype and cuda (tests/compile_fail/cuda/cholesky_half.cu).
   // Likewise convolution, pooling and batch norm (texpr/conv.hpp; cuDNN rows not built yet; tests/compile_fail/conv2d_on_cuda.cpp),
   // and the transforms (texpr/fft.hpp; cuFFT rows not built yet; tests/compile_fail/fft_on_cuda.cpp).
-  const std::set<std::string> cusolver_rows = {"cholesky", "solve_triangular", "solve", "slogdet", "eigh", "eigvalsh", "lu_factor", "lu_solve", "qr", "svd", "svdvals"};
-  const std::set<std::string> host_only = {"lstsq",
-                                           "conv2d", "conv2d_input_grad", "conv2d_weight_grad", "conv_transpose2d", "max_pool2d",
+  const std::set<std::string> cusolver_rows = {"cholesky", "solve_triangular", "solve", "slogdet", "eigh", "eigvalsh", "lu_factor", "lu_solve", "qr", "svd", "svdvals",
+                                               "lstsq"};
+  const std::set<std::string> host_only = {"conv2d", "conv2d_input_grad", "conv2d_weight_grad", "conv_transpose2d", "max_pool2d",
                                            "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad",
                                            "adaptive_avg_pool2d", "adaptive_avg_pool2d_grad", "batch_norm", "batch_norm_stats",
                                            "fft", "ifft", "rfft", "irfft"};

@@ -4,8 +4,8 @@
 // strided and aliased destinations, empty inputs, NaN in reductions, the reduction paths by line length and by
 // column layout, tensors of more than 2^31 elements, TF32 and half/bfloat16 matmul at larger sizes, 16-bit
 // elementwise bitwise against the per-element rule on every path, broadcast elementwise on the rows kernel and its
-// fallbacks, bias gradients written beside the delta they sum, and the cuSOLVER (and cuBLAS trsm) linalg rows
-// against the host's LAPACK ones.
+// fallbacks, bias gradients written beside the delta they sum, and the cuSOLVER (and cuBLAS trsm, and lstsq's GEMMs)
+// linalg rows against the host's LAPACK ones.
 #include "cuda/support.cuh"
 
 #include <texpr/linalg.hpp>
@@ -1655,6 +1655,122 @@ TEST_CASE("svd and svdvals on cuda (cuSOLVER gesvd) match the host's, tall, wide
   for (tx::index_t b = 0; b < 2; ++b)
     for (tx::index_t i = 0; i < 3; ++i)
       for (tx::index_t j = 0; j < 3; ++j) CHECK(vh(b, i, j) == (i == j ? 1.0f : 0.0f));
+}
+
+TEST_CASE("lstsq on cuda (cuSOLVER gesvd, cuBLAS GEMMs) matches the host's, tall, wide, square and rank deficient") {
+  constexpr tx::index_t batches = 3, k = 4;
+  // rank 0: A of normals (full rank); else A = P Q with P (m x rank) and Q (rank x n) small integers, so A is exact
+  // in the dtype and its singular values past `rank` are exactly 0 (the computed ones fall far below the cutoff)
+  auto check = [&]<class T>(double tol, tx::index_t m, tx::index_t n, tx::index_t rank) {
+    INFO(m << " x " << n << (rank ? ", rank " + std::to_string(rank) : std::string(", full rank")));
+    std::mt19937_64 g(17);
+    std::normal_distribution<double> nd;
+    std::uniform_int_distribution<int> small(-2, 2);
+    tx::tensor<T, 3> a({batches, m, n}), b({batches, m, k});
+    cutest::fill(b, nd, g);
+    // the rows spanning A's row space (Q, or A itself when wide and full rank): X must lie in their span
+    const tx::index_t span_rows = rank ? rank : m;
+    std::vector<long double> span(static_cast<std::size_t>(batches * span_rows * n));
+    if (rank == 0) {
+      cutest::fill(a, nd, g);
+      for (tx::index_t i = 0; i < a.size(); ++i) span[static_cast<std::size_t>(i)] = a.data()[i];
+    } else {
+      std::vector<int> p(static_cast<std::size_t>(m * rank));
+      for (tx::index_t q = 0; q < batches; ++q) {
+        for (auto& v : p) v = small(g);
+        for (tx::index_t i = 0; i < rank * n; ++i) span[static_cast<std::size_t>(q * rank * n + i)] = small(g);
+        for (tx::index_t i = 0; i < m; ++i)
+          for (tx::index_t j = 0; j < n; ++j) {
+            long double v = 0;
+            for (tx::index_t l = 0; l < rank; ++l)
+              v += p[static_cast<std::size_t>(i * rank + l)] * span[static_cast<std::size_t>((q * rank + l) * n + j)];
+            a(q, i, j) = static_cast<T>(v);
+          }
+      }
+    }
+    const tx::tensor<T, 3> x = tx::to_host(tx::linalg::lstsq(cutest::dev(a), cutest::dev(b)));
+    REQUIRE(x.shape() == tx::shape_t<3>{batches, n, k});
+    for (tx::index_t q = 0; q < batches; ++q)
+      for (tx::index_t c = 0; c < k; ++c) {
+        INFO("matrix " << q << ", column " << c);
+        // a least-squares solution: the normal equations Aᵀ (A X - B) = 0, relative to the terms' magnitudes
+        std::vector<long double> res(static_cast<std::size_t>(m)), res_mag(static_cast<std::size_t>(m));
+        for (tx::index_t i = 0; i < m; ++i) {
+          long double v = -static_cast<long double>(b(q, i, c)), mag = std::fabs(static_cast<long double>(b(q, i, c)));
+          for (tx::index_t j = 0; j < n; ++j) {
+            const long double t = static_cast<long double>(a(q, i, j)) * x(q, j, c);
+            v += t, mag += std::fabs(t);
+          }
+          res[static_cast<std::size_t>(i)] = v, res_mag[static_cast<std::size_t>(i)] = mag;
+        }
+        for (tx::index_t j = 0; j < n; ++j) {
+          long double v = 0, mag = 0;
+          for (tx::index_t i = 0; i < m; ++i) {
+            v += a(q, i, j) * res[static_cast<std::size_t>(i)];
+            mag += std::fabs(static_cast<long double>(a(q, i, j))) * res_mag[static_cast<std::size_t>(i)];
+          }
+          REQUIRE(std::abs(static_cast<double>(v)) <= tol * m * static_cast<double>(1 + mag));
+        }
+        // the minimum norm one: X = S (S Sᵀ)⁻¹ S X for the spanning rows S (Gauss-Jordan in long double; S Sᵀ is
+        // positive definite). A tall full-rank A has one solution: nothing more to check.
+        if (rank == 0 && m >= n) continue;
+        auto at = [&](tx::index_t i, tx::index_t j) { return span[static_cast<std::size_t>((q * span_rows + i) * n + j)]; };
+        std::vector<long double> gram(static_cast<std::size_t>(span_rows * span_rows)), sx(static_cast<std::size_t>(span_rows));
+        long double x_max = 0;
+        for (tx::index_t j = 0; j < n; ++j) x_max = std::max(x_max, std::fabs(static_cast<long double>(x(q, j, c))));
+        for (tx::index_t i = 0; i < span_rows; ++i) {
+          for (tx::index_t l = 0; l < span_rows; ++l)
+            for (tx::index_t j = 0; j < n; ++j) gram[static_cast<std::size_t>(i * span_rows + l)] += at(i, j) * at(l, j);
+          for (tx::index_t j = 0; j < n; ++j) sx[static_cast<std::size_t>(i)] += at(i, j) * x(q, j, c);
+        }
+        const auto rows = static_cast<std::size_t>(span_rows);
+        for (std::size_t pv = 0; pv < rows; ++pv)
+          for (std::size_t i = 0; i < rows; ++i) {
+            if (i == pv) continue;
+            const long double f = gram[i * rows + pv] / gram[pv * rows + pv];
+            for (std::size_t j = 0; j < rows; ++j) gram[i * rows + j] -= f * gram[pv * rows + j];
+            sx[i] -= f * sx[pv];
+          }
+        for (tx::index_t j = 0; j < n; ++j) {
+          long double projected = 0;
+          for (std::size_t i = 0; i < rows; ++i) projected += at(static_cast<tx::index_t>(i), j) * sx[i] / gram[i * rows + i];
+          REQUIRE(std::abs(static_cast<double>(projected - x(q, j, c))) <= tol * 100 * static_cast<double>(1 + x_max));
+        }
+      }
+#if defined(TEXPR_TEST_HAS_LAPACK)
+    const tx::tensor<T, 3> xh = tx::linalg::lstsq(a, b);  // LAPACK's gelsd
+    for (tx::index_t q = 0; q < batches; ++q) {
+      double x_max = 0;
+      for (tx::index_t j = 0; j < n; ++j)
+        for (tx::index_t c = 0; c < k; ++c) x_max = std::max(x_max, std::abs(static_cast<double>(xh(q, j, c))));
+      for (tx::index_t j = 0; j < n; ++j)
+        for (tx::index_t c = 0; c < k; ++c) {
+          INFO("matrix " << q << " (" << j << ", " << c << ")");
+          CHECK(std::abs(static_cast<double>(x(q, j, c)) - xh(q, j, c)) <= tol * 100 * (1 + x_max));
+        }
+    }
+#endif
+  };
+  for (const auto& shape : {std::pair<tx::index_t, tx::index_t>{23, 11}, {11, 23}, {14, 14}})
+    for (const tx::index_t rank : {0, 3}) {
+      check.template operator()<float>(5e-5, shape.first, shape.second, rank);
+      check.template operator()<double>(1e-12, shape.first, shape.second, rank);
+    }
+  // empty batches and matrices; no equations (m == 0): X = 0, written over whatever its memory held
+  auto empty = [](tx::index_t q, tx::index_t m, tx::index_t n, tx::index_t c) {
+    return tx::to_host(tx::linalg::lstsq(cutest::dev(tx::tensor<double, 3>(tx::shape_t<3>{q, m, n})),
+                                         cutest::dev(tx::tensor<double, 3>(tx::shape_t<3>{q, m, c}))));
+  };
+  CHECK(empty(0, 4, 3, 2).shape() == tx::shape_t<3>{0, 3, 2});
+  CHECK(empty(2, 4, 0, 2).shape() == tx::shape_t<3>{2, 0, 2});
+  CHECK(empty(2, 4, 3, 0).shape() == tx::shape_t<3>{2, 3, 0});
+  tx::tensor<double, 3> ones({2, 3, 2});
+  for (tx::index_t i = 0; i < ones.size(); ++i) ones.data()[i] = 1;
+  tx::tensor<double, 3, tx::cuda> x0 = cutest::dev(ones);
+  x0 = tx::linalg::lstsq(cutest::dev(tx::tensor<double, 3>(tx::shape_t<3>{2, 0, 3})),
+                         cutest::dev(tx::tensor<double, 3>(tx::shape_t<3>{2, 0, 2})));
+  const tx::tensor<double, 3> zeros = tx::to_host(x0);
+  for (tx::index_t i = 0; i < zeros.size(); ++i) CHECK(zeros.data()[i] == 0.0);
 }
 
 TEST_CASE("lu_factor and lu_solve on cuda (cuSOLVER getrf, getrs) match the host's") {

@@ -7,7 +7,8 @@
 // solve_triangular: cuBLAS's trsm per matrix (right side: no transposes) and a kernel finding zeros on the diagonal;
 // qr: A to columns, geqrf (64-bit) and orgqr (legacy) per matrix, R's rows packed between them and Q's after;
 // svd and svdvals: gesvd per matrix of the tall column-major layout (A's memory, or A to columns when tall), svd's
-// packing kernel. For each, the handle made once; no allocation and no host wait after the first evaluation; `info` read at
+// packing kernel; lstsq: that gesvd with vectors, then two strided-batched GEMMs (Uᵀ B, V C) around the kernel
+// dividing by the singular values above the cutoff. For each, the handle made once; no allocation and no host wait after the first evaluation; `info` read at
 // the next copy to the host, where a failing matrix becomes tx::linalg_error naming op, batch index and info
 // (slogdet's singular matrix is a result, not an error).
 #include <doctest/doctest.h>
@@ -18,6 +19,8 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "cuda_standin/standin.hpp"
@@ -32,6 +35,15 @@ namespace {
 /// first_zero_diagonal) reads its block's old contents, and a reused block could still hold the injected info.
 /// Fresh stand-in allocations are zeroed.
 void forget_injected_infos() { tx::detail::device_block_cache::instance().release_all(); }
+
+/// Sets tx::set_cuda_tf32 for a scope, restoring the previous setting after it.
+struct cuda_tf32_scope {
+  bool previous;
+  explicit cuda_tf32_scope(bool enabled) : previous(tx::cuda_tf32()) { tx::set_cuda_tf32(enabled); }
+  cuda_tf32_scope(const cuda_tf32_scope&) = delete;
+  cuda_tf32_scope& operator=(const cuda_tf32_scope&) = delete;
+  ~cuda_tf32_scope() { tx::set_cuda_tf32(previous); }
+};
 
 std::size_t calls_named(const sd::record& r, const std::string& function) {
   std::size_t n = 0;
@@ -393,6 +405,129 @@ TEST_CASE("cuda svdvals: a failing matrix is a linalg_error at the next copy to 
     CHECK(std::string(e.what()).find("did not converge") != std::string::npos);
   }
   CHECK_NOTHROW((void)tx::to_host(s));  // reported once
+  forget_injected_infos();
+}
+
+TEST_CASE("cuda lstsq: gesvd per matrix, then Uᵀ B, the singular value division and V C on one stream, no wait") {
+  auto run = [&]<class T>(int type) {
+    const int compute = type == 0 ? 68 : 70;  // CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_64F
+    const tx::index_t k = 3;
+    for (const auto& shape : {std::pair<tx::index_t, tx::index_t>{9, 5}, {5, 9}, {6, 6}}) {
+      const tx::index_t m = shape.first, n = shape.second, r = std::min(m, n), p = std::max(m, n);
+      const bool tall = m > n;  // gesvd's M is A to columns (U = U', V = VT'ᵀ); else A's memory, Aᵀ (U = VT'ᵀ, V = U')
+      INFO("type " << type << ", " << m << " x " << n);
+      const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({4, m, n}, 34);
+      const tx::tensor<T, 3, tx::cuda> b = tx::random::normal<T, tx::cuda>({4, m, k}, 35);
+      const cuda_tf32_scope tf32(true);  // the solver's products stay full precision whatever matmul may use
+      steady([&] { return tx::linalg::lstsq(a, b); },
+             [&](const sd::record& rec) {
+               CHECK(calls_named(rec, "cusolverDnXgesvd_bufferSize") == 1);
+               CHECK(calls_named(rec, "cusolverDnXgesvd") == 4);
+               CHECK(rec.solver_calls.size() == 5);
+               for (const auto& c : rec.solver_calls) {
+                 CHECK((c.m == p && c.n == r && c.ldu == p && c.type == type));
+                 CHECK((c.jobu == 'S' && c.jobvt == 'S' && c.vectors));
+               }
+               REQUIRE(rec.gemms.size() == 2);
+               const sd::gemm& first = rec.gemms[0];  // Cᵀ = Bᵀ U: k x r, summing m
+               CHECK((first.m == k && first.n == r && first.k == m && first.batch == 4));
+               CHECK((first.transa == 0 && first.transb == (tall ? 0 : 1)));
+               const sd::gemm& second = rec.gemms[1];  // Xᵀ = Cᵀ Vᵀ: k x n, summing r
+               CHECK((second.m == k && second.n == n && second.k == r && second.batch == 4));
+               CHECK((second.transa == 0 && second.transb == (tall ? 0 : 1)));
+               for (const auto& g : rec.gemms) {
+                 CHECK((g.a_type == type && g.b_type == type && g.c_type == type && g.compute_type == compute));
+                 CHECK(g.stream == rec.solver_calls.front().stream);
+               }
+               CHECK(launches_of(rec, "cuda_impl::transpose_matrices") == (tall ? 1u : 0u));
+               REQUIRE(launches_of(rec, "cuda_impl::divide_by_singular_values") == 1);
+               CHECK(rec.launches.size() == (tall ? 2u : 1u));
+               // in stream order: every gesvd, Uᵀ B, the division, V C
+               const auto& divide = rec.launches.back();
+               CHECK(rec.solver_calls.back().order < first.order);
+               CHECK(first.order < divide.order);
+               CHECK(divide.order < second.order);
+               CHECK(divide.stream == first.stream);
+             },
+             2);  // the result, and the pending info check
+    }
+    const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({2, 6, 4}, 36);
+    const tx::tensor<T, 3, tx::cuda> b = tx::random::normal<T, tx::cuda>({2, 6, 1}, 37);
+    CHECK(tx::placement(tx::linalg::lstsq(a, b)).find("cusolver_gesvd_lstsq") != std::string::npos);
+    static_assert(tx::runs_on<decltype(tx::linalg::lstsq(a, b)), tx::cuda>);
+  };
+  run.template operator()<float>(0);
+  run.template operator()<double>(1);
+}
+
+TEST_CASE("cuda lstsq of empty batches and matrices: no cuSOLVER call; no equations (m == 0) is a zero X") {
+  const sd::scope s;
+  tx::tensor<float, 3, tx::cuda> x0 =
+      tx::linalg::lstsq(tx::tensor<float, 3, tx::cuda>({0, 4, 3}), tx::tensor<float, 3, tx::cuda>({0, 4, 2}));
+  tx::tensor<float, 3, tx::cuda> x1 =
+      tx::linalg::lstsq(tx::tensor<float, 3, tx::cuda>({2, 4, 0}), tx::tensor<float, 3, tx::cuda>({2, 4, 2}));
+  tx::tensor<float, 3, tx::cuda> x2 =
+      tx::linalg::lstsq(tx::tensor<float, 3, tx::cuda>({2, 4, 3}), tx::tensor<float, 3, tx::cuda>({2, 4, 0}));
+  const auto r = s.taken();
+  CHECK(r.solver_calls.empty());
+  CHECK(r.gemms.empty());
+  CHECK(launches_of(r, "cuda_impl::divide_by_singular_values") == 0);
+  CHECK(x0.shape() == tx::shape_t<3>{0, 3, 2});
+  CHECK(x1.shape() == tx::shape_t<3>{2, 0, 2});
+  CHECK(x2.shape() == tx::shape_t<3>{2, 3, 0});
+  // m == 0: min |0 X - B| is any X, the minimum norm one 0 (the host's too); written by one memset, no factorisation
+  const tx::tensor<double, 3, tx::cuda> none_a({2, 0, 3});
+  const tx::tensor<double, 3, tx::cuda> none_b({2, 0, 2});
+  tx::tensor<double, 3, tx::cuda> junk = tx::random::normal<double, tx::cuda>({2, 3, 2}, 38);
+  const sd::scope z;
+  junk = tx::linalg::lstsq(none_a, none_b);  // into memory that held normals: the memset must write it
+  const auto rz = z.taken();
+  CHECK(rz.solver_calls.empty());
+  CHECK(rz.gemms.empty());
+  CHECK(rz.memsets == 1);
+  const auto host = tx::to_host(junk);
+  REQUIRE(host.shape() == tx::shape_t<3>{2, 3, 2});
+  for (tx::index_t i = 0; i < host.size(); ++i) CHECK(host.data()[i] == 0.0);
+}
+
+TEST_CASE("cuda lstsq: its gradient, built from three more lstsq, runs on cuda through the same row") {
+  const tx::tensor<double, 3, tx::cuda> a = tx::random::normal<double, tx::cuda>({2, 5, 3}, 41);
+  const tx::tensor<double, 3, tx::cuda> b = tx::random::normal<double, tx::cuda>({2, 5, 2}, 42);
+  const tx::tensor<double, 3, tx::cuda> w = tx::random::normal<double, tx::cuda>({2, 3, 2}, 43);
+  const auto pa = tx::param<struct lstsq_a>(a);
+  const auto pb = tx::param<struct lstsq_b>(b);
+  const auto grads = tx::grad(tx::sum(tx::linalg::lstsq(pa, pb) * w), pa, pb);
+  static_assert(tx::runs_on<std::tuple_element_t<0, std::remove_cvref_t<decltype(grads)>>, tx::cuda>);
+  static_assert(tx::runs_on<std::tuple_element_t<1, std::remove_cvref_t<decltype(grads)>>, tx::cuda>);
+  const sd::scope s;
+  auto [ga, gb] = tx::eval_all(grads);
+  const auto r = s.taken();
+  INFO(sd::describe(r));
+  // the forward X, the rule's Y = lstsq(Aᵀ, g) once per partial (dB's and dA's share nothing), lstsq(A, Y) and
+  // lstsq(Aᵀ, X): five evaluations of two matrices each, all through this row
+  CHECK(calls_named(r, "cusolverDnXgesvd") == 10);
+  CHECK(launches_of(r, "cuda_impl::divide_by_singular_values") == 5);
+  CHECK(tx::placement(std::get<0>(grads)).find("cusolver_gesvd_lstsq") != std::string::npos);
+  CHECK(r.syncs.empty());
+  CHECK(ga.shape() == a.shape());
+  CHECK(gb.shape() == b.shape());
+}
+
+TEST_CASE("cuda lstsq: an SVD that does not converge is a linalg_error naming lstsq at the next copy to the host") {
+  const tx::tensor<float, 3, tx::cuda> a = tx::random::normal<float, tx::cuda>({3, 5, 4}, 39);
+  const tx::tensor<float, 3, tx::cuda> b = tx::random::normal<float, tx::cuda>({3, 5, 2}, 40);
+  sd::fail_solver_call(2, 3);  // the third gesvd: three superdiagonals did not converge
+  tx::tensor<float, 3, tx::cuda> x = tx::linalg::lstsq(a, b);  // no throw: info is not read yet
+  try {
+    (void)tx::to_host(x);
+    FAIL("no linalg_error");
+  } catch (const tx::linalg_error& e) {
+    CHECK(e.op_name == "lstsq");
+    CHECK(e.batch_index == 2);
+    CHECK(e.library_info == 3);
+    CHECK(std::string(e.what()).find("did not converge") != std::string::npos);
+  }
+  CHECK_NOTHROW((void)tx::to_host(x));  // reported once
   forget_injected_infos();
 }
 

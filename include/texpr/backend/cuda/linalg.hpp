@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The cuda linear algebra rows (texpr/linalg.hpp includes this): cuSOLVER's dense 64-bit API (link texpr::linalg,
-// which links CUDA::cusolver where CUDA is enabled), and cuBLAS's trsm for solve_triangular. cuSOLVER is column-major and texpr row-major: a row-major matrix
-// is its transpose to cuSOLVER, as to LAPACK on the host, so a row-major lower triangle is cuSOLVER's upper one, the
-// LU of Aᵀ solves A X = B by getrs's transposed solve, and right-hand sides are transposed to columns and back.
-// `info` is never read by the host during evaluation: it goes to a device buffer whose check runs at the next copy
-// to the host (memory.hpp's deferred_checks), or that a kernel reads (slogdet), so an evaluation enqueues no host wait.
+// which links CUDA::cusolver where CUDA is enabled), cuBLAS's trsm for solve_triangular and its GEMMs for lstsq.
+// cuSOLVER is column-major and texpr row-major: a row-major matrix is its transpose to cuSOLVER, as to LAPACK on the
+// host, so a row-major lower triangle is cuSOLVER's upper one, the LU of Aᵀ solves A X = B by getrs's transposed solve,
+// and right-hand sides are transposed to columns and back. `info` is never read by the host during evaluation: it goes
+// to a device buffer whose check runs at the next copy to the host (memory.hpp's deferred_checks), or that a kernel
+// reads (slogdet), so an evaluation enqueues no host wait.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -406,6 +407,39 @@ void gesvd_batch(std::string_view op, const T* a, index_t m, index_t n, index_t 
   });
 }
 
+/// lstsq's C = Uᵀ B (per matrix r rows of k, row-major) times diag(s⁺): row i divided by s_i where s_i exceeds
+/// rcond s_0 (gesvd's values descend, so s_0 is s_max), else zeroed, as LAPACK's gelsd does (a direction below the
+/// cutoff is dropped, not amplified). The cutoff is read here on the device, so evaluation needs no host wait.
+template <class T>
+__global__ void divide_by_singular_values(const T* s, T* c, index_t r, index_t k, T rcond, index_t total) {
+  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t q = e / (r * k), i = (e % (r * k)) / k;
+    const T si = s[q * r + i];
+    c[e] = si > rcond * s[q * r] ? c[e] / si : T(0);
+  }
+}
+
+/// C = op_a(A) op_b(B) for `batches` column-major matrices at fixed strides (cuBLAS's terms: C is rows x cols with
+/// leading dimension ldc, `inner` summed), through cublasGemmStridedBatchedEx. Full float or double precision: a
+/// factorisation's products do not take matmul's TF32 opt-in. Extents were checked to fit cuBLAS's int.
+template <class T>
+void solver_gemm(cublasHandle_t h, cublasOperation_t op_a, cublasOperation_t op_b, index_t rows, index_t cols,
+                 index_t inner, const T* a, index_t lda, index_t a_step, const T* b, index_t ldb, index_t b_step, T* c,
+                 index_t ldc, index_t c_step, index_t batches, stream_t stream) {
+  const T one = 1, zero = 0;
+  constexpr cudaDataType_t type = solver_type<T>;
+  constexpr cublasComputeType_t compute = std::is_same_v<T, float> ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
+  bind_cublas(h, stream);
+  for (index_t q = 0; q < batches; q += INT_MAX) {  // cuBLAS counts a batch in an int
+    const index_t count = std::min<index_t>(batches - q, INT_MAX);
+    TEXPR_CUDA_CHECK(cublasGemmStridedBatchedEx(
+        h, op_a, op_b, static_cast<int>(rows), static_cast<int>(cols), static_cast<int>(inner), &one, a + q * a_step,
+        type, static_cast<int>(lda), a_step, b + q * b_step, type, static_cast<int>(ldb), b_step, &zero, c + q * c_step,
+        type, static_cast<int>(ldc), c_step, static_cast<int>(count), compute, CUBLAS_GEMM_DEFAULT));
+  }
+}
+
 }  // namespace cuda_impl
 }  // namespace texpr::detail
 
@@ -559,6 +593,53 @@ void cusolver_gesvd_values::run(const N& n, const view<T, R, cuda>& dest, contex
   // the values straight into dest, k per matrix
   ci::gesvd_batch<T>(op::svdvals::name, a.data(), m, cols, batches, false, dest.data(), nullptr, nullptr,
                      detail::resolve_stream(ctx.stream), [] {});
+}
+
+template <class N, class T, std::size_t R>
+void cusolver_gesvd_lstsq::run(const N& n, const view<T, R, cuda>& dest, context<cuda>& ctx) {
+  namespace ci = detail::cuda_impl;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "texpr: cuSOLVER's gesvd takes float or double");
+  const auto a = detail::materialize_contiguous(detail::get<0>(n.operands()), ctx);
+  const auto b = detail::materialize_contiguous(detail::get<1>(n.operands()), ctx);
+  index_t m = 0, cols = 0, batches = 0;
+  ci::matrix_batch(a.shape(), m, cols, batches);
+  const index_t k = b.shape()[R - 1];
+  if (batches == 0 || cols == 0 || k == 0) return;  // an empty result
+  const stream_t stream = detail::resolve_stream(ctx.stream);
+  T* out = dest.data();
+  // no equations: the minimum-norm solution is 0 (the host's gelsd returns its zeroed right-hand sides)
+  if (m == 0) return detail::memory<cuda>::zero(out, sizeof(T) * static_cast<std::size_t>(batches * cols * k), stream);
+  if (m > INT_MAX || cols > INT_MAX || k > INT_MAX)
+    throw shape_error("texpr: linalg::lstsq of A of shape " + to_string(a.shape()) + " and B of shape " +
+                      to_string(b.shape()) + " on cuda: cuBLAS's GEMM takes 32-bit extents");
+  const index_t r = std::min(m, cols), p = std::max(m, cols);
+  const bool tall = m > cols;
+  // gesvd factors the tall column-major M (cusolver_gesvd::run): tall A: M = A, U = U', Vᵀ = VT'; wide or square A:
+  // M = Aᵀ, U = VT'ᵀ, V = U'. U' is p x r (leading dimension p), VT' r x r.
+  const detail::device_scratch u(sizeof(T) * static_cast<std::size_t>(batches * p * r), stream);
+  const detail::device_scratch vt(sizeof(T) * static_cast<std::size_t>(batches * r * r), stream);
+  const detail::device_scratch s(sizeof(T) * static_cast<std::size_t>(batches * r), stream);
+  const detail::device_scratch c(sizeof(T) * static_cast<std::size_t>(batches * r * k), stream);
+  T* u_p = static_cast<T*>(u.p);
+  T* vt_p = static_cast<T*>(vt.p);
+  T* s_p = static_cast<T*>(s.p);
+  T* c_p = static_cast<T*>(c.p);
+  const T rcond = std::numeric_limits<T>::epsilon() * static_cast<T>(p);  // NumPy's rcond=None, as the host's
+  ci::gesvd_batch(op::lstsq::name, a.data(), m, cols, batches, false, s_p, u_p, vt_p, stream, [&] {
+    cublasHandle_t h = ci::cublas_handle();
+    // Row-major matrices are cuBLAS's transposes. C = Uᵀ B (r x k) is Cᵀ = Bᵀ U: Bᵀ is B's memory (k x m), U is U'
+    // (tall, m x r) or VT'ᵀ.
+    ci::solver_gemm(h, CUBLAS_OP_N, tall ? CUBLAS_OP_N : CUBLAS_OP_T, k, r, m, b.data(), k, m * k, tall ? u_p : vt_p,
+                    tall ? p : r, tall ? p * r : r * r, c_p, k, r * k, batches, stream);
+    const index_t total = batches * r * k;
+    ci::divide_by_singular_values<T>
+        <<<ci::grid_for(ci::ceil_div(total, ci::block_threads)), ci::block_threads, 0, stream>>>(s_p, c_p, r, k, rcond,
+                                                                                                 total);
+    TEXPR_CUDA_CHECK_LAUNCH();
+    // X = V C (n x k) is Xᵀ = Cᵀ Vᵀ: Vᵀ is VT' (tall, n x n) or U'ᵀ (U' is n x m)
+    ci::solver_gemm(h, CUBLAS_OP_N, tall ? CUBLAS_OP_N : CUBLAS_OP_T, k, cols, r, c_p, k, r * k, tall ? vt_p : u_p,
+                    tall ? r : p, tall ? r * r : p * r, out, k, cols * k, batches, stream);
+  });
 }
 
 template <class N, class T, std::size_t R>
