@@ -33,8 +33,10 @@ function(texpr_compile_fail_tests)
     else()
       file(STRINGS "${_snippet}" _flags REGEX "^// compile-flags-ok: ")
       string(REPLACE "// compile-flags-ok: " "" _flags "${_flags}")
-      string(MAKE_C_IDENTIFIER "${_flags}" _group)
-      string(REGEX REPLACE "^_+|_+$" "" _group "${_group}")
+      # Never an empty name: an empty list element is one foreach skips (so the host snippets' twins, which have no
+      # flags, had been left untested).
+      string(MAKE_C_IDENTIFIER "x_${_flags}" _group)
+      string(REGEX REPLACE "_+$" "" _group "${_group}")
       list(APPEND _groups "${_group}")
       list(APPEND _members_${_group} "${_snippet}")
     endif()
@@ -42,9 +44,9 @@ function(texpr_compile_fail_tests)
   list(REMOVE_DUPLICATES _groups)
   foreach(_group IN LISTS _groups)
     list(JOIN _members_${_group} "|" _sources)
-    set(_suffix "")
-    if(_group)
-      set(_suffix "_${_group}")  # compile_fail.cuda.ok_twins_arch_sm_90.nvcc
+    string(REGEX REPLACE "^x_*" "" _suffix "${_group}")
+    if(_suffix)
+      set(_suffix "_${_suffix}")  # compile_fail.cuda.ok_twins_arch_sm_90.nvcc
     endif()
     string(REPLACE "." "_" _tag "${A_PREFIX}${_cxx_name}${_suffix}")
     add_test(NAME compile_fail.${A_PREFIX}ok_twins${_suffix}.${_cxx_name}
