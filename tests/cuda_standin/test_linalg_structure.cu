@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "cuda/support.cuh"
 #include "cuda_standin/standin.hpp"
 
 namespace tx = texpr;
@@ -35,15 +36,6 @@ namespace {
 /// first_zero_diagonal) reads its block's old contents, and a reused block could still hold the injected info.
 /// Fresh stand-in allocations are zeroed.
 void forget_injected_infos() { tx::detail::device_block_cache::instance().release_all(); }
-
-/// Sets tx::set_cuda_tf32 for a scope, restoring the previous setting after it.
-struct cuda_tf32_scope {
-  bool previous;
-  explicit cuda_tf32_scope(bool enabled) : previous(tx::cuda_tf32()) { tx::set_cuda_tf32(enabled); }
-  cuda_tf32_scope(const cuda_tf32_scope&) = delete;
-  cuda_tf32_scope& operator=(const cuda_tf32_scope&) = delete;
-  ~cuda_tf32_scope() { tx::set_cuda_tf32(previous); }
-};
 
 std::size_t calls_named(const sd::record& r, const std::string& function) {
   std::size_t n = 0;
@@ -418,7 +410,7 @@ TEST_CASE("cuda lstsq: gesvd per matrix, then Uᵀ B, the singular value divisio
       INFO("type " << type << ", " << m << " x " << n);
       const tx::tensor<T, 3, tx::cuda> a = tx::random::normal<T, tx::cuda>({4, m, n}, 34);
       const tx::tensor<T, 3, tx::cuda> b = tx::random::normal<T, tx::cuda>({4, m, k}, 35);
-      const cuda_tf32_scope tf32(true);  // the solver's products stay full precision whatever matmul may use
+      const cutest::tf32_scope tf32(true);  // the solver's products stay full precision whatever matmul may use
       steady([&] { return tx::linalg::lstsq(a, b); },
              [&](const sd::record& rec) {
                CHECK(calls_named(rec, "cusolverDnXgesvd_bufferSize") == 1);
