@@ -38,14 +38,14 @@ using test::ld;
 
 /// Reports one mismatch (at most 20 per check, then only counts): a plain function, so the checks below, which are
 /// instantiated per (op, dtype), do not each expand doctest's message machinery.
-inline bool expect(bool ok, const std::string& what, int& failures) {
-  if (!ok && failures++ < 20) FAIL_CHECK(what);
-  return ok;
+inline bool fail(const std::string& what, int& failures) {
+  if (failures++ < 20) FAIL_CHECK(what);
+  return false;
 }
 inline std::string str(ld v) { return std::to_string(static_cast<double>(v)); }
-/// expect(ok, what, failures), building the message only for a mismatch: the checks run per element, and building
-/// every message took about a third of the host registry test's time under the sanitizers.
-#define REGCHECK_EXPECT(ok, what, failures) ((ok) || ::regcheck::expect(false, (what), (failures)))
+/// True when `ok`; otherwise reports `what` (fail above). The message is built only for a mismatch: the checks run
+/// per element, and building every message took about a third of the host registry test's time under the sanitizers.
+#define REGCHECK_EXPECT(ok, what, failures) ((ok) || ::regcheck::fail((what), (failures)))
 
 /// Moving test data to backend B and results back.
 template <class B> struct on;
