@@ -8,27 +8,48 @@
 
 namespace {
 
+// The long double product of a (m x k, or batch x m x k) and b (k x n, or batch x k x n; a rank-2 side is shared by
+// every batch), and for each element the sum of its terms' magnitudes (the scale of the dot product's rounding):
+// computed once for every result read from the same operands.
+struct product_ref {
+  tx::index_t batch = 1, m = 0, n = 0;
+  std::vector<test::ld> sum, mag;
+};
+
 template <class T, std::size_t RA, std::size_t RB>
-void check(const tx::tensor<T, RA>& a, const tx::tensor<T, RB>& b) {
-  auto c = tx::eval(tx::matmul(a, b));
-  const tx::index_t m = a.shape()[RA - 2], k = a.shape()[RA - 1], n = b.shape()[RB - 1];
-  const tx::index_t batch = c.rank == 3 ? c.shape()[0] : 1;
+product_ref reference_product(const tx::tensor<T, RA>& a, const tx::tensor<T, RB>& b) {
+  product_ref r;
+  const tx::index_t k = a.shape()[RA - 1];
+  r.batch = RA == 3 ? a.shape()[0] : RB == 3 ? b.shape()[0] : 1, r.m = a.shape()[RA - 2], r.n = b.shape()[RB - 1];
+  r.sum.assign(static_cast<std::size_t>(r.batch * r.m * r.n), 0), r.mag = r.sum;
   // Plain pointers and no calls in the inner loop: the test preset runs this unoptimised, under the sanitizers.
   const T* const ap = a.data();
   const T* const bp = b.data();
-  for (tx::index_t q = 0; q < batch; ++q)
-    for (tx::index_t i = 0; i < m; ++i)
-      for (tx::index_t j = 0; j < n; ++j) {
+  for (tx::index_t q = 0; q < r.batch; ++q)
+    for (tx::index_t i = 0; i < r.m; ++i)
+      for (tx::index_t j = 0; j < r.n; ++j) {
         test::ld s = 0, mag = 0;
-        const tx::index_t arow = (RA == 3 ? q * m * k : 0) + i * k, bcol = (RB == 3 ? q * k * n : 0) + j;
+        const tx::index_t arow = (RA == 3 ? q * r.m * k : 0) + i * k, bcol = (RB == 3 ? q * k * r.n : 0) + j;
         for (tx::index_t p = 0; p < k; ++p) {
-          const test::ld t = test::ld(ap[arow + p]) * test::ld(bp[bcol + p * n]);
+          const test::ld t = test::ld(ap[arow + p]) * test::ld(bp[bcol + p * r.n]);
           s += t;
           mag += t < 0 ? -t : t;
         }
-        const T got = c.data()[q * m * n + i * n + j];
-        if (!test::close(got, s, mag)) REQUIRE(test::close(got, s, mag));
+        r.sum[static_cast<std::size_t>((q * r.m + i) * r.n + j)] = s;
+        r.mag[static_cast<std::size_t>((q * r.m + i) * r.n + j)] = mag;
       }
+  return r;
+}
+
+template <class T, std::size_t RA, std::size_t RB>
+void check(const tx::tensor<T, RA>& a, const tx::tensor<T, RB>& b) {
+  auto c = tx::eval(tx::matmul(a, b));
+  const product_ref ref = reference_product(a, b);
+  REQUIRE(c.size() == static_cast<tx::index_t>(ref.sum.size()));
+  for (tx::index_t e = 0; e < c.size(); ++e) {
+    const auto u = static_cast<std::size_t>(e);
+    if (!test::close(c.data()[e], ref.sum[u], ref.mag[u])) REQUIRE(test::close(c.data()[e], ref.sum[u], ref.mag[u]));
+  }
 }
 
 } // namespace
@@ -86,37 +107,6 @@ TEST_CASE("matmul shape errors name both shapes") {
 }
 
 namespace {
-
-// The long double product of a (m x k, or batch x m x k) and b (k x n), and for each element the sum of its terms'
-// magnitudes (the scale of the dot product's rounding): computed once for every result read from the same operands.
-struct product_ref {
-  tx::index_t batch = 1, m = 0, n = 0;
-  std::vector<test::ld> sum, mag;
-};
-
-template <class T, std::size_t R>
-product_ref reference_product(const tx::tensor<T, R>& a, const tx::tensor<T, 2>& b) {
-  product_ref r;
-  const tx::index_t k = a.shape()[R - 1];
-  r.batch = R == 3 ? a.shape()[0] : 1, r.m = a.shape()[R - 2], r.n = b.shape()[1];
-  r.sum.assign(static_cast<std::size_t>(r.batch * r.m * r.n), 0), r.mag = r.sum;
-  const T* const ap = a.data();  // plain pointers and no calls in the inner loop, as in check above
-  const T* const bp = b.data();
-  for (tx::index_t q = 0; q < r.batch; ++q)
-    for (tx::index_t i = 0; i < r.m; ++i)
-      for (tx::index_t j = 0; j < r.n; ++j) {
-        test::ld s = 0, mag = 0;
-        const tx::index_t arow = (q * r.m + i) * k;
-        for (tx::index_t p = 0; p < k; ++p) {
-          const test::ld t = test::ld(ap[arow + p]) * test::ld(bp[p * r.n + j]);
-          s += t;
-          mag += t < 0 ? -t : t;
-        }
-        r.sum[static_cast<std::size_t>((q * r.m + i) * r.n + j)] = s;
-        r.mag[static_cast<std::size_t>((q * r.m + i) * r.n + j)] = mag;
-      }
-  return r;
-}
 
 // out (m x n, or batch x m x n) against f(the reference product, bias[j]) (tolerance: twice the terms' magnitudes
 // plus the bias's, as the epilogue rounds once more).
